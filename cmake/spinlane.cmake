@@ -1,0 +1,35 @@
+# Helpers shared by every folder's CMakeLists.txt.
+
+# spinlane_test(NAME SOURCES src... LIBS lib... [LABELS l...] [ARGS a...])
+# One test binary per module; exit 77 means "skipped, with a printed reason".
+function(spinlane_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE ${T_LIBS})
+  add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                       LABELS "${T_LABELS}"
+                       ENVIRONMENT "SPINLANE_SOURCE_DIR=${PROJECT_SOURCE_DIR};SPINLANE_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endfunction()
+
+# spinlane_fuzz(NAME SOURCES src... LIBS lib... CORPUS dir)
+# A libFuzzer target (clang, SPINLANE_FUZZ=ON) run for a few seconds under ctest; with gcc
+# the same target links a replay-and-mutate driver so it still runs under the sanitizers.
+function(spinlane_fuzz name)
+  cmake_parse_arguments(F "" "CORPUS" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${F_SOURCES})
+  target_link_libraries(${name} PRIVATE ${F_LIBS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  if(SPINLANE_FUZZ)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+    set(work ${CMAKE_CURRENT_BINARY_DIR}/${name}-corpus)
+    add_test(NAME ${name}
+             COMMAND sh -c "mkdir -p '${work}' && exec '$<TARGET_FILE:${name}>' -max_total_time=$\{SPINLANE_FUZZ_SECONDS:-10\} -max_len=4096 -timeout=5 '${work}' '${F_CORPUS}'")
+  else()
+    target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz-main.c)
+    add_test(NAME ${name} COMMAND ${name} ${F_CORPUS})
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 300)
+endfunction()

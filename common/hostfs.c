@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Host file access under a root directory. Bounded, non-blocking reads; never logs. */
+#include "hostfs.h"
+
+#include "cleanup.h"
+#include "parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int hostfs_fmt(char *buf, size_t size, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int hostfs_init(hostfs *h, const char *root)
+{
+        struct stat st;
+        size_t n;
+
+        if (!root || !*root || strcmp(root, "/") == 0) {
+                h->root[0] = '\0';
+                return 0;
+        }
+        n = strlen(root);
+        while (n > 1 && root[n - 1] == '/')
+                n--;
+        if (n >= sizeof(h->root) - 64)
+                return -ENAMETOOLONG;
+        if (stat(root, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        memcpy(h->root, root, n);
+        h->root[n] = '\0';
+        return 0;
+}
+
+bool hostfs_is_real_root(const hostfs *h) { return h->root[0] == '\0'; }
+
+int hostfs_path(const hostfs *h, const char *path, char *buf, size_t size)
+{
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        return hostfs_fmt(buf, size, "%s%s", h->root, path);
+}
+
+static int open_regular(const hostfs *h, const char *path)
+{
+        char full[PATH_MAX];
+        struct stat st;
+        int r;
+
+        r = hostfs_path(h, path, full, sizeof(full));
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        return TAKE_FD(fd);
+}
+
+/* Reads until EOF into buf[0..size-1); -EFBIG if more remains. */
+static int read_fd(int fd, char *buf, size_t size, size_t *ret_len)
+{
+        size_t n = 0;
+
+        if (size == 0)
+                return -EINVAL;
+        for (;;) {
+                char extra;
+                char *dst = n < size - 1 ? buf + n : &extra;
+                size_t want = n < size - 1 ? size - 1 - n : 1;
+                ssize_t k = read(fd, dst, want);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                if (dst == &extra)
+                        return -EFBIG;
+                n += (size_t)k;
+        }
+        buf[n] = '\0';
+        *ret_len = n;
+        return 0;
+}
+
+int hostfs_read(const hostfs *h, const char *path, char *buf, size_t size, size_t *ret_len)
+{
+        size_t len;
+        int r;
+
+        _cleanup_close_ int fd = open_regular(h, path);
+        if (fd < 0)
+                return fd;
+        r = read_fd(fd, buf, size, &len);
+        if (r < 0)
+                return r;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int hostfs_read_str(const hostfs *h, const char *path, char *buf, size_t size)
+{
+        size_t len;
+        int r = hostfs_read(h, path, buf, size, &len);
+        if (r < 0)
+                return r;
+        if (strlen(buf) != len) /* an embedded NUL: the text would lie about its length */
+                return -EINVAL;
+        parse_strip(buf);
+        return 0;
+}
+
+int hostfs_read_alloc(const hostfs *h, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        size_t len;
+        int r;
+
+        if (max == 0 || max > HOSTFS_MAX_FILE)
+                max = HOSTFS_MAX_FILE;
+        _cleanup_close_ int fd = open_regular(h, path);
+        if (fd < 0)
+                return fd;
+        _cleanup_free_ char *buf = malloc(max + 1);
+        if (!buf)
+                return -ENOMEM;
+        r = read_fd(fd, buf, max + 1, &len);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int hostfs_read_u64(const hostfs *h, const char *path, uint64_t max, uint64_t *ret)
+{
+        char buf[64];
+        int r;
+
+        r = hostfs_read_str(h, path, buf, sizeof(buf));
+        if (r < 0)
+                return r == -EFBIG ? -EINVAL : r;
+        return parse_u64(buf, max, ret);
+}
+
+int hostfs_read_int(const hostfs *h, const char *path, int min, int max, int *ret)
+{
+        char buf[64];
+        int r;
+
+        r = hostfs_read_str(h, path, buf, sizeof(buf));
+        if (r < 0)
+                return r == -EFBIG ? -EINVAL : r;
+        return parse_int(buf, min, max, ret);
+}
+
+int hostfs_readlink_base(const hostfs *h, const char *path, char *buf, size_t size)
+{
+        char full[PATH_MAX], target[PATH_MAX];
+        ssize_t n;
+        int r;
+
+        r = hostfs_path(h, path, full, sizeof(full));
+        if (r < 0)
+                return r;
+        n = readlink(full, target, sizeof(target) - 1);
+        if (n < 0)
+                return -errno;
+        target[n] = '\0';
+        while (n > 1 && target[n - 1] == '/')
+                target[--n] = '\0';
+        const char *base = strrchr(target, '/');
+        base = base ? base + 1 : target;
+        if (!*base)
+                return -EINVAL;
+        return hostfs_fmt(buf, size, "%s", base);
+}
+
+int hostfs_exists(const hostfs *h, const char *path)
+{
+        char full[PATH_MAX];
+        struct stat st;
+        int r;
+
+        r = hostfs_path(h, path, full, sizeof(full));
+        if (r < 0)
+                return r;
+        if (stat(full, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+        return 1;
+}
+
+int hostfs_is_chardev(const hostfs *h, const char *path)
+{
+        char full[PATH_MAX];
+        struct stat st;
+        int r;
+
+        r = hostfs_path(h, path, full, sizeof(full));
+        if (r < 0)
+                return r;
+        if (stat(full, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+        /* Fake trees cannot hold device nodes without mknod; accept a regular file there. */
+        if (S_ISCHR(st.st_mode) || (!hostfs_is_real_root(h) && S_ISREG(st.st_mode)))
+                return 1;
+        return 0;
+}
+
+int hostfs_write(const hostfs *h, const char *path, const char *data)
+{
+        char full[PATH_MAX];
+        size_t len = strlen(data);
+        ssize_t k;
+        int r;
+
+        r = hostfs_path(h, path, full, sizeof(full));
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = open(full, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        do
+                k = write(fd, data, len);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return -errno;
+        if ((size_t)k != len)
+                return -EIO;
+        return 0;
+}
+
+int hostfs_opendir(const hostfs *h, const char *path, DIR **ret)
+{
+        char full[PATH_MAX];
+        DIR *d;
+        int r;
+
+        r = hostfs_path(h, path, full, sizeof(full));
+        if (r < 0)
+                return r;
+        d = opendir(full);
+        if (!d)
+                return -errno;
+        *ret = d;
+        return 0;
+}

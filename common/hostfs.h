@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Host file access under a root directory (--root DIR): every /sys, /proc, /dev, /etc,
+ * /run and /var/lib/kubelet path the project touches goes through here. Reads are
+ * bounded and never block (O_NONBLOCK, regular files only); never logs. */
+#ifndef SPIN_HOSTFS_H
+#define SPIN_HOSTFS_H
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest file hostfs_read_alloc() will take; sysfs attributes are at most a page. */
+#define HOSTFS_MAX_FILE (256 * 1024)
+
+typedef struct hostfs {
+        char root[PATH_MAX]; /* "" for the real root; never ends in '/' */
+} hostfs;
+
+/* root NULL, "" or "/" mean the real root. -ENAMETOOLONG, -ENOENT/-ENOTDIR if root
+ * does not exist or is not a directory. */
+int hostfs_init(hostfs *h, const char *root);
+bool hostfs_is_real_root(const hostfs *h);
+
+/* Join root and an absolute host path into buf. -ENAMETOOLONG, -EINVAL (relative). */
+int hostfs_path(const hostfs *h, const char *path, char *buf, size_t size);
+
+/* Read a whole file into buf (NUL-terminated). -EFBIG when it does not fit in size-1
+ * bytes, -EINVAL when it is not a regular file, else -errno of open/read. */
+int hostfs_read(const hostfs *h, const char *path, char *buf, size_t size, size_t *ret_len);
+/* hostfs_read() then strip the trailing newline/space. */
+int hostfs_read_str(const hostfs *h, const char *path, char *buf, size_t size);
+/* Read into a malloc'ed buffer of at most max bytes (<= HOSTFS_MAX_FILE). */
+int hostfs_read_alloc(const hostfs *h, const char *path, size_t max, char **ret, size_t *ret_len);
+/* A file holding one decimal number (as sysfs writes it). -EINVAL names bad content. */
+int hostfs_read_u64(const hostfs *h, const char *path, uint64_t max, uint64_t *ret);
+int hostfs_read_int(const hostfs *h, const char *path, int min, int max, int *ret);
+
+/* The last path component of a symlink's target (e.g. the driver of a PCI device). */
+int hostfs_readlink_base(const hostfs *h, const char *path, char *buf, size_t size);
+/* 1 exists, 0 does not (ENOENT/ENOTDIR), negative on other errors. Follows links. */
+int hostfs_exists(const hostfs *h, const char *path);
+/* stat-free check that a path is a character device (or, under a fake root, any file). */
+int hostfs_is_chardev(const hostfs *h, const char *path);
+
+/* Write data to an existing file in one write(2); -errno on failure. */
+int hostfs_write(const hostfs *h, const char *path, const char *data);
+
+int hostfs_opendir(const hostfs *h, const char *path, DIR **ret);
+
+/* printf into buf; -ENAMETOOLONG when cut short. */
+int hostfs_fmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

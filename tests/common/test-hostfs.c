@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tests for host file access under a root: bounds, bad content, links, FIFOs. */
+#include "hostfs.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[] = "/tmp/spin-test-hostfs-XXXXXX";
+
+static void put(const char *rel, const char *data, size_t len)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "%s%s", root, rel);
+        FILE *f = fopen(p, "w");
+        if (!f) {
+                perror(p);
+                exit(2);
+        }
+        fwrite(data, 1, len, f);
+        fclose(f);
+}
+
+int main(void)
+{
+        hostfs h;
+        char buf[64], p[PATH_MAX];
+        uint64_t u;
+        int i;
+
+        if (!mkdtemp(root))
+                return 2;
+        CHECK_INT(hostfs_init(&h, root), 0);
+        CHECK_INT(hostfs_init(&h, "/nonexistent-spinlane"), -ENOENT);
+        CHECK_INT(hostfs_init(&h, root), 0);
+        put("/num", "42\n", 3);
+        put("/neg", "-1\n", 3);
+        put("/abc", "abc\n", 4);
+        put("/nul", "4\0002\n", 4);
+        put("/empty", "", 0);
+        CHECK_INT(hostfs_read_u64(&h, "/num", 100, &u), 0);
+        CHECK_INT(u, 42);
+        CHECK_INT(hostfs_read_u64(&h, "/num", 10, &u), -ERANGE);
+        CHECK_INT(hostfs_read_int(&h, "/neg", -1, 10, &i), 0);
+        CHECK_INT(i, -1);
+        CHECK_INT(hostfs_read_int(&h, "/abc", -1, 10, &i), -EINVAL);
+        CHECK_INT(hostfs_read_str(&h, "/nul", buf, sizeof(buf)), -EINVAL);
+        CHECK_INT(hostfs_read_u64(&h, "/empty", 10, &u), -EINVAL);
+        CHECK_INT(hostfs_read_u64(&h, "/missing", 10, &u), -ENOENT);
+        CHECK_INT(hostfs_read(&h, "relative", buf, sizeof(buf), NULL), -EINVAL);
+
+        /* a 1 MiB file is refused, not read */
+        {
+                char *big = calloc(1, 1 << 20);
+                memset(big, '1', 1 << 20);
+                put("/big", big, 1 << 20);
+                free(big);
+                char *out = NULL;
+                CHECK_INT(hostfs_read_str(&h, "/big", buf, sizeof(buf)), -EFBIG);
+                CHECK_INT(hostfs_read_alloc(&h, "/big", 0, &out, NULL), -EFBIG);
+                CHECK(out == NULL);
+                CHECK_INT(hostfs_read_u64(&h, "/big", 10, &u), -EINVAL);
+        }
+        /* exactly size-1 bytes fits */
+        put("/fit", "1234567", 7);
+        {
+                char small[8];
+                size_t len;
+                CHECK_INT(hostfs_read(&h, "/fit", small, sizeof(small), &len), 0);
+                CHECK_INT(len, 7);
+                put("/fit", "12345678", 8);
+                CHECK_INT(hostfs_read(&h, "/fit", small, sizeof(small), &len), -EFBIG);
+        }
+        /* symlink loop, link base, FIFO (must not block) */
+        snprintf(p, sizeof(p), "%s/loop", root);
+        CHECK_INT(symlink("loop", p), 0);
+        CHECK_INT(hostfs_read_str(&h, "/loop", buf, sizeof(buf)), -ELOOP);
+        CHECK_INT(hostfs_exists(&h, "/loop"), -ELOOP);
+        snprintf(p, sizeof(p), "%s/drv", root);
+        CHECK_INT(symlink("../../../bus/pci/drivers/vfio-pci", p), 0);
+        CHECK_INT(hostfs_readlink_base(&h, "/drv", buf, sizeof(buf)), 0);
+        CHECK_STR(buf, "vfio-pci");
+        CHECK_INT(hostfs_readlink_base(&h, "/num", buf, sizeof(buf)), -EINVAL);
+        snprintf(p, sizeof(p), "%s/fifo", root);
+        CHECK_INT(mkfifo(p, 0600), 0);
+        CHECK_INT(hostfs_read_str(&h, "/fifo", buf, sizeof(buf)), -EINVAL);
+        CHECK_INT(hostfs_exists(&h, "/num"), 1);
+        CHECK_INT(hostfs_exists(&h, "/num/x"), 0);
+        CHECK_INT(hostfs_is_chardev(&h, "/num"), 1); /* fake root: regular file stands in */
+        CHECK_INT(hostfs_write(&h, "/num", "7"), 0);
+        CHECK_INT(hostfs_read_u64(&h, "/num", 100, &u), 0);
+        CHECK_INT(u, 7);
+        CHECK_INT(hostfs_write(&h, "/missing/x", "7"), -ENOENT);
+
+        /* the real root */
+        CHECK_INT(hostfs_init(&h, "/"), 0);
+        CHECK(hostfs_is_real_root(&h));
+        CHECK_INT(hostfs_is_chardev(&h, "/dev/null"), 1);
+        CHECK_INT(hostfs_is_chardev(&h, "/etc/hostname"), 0);
+
+        char cmd[PATH_MAX + 16];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        if (system(cmd) != 0)
+                fprintf(stderr, "cleanup of %s failed\n", root);
+        return test_done();
+}

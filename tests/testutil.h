@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Minimal test assertions: each failure prints file, line and the expression; a test
+ * binary exits 1 if any failed, 77 (ctest: skipped) via TEST_SKIP with a reason. */
+#ifndef SPIN_TESTUTIL_H
+#define SPIN_TESTUTIL_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_failures;
+static int test_checks;
+
+#define CHECK(expr)                                                                        \
+        do {                                                                               \
+                test_checks++;                                                             \
+                if (!(expr)) {                                                             \
+                        test_failures++;                                                   \
+                        fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #expr); \
+                }                                                                          \
+        } while (0)
+
+#define CHECK_INT(a, b)                                                                    \
+        do {                                                                               \
+                long long _a = (long long)(a), _b = (long long)(b);                        \
+                test_checks++;                                                             \
+                if (_a != _b) {                                                            \
+                        test_failures++;                                                   \
+                        fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n",  \
+                                __FILE__, __LINE__, #a, #b, _a, _b);                       \
+                }                                                                          \
+        } while (0)
+
+#define CHECK_STR(a, b)                                                                    \
+        do {                                                                               \
+                const char *_a = (a), *_b = (b);                                           \
+                test_checks++;                                                             \
+                if (!_a || !_b || strcmp(_a, _b) != 0) {                                   \
+                        test_failures++;                                                   \
+                        fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n", \
+                                __FILE__, __LINE__, #a, #b, _a ? _a : "(null)",            \
+                                _b ? _b : "(null)");                                       \
+                }                                                                          \
+        } while (0)
+
+#define TEST_SKIP(...)                                                                     \
+        do {                                                                               \
+                printf("SKIP: ");                                                          \
+                printf(__VA_ARGS__);                                                       \
+                printf("\n");                                                              \
+                exit(77);                                                                  \
+        } while (0)
+
+/* Returns the process exit code and prints the tally. */
+static inline int test_done(void)
+{
+        printf("%d checks, %d failed\n", test_checks, test_failures);
+        return test_failures ? 1 : 0;
+}
+
+#endif
