@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The config parser: defaults, every key, a table of bad inputs with the exact message,
+ * outputs untouched on failure, the JSON round trip, and loading from a file. */
+#include "config.h"
+
+#include "cleanup.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+static int parse(const char *text, config *c, char *err)
+{
+        return config_parse(text, strlen(text), c, err, CONFIG_ERR_LEN);
+}
+
+static void test_defaults(void)
+{
+        config c;
+        char err[CONFIG_ERR_LEN];
+
+        memset(&c, 0xaa, sizeof(c));
+        CHECK_INT(parse("{}", &c, err), 0);
+        CHECK_STR(err, "");
+        CHECK_STR(c.resource_prefix, "spinlane.io");
+        CHECK(c.nics.kinds[CONFIG_KIND_ENA] && c.nics.kinds[CONFIG_KIND_MANA] && !c.nics.kinds[CONFIG_KIND_OTHER]);
+        CHECK_INT(c.nics.n_ids + c.nics.n_pci + c.nics.n_interfaces, 0);
+        CHECK_INT(c.nics.max_count, 0);
+        CHECK_INT(c.binding.ena, CONFIG_DRIVER_VFIO_PCI);
+        CHECK_STR(config_driver_name(c.binding.ena), "vfio-pci");
+        CHECK(!c.binding.mana_netdev_down);
+        CHECK_INT(c.n_huge, 0);
+        CHECK(c.hugetlbfs.mount);
+        CHECK_STR(c.hugetlbfs.mount_point, "/dev/hugepages");
+        CHECK_INT(c.hugetlbfs.page_size_kb, 0);
+        CHECK(!c.cores.have_cpus);
+        CHECK(!c.tuning.interrupt_moderation_off);
+        CHECK_INT(c.tuning.irq_core, -1);
+        CHECK(c.tuning.reapply_on_reset);
+        CHECK(!c.cdi.enabled);
+        CHECK_STR(c.cdi.spec_dir, "/var/run/cdi");
+}
+
+static void test_full(void)
+{
+        const char *text =
+                "{\"resource_prefix\":\"example.com\","
+                "\"nics\":{\"kinds\":[\"ena\",\"other\"],\"ids\":[\"1d0f:ec20\",\"1414:00ba\"],"
+                "\"pci\":[\"0000:00:06.0\"],\"interfaces\":[\"eth1\",\"ens6\"],\"max\":2},"
+                "\"binding\":{\"ena\":\"igb_uio\",\"mana_netdev_down\":true},"
+                "\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{\"0\":512,\"1\":0}},"
+                "{\"page_size\":\"1G\",\"per_node\":{\"1\":2}}],"
+                "\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/huge\",\"page_size\":1048576},"
+                "\"cores\":{\"cpus\":\"2-7,10-15\"},"
+                "\"tuning\":{\"interrupt_moderation_off\":true,\"irq_core\":0,\"reapply_on_reset\":false},"
+                "\"cdi\":{\"enabled\":true,\"spec_dir\":\"/etc/cdi\"}}";
+        config c, back;
+        char err[CONFIG_ERR_LEN], buf[64];
+
+        CHECK_INT(parse(text, &c, err), 0);
+        CHECK_STR(err, "");
+        CHECK_STR(c.resource_prefix, "example.com");
+        CHECK(c.nics.kinds[CONFIG_KIND_ENA] && !c.nics.kinds[CONFIG_KIND_MANA] && c.nics.kinds[CONFIG_KIND_OTHER]);
+        CHECK_INT(c.nics.n_ids, 2);
+        CHECK_INT(c.nics.ids[0].vendor, 0x1d0f);
+        CHECK_INT(c.nics.ids[0].device, 0xec20);
+        CHECK_INT(c.nics.ids[1].vendor, 0x1414);
+        CHECK_INT(c.nics.ids[1].device, 0x00ba);
+        CHECK_INT(c.nics.n_pci, 1);
+        CHECK_STR(c.nics.pci[0], "0000:00:06.0");
+        CHECK_INT(c.nics.n_interfaces, 2);
+        CHECK_STR(c.nics.interfaces[1], "ens6");
+        CHECK_INT(c.nics.max_count, 2);
+        CHECK_INT(c.binding.ena, CONFIG_DRIVER_IGB_UIO);
+        CHECK(c.binding.mana_netdev_down);
+        CHECK_INT(c.n_huge, 2);
+        CHECK_INT(c.huge[0].size_kb, 2048);
+        CHECK(c.huge[0].want[0] && c.huge[0].want[1] && !c.huge[0].want[2]);
+        CHECK_INT(c.huge[0].pages[0], 512);
+        CHECK_INT(c.huge[0].pages[1], 0);
+        CHECK_INT(c.huge[1].size_kb, 1048576);
+        CHECK(!c.huge[1].want[0] && c.huge[1].want[1]);
+        CHECK_INT(c.huge[1].pages[1], 2);
+        CHECK(!c.hugetlbfs.mount);
+        CHECK_STR(c.hugetlbfs.mount_point, "/mnt/huge");
+        CHECK_INT(c.hugetlbfs.page_size_kb, 1048576);
+        CHECK(c.cores.have_cpus);
+        cpuset_format(&c.cores.cpus, buf, sizeof(buf));
+        CHECK_STR(buf, "2-7,10-15");
+        CHECK(c.tuning.interrupt_moderation_off);
+        CHECK_INT(c.tuning.irq_core, 0);
+        CHECK(!c.tuning.reapply_on_reset);
+        CHECK(c.cdi.enabled);
+        CHECK_STR(c.cdi.spec_dir, "/etc/cdi");
+
+        /* Round trip through the JSON form. */
+        json_t *j = config_to_json(&c);
+        CHECK(j != NULL);
+        char *dump = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        CHECK_INT(parse(dump, &back, err), 0);
+        CHECK(config_equal(&c, &back));
+        free(dump);
+        back.tuning.irq_core = 3;
+        CHECK(!config_equal(&c, &back));
+
+        /* A single hugepages object and page size spellings. */
+        CHECK_INT(parse("{\"hugepages\":{\"page_size\":\"2048kB\",\"per_node\":{\"3\":8}}}", &c, err), 0);
+        CHECK_INT(c.n_huge, 1);
+        CHECK_INT(c.huge[0].size_kb, 2048);
+        CHECK_INT(c.huge[0].pages[3], 8);
+        CHECK_INT(parse("{\"hugepages\":{\"per_node\":{\"0\":1}}}", &c, err), 0);
+        CHECK_INT(c.huge[0].size_kb, 2048); /* default page size */
+        CHECK_INT(parse("{\"hugepages\":{\"page_size\":\"64K\",\"per_node\":{}}}", &c, err), 0);
+        CHECK_INT(c.huge[0].size_kb, 64);
+        CHECK_INT(parse("{\"tuning\":{\"irq_core\":null}}", &c, err), 0);
+        CHECK_INT(c.tuning.irq_core, -1);
+        CHECK_INT(parse("{\"nics\":{\"kinds\":[]}}", &c, err), 0);
+        CHECK(!c.nics.kinds[0] && !c.nics.kinds[1] && !c.nics.kinds[2]);
+}
+
+static const struct {
+        const char *text;
+        int r;
+        const char *msg;
+} bad[] = {
+        {"{\"hugepages\":{\"per_node\":{\"0\":\"lots\"}}}", -EINVAL,
+         "config: \"hugepages.per_node.0\": expected an integer >= 0, got \"lots\""},
+        {"{\"hugepages\":{\"per_node\":{\"0\":-1}}}", -EINVAL,
+         "config: \"hugepages.per_node.0\": expected an integer >= 0, got -1"},
+        {"{\"hugepages\":{\"per_node\":{\"0\":1.5}}}", -EINVAL,
+         "config: \"hugepages.per_node.0\": expected an integer >= 0, got 1.5"},
+        {"{\"hugepages\":{\"per_node\":{\"0\":1048577}}}", -E2BIG,
+         "config: \"hugepages.per_node.0\": expected an integer from 0 to 1048576, got 1048577"},
+        {"{\"hugepages\":{\"per_node\":{\"64\":1}}}", -EINVAL,
+         "config: \"hugepages.per_node.64\": expected a NUMA node id from 0 to 63 as the key"},
+        {"{\"hugepages\":{\"per_node\":{\"01\":1}}}", -EINVAL,
+         "config: \"hugepages.per_node.01\": expected a NUMA node id from 0 to 63 as the key"},
+        {"{\"hugepages\":{\"page_size\":\"3M\",\"per_node\":{}}}", -EINVAL,
+         "config: \"hugepages.page_size\": expected a page size such as \"2M\", \"1G\" or \"64kB\", got \"3M\""},
+        {"{\"hugepages\":{\"page_size\":\"2M\"}}", -EINVAL,
+         "config: \"hugepages.per_node\": missing (an object of NUMA node id to page count)"},
+        {"{\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{}},{\"page_size\":\"2048kB\",\"per_node\":{}}]}", -EINVAL,
+         "config: \"hugepages[1].page_size\": this page size is already configured, got \"2048kB\""},
+        {"{\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{},\"extra\":1}]}", -EINVAL,
+         "config: \"hugepages[0].extra\": unknown key"},
+        {"{\"hugepages\":7}", -EINVAL, "config: \"hugepages\": expected an object or an array of objects, got 7"},
+        {"{\"prefix\":\"x\"}", -EINVAL, "config: \"prefix\": unknown key"},
+        {"{\"nics\":{\"kind\":[\"ena\"]}}", -EINVAL, "config: \"nics.kind\": unknown key"},
+        {"{\"nics\":{\"kinds\":\"ena\"}}", -EINVAL, "config: \"nics.kinds\": expected an array, got \"ena\""},
+        {"{\"nics\":{\"kinds\":[\"ena\",\"mlx5\"]}}", -EINVAL,
+         "config: \"nics.kinds[1]\": expected \"ena\", \"mana\" or \"other\", got \"mlx5\""},
+        {"{\"nics\":{\"ids\":[\"1d0f-ec20\"]}}", -EINVAL,
+         "config: \"nics.ids[0]\": expected \"vendor:device\" in hex, such as \"1d0f:ec20\", got \"1d0f-ec20\""},
+        {"{\"nics\":{\"ids\":[\"0x1d:ec20\"]}}", -EINVAL,
+         "config: \"nics.ids[0]\": expected \"vendor:device\" in hex, such as \"1d0f:ec20\", got \"0x1d:ec20\""},
+        {"{\"nics\":{\"pci\":[\"00:06.0\"]}}", -EINVAL,
+         "config: \"nics.pci[0]\": expected a PCI address such as \"0000:00:06.0\", got \"00:06.0\""},
+        {"{\"nics\":{\"interfaces\":[\"a/b\"]}}", -EINVAL,
+         "config: \"nics.interfaces[0]\": expected an interface name, got \"a/b\""},
+        {"{\"nics\":{\"interfaces\":[\"0123456789abcdef\"]}}", -EINVAL,
+         "config: \"nics.interfaces[0]\": expected a string of 1 to 15 characters, got \"0123456789abcdef\""},
+        {"{\"nics\":{\"max\":true}}", -EINVAL, "config: \"nics.max\": expected an integer from 0 to 256, got true"},
+        {"{\"nics\":{\"max\":257}}", -EINVAL, "config: \"nics.max\": expected an integer from 0 to 256, got 257"},
+        {"{\"binding\":{\"ena\":\"uio_pci_generic\"}}", -EINVAL,
+         "config: \"binding.ena\": expected \"vfio-pci\" or \"igb_uio\", got \"uio_pci_generic\""},
+        {"{\"binding\":{\"mana\":\"vfio-pci\"}}", -EINVAL, "config: \"binding.mana\": unknown key"},
+        {"{\"binding\":{\"mana_netdev_down\":\"yes\"}}", -EINVAL,
+         "config: \"binding.mana_netdev_down\": expected true or false, got \"yes\""},
+        {"{\"hugetlbfs\":{\"mount_point\":\"dev/hugepages\"}}", -EINVAL,
+         "config: \"hugetlbfs.mount_point\": expected an absolute path other than / without \"..\", got \"dev/hugepages\""},
+        {"{\"hugetlbfs\":{\"mount_point\":\"/dev/../etc\"}}", -EINVAL,
+         "config: \"hugetlbfs.mount_point\": expected an absolute path other than / without \"..\", got \"/dev/../etc\""},
+        {"{\"hugetlbfs\":{\"mount_point\":\"/\"}}", -EINVAL,
+         "config: \"hugetlbfs.mount_point\": expected an absolute path other than / without \"..\", got \"/\""},
+        {"{\"hugetlbfs\":[]}", -EINVAL, "config: \"hugetlbfs\": expected an object, got []"},
+        {"{\"cores\":{\"cpus\":\"3-1\"}}", -EINVAL,
+         "config: \"cores.cpus\": expected a CPU list such as \"2-7,10-15\", got \"3-1\""},
+        {"{\"cores\":{\"cpus\":[2,3]}}", -EINVAL,
+         "config: \"cores.cpus\": expected a CPU list such as \"2-7,10-15\", got [2,3]"},
+        {"{\"tuning\":{\"irq_core\":4096}}", -EINVAL,
+         "config: \"tuning.irq_core\": expected an integer from 0 to 4095, got 4096"},
+        {"{\"tuning\":{\"interrupt_moderation_off\":1}}", -EINVAL,
+         "config: \"tuning.interrupt_moderation_off\": expected true or false, got 1"},
+        {"{\"cdi\":{\"enabled\":\"on\"}}", -EINVAL, "config: \"cdi.enabled\": expected true or false, got \"on\""},
+        {"{\"resource_prefix\":\"Spinlane.IO\"}", -EINVAL,
+         "config: \"resource_prefix\": expected a DNS subdomain such as \"spinlane.io\", got \"Spinlane.IO\""},
+        {"{\"resource_prefix\":\"a..b\"}", -EINVAL,
+         "config: \"resource_prefix\": expected a DNS subdomain such as \"spinlane.io\", got \"a..b\""},
+        {"{\"resource_prefix\":\"\"}", -EINVAL,
+         "config: \"resource_prefix\": expected a string of 1 to 63 characters, got \"\""},
+        {"[]", -EINVAL, "config: \"\": expected the config to be a JSON object, got []"},
+        {"{\"cdi\":{\"enabled\":true},\"cdi\":{\"enabled\":false}}", -EINVAL, NULL /* duplicate key: jansson's text */},
+        {"{\"nics\":", -EINVAL, NULL},
+        {"", -EINVAL, NULL},
+};
+
+static void test_bad(void)
+{
+        char err[CONFIG_ERR_LEN];
+        config c, before;
+
+        config_init(&c);
+        c.tuning.irq_core = 5; /* marker: must survive every failure */
+        before = c;
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int r = parse(bad[i].text, &c, err);
+                if (r != bad[i].r)
+                        fprintf(stderr, "case %zu: %s -> %d (%s)\n", i, bad[i].text, r, err);
+                CHECK_INT(r, bad[i].r);
+                if (bad[i].msg)
+                        CHECK_STR(err, bad[i].msg);
+                else
+                        CHECK(strncmp(err, "config: not valid JSON: ", 24) == 0);
+                CHECK(memcmp(&c, &before, sizeof(c)) == 0);
+        }
+
+        /* Hard limits: list length and text size. */
+        char big[4096] = "{\"nics\":{\"pci\":[";
+        for (int i = 0; i <= CONFIG_MAX_LIST; i++)
+                strcat(big, i ? ",\"0000:00:06.0\"" : "\"0000:00:06.0\"");
+        strcat(big, "]}}");
+        CHECK_INT(parse(big, &c, err), -E2BIG);
+        CHECK_STR(err, "config: \"nics.pci\": at most 64 entries are allowed, got 65");
+        size_t n = CONFIG_MAX_TEXT + 1;
+        char *huge = malloc(n);
+        memset(huge, ' ', n);
+        huge[0] = '{';
+        huge[n - 1] = '}';
+        CHECK_INT(config_parse(huge, n, &c, err, sizeof(err)), -E2BIG);
+        CHECK_INT(config_parse(huge, n - 1, &c, err, sizeof(err)), -EINVAL); /* no closing brace */
+        huge[n - 2] = '}';
+        CHECK_INT(config_parse(huge, n - 1, &c, err, sizeof(err)), 0);
+        free(huge);
+        /* A NUL inside the text is not JSON. */
+        CHECK_INT(config_parse("{}\0{}", 5, &c, err, sizeof(err)), -EINVAL);
+        /* err may be NULL. */
+        CHECK_INT(config_parse("{\"x\":1}", 7, &c, NULL, 0), -EINVAL);
+}
+
+static void test_load(void)
+{
+        char dir[] = "/tmp/sl-np-config-XXXXXX", path[256], err[CONFIG_ERR_LEN];
+        config c;
+        bool from_file = true;
+        FILE *f;
+
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof(path), "%s/missing.json", dir);
+        CHECK_INT(config_load(path, &c, &from_file, err, sizeof(err)), -ENOENT);
+        CHECK(strstr(err, "cannot open") != NULL);
+        snprintf(path, sizeof(path), "%s/config.json", dir);
+        f = fopen(path, "w");
+        fputs("{\"resource_prefix\":\"acme.example\",\"tuning\":{\"irq_core\":1}}\n", f);
+        fclose(f);
+        CHECK_INT(config_load(path, &c, &from_file, err, sizeof(err)), 0);
+        CHECK(from_file);
+        CHECK_STR(c.resource_prefix, "acme.example");
+        CHECK_INT(c.tuning.irq_core, 1);
+        f = fopen(path, "w");
+        fputs("{\"tuning\":{\"irq_core\":\"one\"}}", f);
+        fclose(f);
+        CHECK_INT(config_load(path, &c, &from_file, err, sizeof(err)), -EINVAL);
+        CHECK_STR(err, "config: \"tuning.irq_core\": expected an integer from 0 to 4095, got \"one\"");
+        CHECK_INT(c.tuning.irq_core, 1);
+        f = fopen(path, "w");
+        for (int i = 0; i < CONFIG_MAX_TEXT + 10; i++)
+                fputc(' ', f);
+        fclose(f);
+        CHECK_INT(config_load(path, &c, &from_file, err, sizeof(err)), -E2BIG);
+        CHECK_INT(config_load(dir, &c, &from_file, err, sizeof(err)), -EINVAL);
+        unlink(path);
+        rmdir(dir);
+}
+
+int main(void)
+{
+        test_defaults();
+        test_full();
+        test_bad();
+        test_load();
+        return test_done();
+}
