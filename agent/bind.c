@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* NIC binding engine: sysfs writes through bind_ops, verification by reading the driver
+ * link back, roll-back on failure, and the state file of original drivers (atomic
+ * writes). Never logs; every outcome is a bind_result with its message. */
+#include "bind.h"
+
+#include "cleanup.h"
+#include "parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <jansson.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int default_write(void *userdata, const hostfs *h, const char *path, const char *data)
+{
+        (void)userdata;
+        return hostfs_write(h, path, data);
+}
+
+const bind_ops bind_ops_default = {default_write, NULL};
+
+const char *bind_outcome_name(bind_outcome o)
+{
+        switch (o) {
+        case BIND_OK:
+                return "bound";
+        case BIND_ALREADY:
+                return "already";
+        case BIND_REFUSED:
+                return "refused";
+        case BIND_ROLLED_BACK:
+                return "rolled-back";
+        case BIND_UNSAFE:
+                return "unsafe";
+        }
+        return "?";
+}
+
+static bool valid_driver_name(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n >= BIND_DRIVER_LEN || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      *p == '_' || *p == '-' || *p == '.'))
+                        return false;
+        return true;
+}
+
+/* ---- state file ---- */
+
+int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, size_t err_size)
+{
+        json_error_t jerr;
+        json_t *nics, *e;
+        size_t i;
+
+#define BAD(...)                                                                           \
+        do {                                                                               \
+                if (err && err_size)                                                       \
+                        snprintf(err, err_size, __VA_ARGS__);                              \
+                json_decref(root);                                                         \
+                return -EBADMSG;                                                           \
+        } while (0)
+
+        if (len > BIND_STATE_MAX_TEXT) {
+                if (err && err_size)
+                        snprintf(err, err_size, "state file is %zu bytes, more than %d", len, BIND_STATE_MAX_TEXT);
+                return -EBADMSG;
+        }
+        json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root)
+                BAD("state file is truncated or garbled: %s (line %d, column %d)", jerr.text, jerr.line,
+                    jerr.column);
+        if (!json_is_object(root) || json_integer_value(json_object_get(root, "version")) != 1)
+                BAD("state file has no \"version\": 1");
+        nics = json_object_get(root, "nics");
+        if (!json_is_array(nics) || json_array_size(nics) > BIND_STATE_MAX)
+                BAD("state file has no \"nics\" array of at most %d entries", BIND_STATE_MAX);
+        /* "count" guards against a cut that still parses (it never should: the file is
+         * written whole and renamed) and against hand edits. */
+        if (!json_is_integer(json_object_get(root, "count")) ||
+            json_integer_value(json_object_get(root, "count")) != (json_int_t)json_array_size(nics))
+                BAD("state file's \"count\" does not match its %zu entries", json_array_size(nics));
+        bind_state *s = calloc(1, sizeof(*s));
+        if (!s) {
+                json_decref(root);
+                return -ENOMEM;
+        }
+        json_array_foreach(nics, i, e) {
+                const char *pci = json_string_value(json_object_get(e, "pci"));
+                const char *orig = json_string_value(json_object_get(e, "original_driver"));
+                const char *tgt = json_string_value(json_object_get(e, "driver"));
+                if (!pci || !parse_is_pci_addr(pci) || !orig || (*orig && !valid_driver_name(orig)) ||
+                    !tgt || !valid_driver_name(tgt) || json_object_size(e) != 3) {
+                        free(s);
+                        BAD("state file entry %zu is garbled", i);
+                }
+                for (size_t j = 0; j < s->n; j++)
+                        if (strcmp(s->e[j].pci, pci) == 0) {
+                                free(s);
+                                BAD("state file lists %s twice", pci);
+                        }
+                bind_state_entry *d = &s->e[s->n++];
+                snprintf(d->pci, sizeof(d->pci), "%s", pci);
+                snprintf(d->original, sizeof(d->original), "%s", orig);
+                snprintf(d->target, sizeof(d->target), "%s", tgt);
+        }
+#undef BAD
+        json_decref(root);
+        memcpy(ret, s, sizeof(*s));
+        free(s);
+        return 0;
+}
+
+char *bind_state_format(const bind_state *s)
+{
+        json_t *nics = json_array();
+        for (size_t i = 0; nics && i < s->n; i++)
+                json_array_append_new(nics, json_pack("{s:s,s:s,s:s}", "pci", s->e[i].pci, "original_driver",
+                                                      s->e[i].original, "driver", s->e[i].target));
+        json_t *root = json_pack("{s:i,s:i,s:o}", "version", 1, "count", (int)s->n, "nics", nics);
+        if (!root)
+                return NULL;
+        char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(root);
+        return text;
+}
+
+int bind_state_load(const hostfs *h, bind_state *ret, char *err, size_t err_size)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        if (err && err_size)
+                err[0] = '\0';
+        r = hostfs_read_alloc(h, BIND_STATE_PATH, BIND_STATE_MAX_TEXT, &text, &len);
+        if (r == -ENOENT) {
+                ret->n = 0;
+                return 0;
+        }
+        if (r == -EFBIG) {
+                if (err && err_size)
+                        snprintf(err, err_size, "state file is larger than %d bytes", BIND_STATE_MAX_TEXT);
+                return -EBADMSG;
+        }
+        if (r < 0) {
+                if (err && err_size)
+                        snprintf(err, err_size, "cannot read state file: %s", strerror(-r));
+                return r;
+        }
+        r = bind_state_parse(text, len, ret, err, err_size);
+        return r < 0 ? r : 1;
+}
+
+static int mkdir_p(const char *path)
+{
+        char buf[PATH_MAX];
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *p = '/';
+                }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int bind_state_save(const hostfs *h, const bind_state *s)
+{
+        char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+        int r;
+
+        if ((r = hostfs_path(h, BIND_STATE_DIR, dir, sizeof(dir))) < 0 ||
+            (r = hostfs_path(h, BIND_STATE_PATH, path, sizeof(path))) < 0 ||
+            (r = hostfs_fmt(tmp, sizeof(tmp), "%s.tmpXXXXXX", path)) < 0)
+                return r;
+        if (s->n == 0) {
+                if (unlink(path) < 0 && errno != ENOENT)
+                        return -errno;
+                return 0;
+        }
+        if ((r = mkdir_p(dir)) < 0)
+                return r;
+        _cleanup_free_ char *text = bind_state_format(s);
+        if (!text)
+                return -ENOMEM;
+        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t len = strlen(text), off = 0;
+        while (off < len) {
+                ssize_t k = write(fd, text + off, len - off);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        r = k < 0 ? -errno : -EIO;
+                        unlink(tmp);
+                        return r;
+                }
+                off += (size_t)k;
+        }
+        if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0) {
+                r = -errno;
+                unlink(tmp);
+                return r;
+        }
+        /* Make the rename durable too. */
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0)
+                (void)fsync(dfd);
+        return 0;
+}
+
+const bind_state_entry *bind_state_find(const bind_state *s, const char *pci)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (strcmp(s->e[i].pci, pci) == 0)
+                        return &s->e[i];
+        return NULL;
+}
+
+static void state_drop(bind_state *s, const char *pci);
+/* Undo this call's change to the state: drop a new entry, or put the old target back. */
+static void state_undo(bind_state *s, const char *pci, bool added, const char *old_target)
+{
+        bind_state_entry *e = (bind_state_entry *)bind_state_find(s, pci);
+        if (!e)
+                return;
+        if (added)
+                state_drop(s, pci);
+        else
+                snprintf(e->target, sizeof(e->target), "%s", old_target);
+}
+
+static void state_drop(bind_state *s, const char *pci)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (strcmp(s->e[i].pci, pci) == 0) {
+                        memmove(&s->e[i], &s->e[i + 1], (s->n - i - 1) * sizeof(s->e[0]));
+                        s->n--;
+                        return;
+                }
+}
+
+/* ---- sysfs ---- */
+
+int bind_current_driver(const hostfs *h, const char *pci, char *buf, size_t size)
+{
+        char path[PATH_MAX];
+        int r;
+
+        if ((r = hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s", pci)) < 0)
+                return r;
+        r = hostfs_exists(h, path);
+        if (r <= 0)
+                return r == 0 ? -ENODEV : r;
+        if ((r = hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", pci)) < 0)
+                return r;
+        r = hostfs_readlink_base(h, path, buf, size);
+        if (r == -ENOENT) {
+                if (size)
+                        buf[0] = '\0';
+                return 0;
+        }
+        return r;
+}
+
+static int driver_loaded(const hostfs *h, const char *driver)
+{
+        char path[PATH_MAX];
+        int r = hostfs_fmt(path, sizeof(path), "/sys/bus/pci/drivers/%s", driver);
+        return r < 0 ? r : hostfs_exists(h, path);
+}
+
+/* /proc/net/route: "Iface Destination Gateway Flags RefCnt Use Metric Mask ...".
+ * Sets *ret_default / *ret_route for lines of ifname. */
+static void scan_route4(const char *text, const char *ifname, bool *ret_default, bool *ret_route)
+{
+        const char *line = text;
+        bool first = true;
+
+        while (line && *line) {
+                const char *nl = strchr(line, '\n');
+                size_t n = nl ? (size_t)(nl - line) : strlen(line);
+                char buf[256], ifn[IFNAMSIZ + 1], dest[16], gw[16], flags[16], ref[16], use[16], metric[16],
+                        mask[16];
+                if (!first && n < sizeof(buf)) {
+                        memcpy(buf, line, n);
+                        buf[n] = '\0';
+                        if (sscanf(buf, "%16s %15s %15s %15s %15s %15s %15s %15s", ifn, dest, gw, flags, ref, use,
+                                   metric, mask) == 8 &&
+                            strcmp(ifn, ifname) == 0) {
+                                *ret_route = true;
+                                if (strcmp(dest, "00000000") == 0 && strcmp(mask, "00000000") == 0)
+                                        *ret_default = true;
+                        }
+                }
+                first = false;
+                line = nl ? nl + 1 : NULL;
+        }
+}
+
+/* /proc/net/ipv6_route: "dest plen src splen nexthop metric ref use flags iface". Link-local
+ * (fe80::/10) and multicast (ff00::/8) routes exist on every IPv6 interface: ignored. */
+static void scan_route6(const char *text, const char *ifname, bool *ret_default, bool *ret_route)
+{
+        const char *line = text;
+
+        while (line && *line) {
+                const char *nl = strchr(line, '\n');
+                size_t n = nl ? (size_t)(nl - line) : strlen(line);
+                char buf[256], f[10][40];
+                if (n < sizeof(buf)) {
+                        memcpy(buf, line, n);
+                        buf[n] = '\0';
+                        if (sscanf(buf, "%39s %39s %39s %39s %39s %39s %39s %39s %39s %39s", f[0], f[1], f[2], f[3],
+                                   f[4], f[5], f[6], f[7], f[8], f[9]) == 10 &&
+                            strcmp(f[9], ifname) == 0 && strlen(f[0]) == 32) {
+                                bool ll = strncmp(f[0], "fe8", 3) == 0 || strncmp(f[0], "fe9", 3) == 0 ||
+                                          strncmp(f[0], "fea", 3) == 0 || strncmp(f[0], "feb", 3) == 0;
+                                bool mc = strncmp(f[0], "ff", 2) == 0;
+                                if (strcmp(f[0], "00000000000000000000000000000000") == 0 &&
+                                    strcmp(f[1], "00") == 0) {
+                                        *ret_default = true;
+                                        *ret_route = true;
+                                } else if (!ll && !mc)
+                                        *ret_route = true;
+                        }
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+}
+
+/* /proc/net/if_inet6: "addr ifindex plen scope flags ifname"; scope 20 = link. */
+static bool scan_addr6(const char *text, const char *ifname)
+{
+        const char *line = text;
+
+        while (line && *line) {
+                const char *nl = strchr(line, '\n');
+                size_t n = nl ? (size_t)(nl - line) : strlen(line);
+                char buf[256], addr[40], idx[16], plen[16], scope[16], flags[16], ifn[IFNAMSIZ + 1];
+                if (n < sizeof(buf)) {
+                        memcpy(buf, line, n);
+                        buf[n] = '\0';
+                        if (sscanf(buf, "%39s %15s %15s %15s %15s %16s", addr, idx, plen, scope, flags, ifn) == 6 &&
+                            strcmp(ifn, ifname) == 0 && strcmp(scope, "20") != 0)
+                                return true;
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        return false;
+}
+
+static int netdev_in_use(const hostfs *h, const char *ifname, char *why, size_t why_size)
+{
+        _cleanup_free_ char *r4 = NULL, *r6 = NULL, *a6 = NULL;
+        bool def = false, route = false;
+
+        if (hostfs_read_alloc(h, "/proc/net/route", 0, &r4, NULL) == 0)
+                scan_route4(r4, ifname, &def, &route);
+        if (hostfs_read_alloc(h, "/proc/net/ipv6_route", 0, &r6, NULL) == 0)
+                scan_route6(r6, ifname, &def, &route);
+        if (def) {
+                snprintf(why, why_size, "%s carries the default route (the node's primary NIC)", ifname);
+                return 1;
+        }
+        if (route) {
+                snprintf(why, why_size, "%s has a route", ifname);
+                return 1;
+        }
+        if (hostfs_read_alloc(h, "/proc/net/if_inet6", 0, &a6, NULL) == 0 && scan_addr6(a6, ifname)) {
+                snprintf(why, why_size, "%s has an IPv6 address", ifname);
+                return 1;
+        }
+        if (hostfs_is_real_root(h)) {
+                struct ifaddrs *ifa = NULL;
+                bool has = false;
+                if (getifaddrs(&ifa) == 0) {
+                        for (struct ifaddrs *p = ifa; p; p = p->ifa_next)
+                                if (p->ifa_name && strcmp(p->ifa_name, ifname) == 0 && p->ifa_addr &&
+                                    p->ifa_addr->sa_family == AF_INET)
+                                        has = true;
+                        freeifaddrs(ifa);
+                }
+                if (has) {
+                        snprintf(why, why_size, "%s has an IPv4 address", ifname);
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+int bind_netdev_in_use(const hostfs *h, const char *pci, char *why, size_t why_size)
+{
+        char path[PATH_MAX];
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        if ((r = hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/net", pci)) < 0)
+                return r;
+        r = hostfs_opendir(h, path, &d);
+        if (r == -ENOENT)
+                return 0; /* no kernel netdev: nothing of the node's networking on it */
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.' || strlen(de->d_name) >= IFNAMSIZ)
+                        continue;
+                r = netdev_in_use(h, de->d_name, why, why_size);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- binding ---- */
+
+static void result_init(bind_result *res, const char *pci)
+{
+        memset(res, 0, sizeof(*res));
+        snprintf(res->pci, sizeof(res->pci), "%s", pci);
+}
+
+static int result_set(bind_result *res, bind_outcome o, int err, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static int result_set(bind_result *res, bind_outcome o, int err, const char *fmt, ...)
+{
+        va_list ap;
+        res->outcome = o;
+        if (!res->err)
+                res->err = err;
+        va_start(ap, fmt);
+        vsnprintf(res->message, sizeof(res->message), fmt, ap);
+        va_end(ap);
+        return err;
+}
+
+static int do_write(const bind_ops *ops, const hostfs *h, const char *data, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static int do_write(const bind_ops *ops, const hostfs *h, const char *data, const char *fmt, ...)
+{
+        char path[PATH_MAX];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(path, sizeof(path), fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= sizeof(path))
+                return -ENAMETOOLONG;
+        return ops->write(ops->userdata, h, path, data);
+}
+
+static bool device_gone(const hostfs *h, const char *pci)
+{
+        char cur[BIND_DRIVER_LEN];
+        return bind_current_driver(h, pci, cur, sizeof(cur)) == -ENODEV;
+}
+
+/* Put pci back on want ("" = no driver), leaving driver_override at override ("" =
+ * cleared; a userspace driver such as igb_uio only binds through its override).
+ * Returns 0 when verified, -ENODEV when the device is gone. */
+static int put_back(const hostfs *h, const bind_ops *ops, const char *pci, const char *want,
+                    const char *override, char *step, size_t step_size)
+{
+        char cur[BIND_DRIVER_LEN];
+        int r;
+
+        if (device_gone(h, pci))
+                return -ENODEV;
+        r = do_write(ops, h, *override ? override : "\n", "/sys/bus/pci/devices/%s/driver_override", pci);
+        if (r < 0) {
+                if (device_gone(h, pci))
+                        return -ENODEV;
+                snprintf(step, step_size, "%s driver_override: %s", *override ? "restoring" : "clearing",
+                         strerror(-r));
+                return r;
+        }
+        if ((r = bind_current_driver(h, pci, cur, sizeof(cur))) < 0) {
+                snprintf(step, step_size, "reading its driver: %s", strerror(-r));
+                return r;
+        }
+        if (strcmp(cur, want) == 0)
+                return 0;
+        if (*cur) {
+                r = do_write(ops, h, pci, "/sys/bus/pci/drivers/%s/unbind", cur);
+                if (r < 0) {
+                        if (device_gone(h, pci))
+                                return -ENODEV;
+                        snprintf(step, step_size, "unbinding from %s: %s", cur, strerror(-r));
+                        return r;
+                }
+        }
+        if (*want) {
+                r = do_write(ops, h, pci, "/sys/bus/pci/drivers/%s/bind", want);
+                if (r < 0 && r != -ENODEV)
+                        r = do_write(ops, h, pci, "/sys/bus/pci/drivers_probe");
+                if (r < 0) {
+                        if (device_gone(h, pci))
+                                return -ENODEV;
+                        snprintf(step, step_size, "binding to %s: %s", want, strerror(-r));
+                        return r;
+                }
+        }
+        if ((r = bind_current_driver(h, pci, cur, sizeof(cur))) < 0) {
+                if (r == -ENODEV)
+                        return r;
+                snprintf(step, step_size, "reading its driver: %s", strerror(-r));
+                return r;
+        }
+        if (strcmp(cur, want) != 0) {
+                snprintf(step, step_size, "it is on \"%s\" instead of \"%s\"", cur, want);
+                return -EIO;
+        }
+        return 0;
+}
+
+int bind_nic(const hostfs *h, const bind_ops *ops, const char *pci, const char *target, bind_state *state,
+             bind_result *res)
+{
+        char cur[BIND_DRIVER_LEN], why[256], step[256], path[PATH_MAX], old_target[BIND_DRIVER_LEN] = "";
+        const char *failed_at;
+        bool added = false;
+        int r, r2;
+
+        result_init(res, pci);
+        if (!ops)
+                ops = &bind_ops_default;
+        if (!parse_is_pci_addr(pci) || !valid_driver_name(target))
+                return result_set(res, BIND_REFUSED, -EINVAL, "%s: bad PCI address or driver name \"%s\"", pci,
+                                  target);
+        r = bind_current_driver(h, pci, cur, sizeof(cur));
+        if (r == -ENODEV)
+                return result_set(res, BIND_REFUSED, r, "%s: device is gone (no /sys/bus/pci/devices/%s); nothing changed",
+                                  pci, pci);
+        if (r < 0)
+                return result_set(res, BIND_REFUSED, r, "%s: cannot read its driver: %s; nothing changed", pci,
+                                  strerror(-r));
+        snprintf(res->driver, sizeof(res->driver), "%s", cur);
+        if (strcmp(cur, target) == 0) {
+                const bind_state_entry *e = bind_state_find(state, pci);
+                return result_set(res, BIND_ALREADY, 0, "%s: already on %s%s%s%s", pci, target,
+                                  e ? " (original driver " : "", e ? (*e->original ? e->original : "none") : "",
+                                  e ? ")" : "");
+        }
+        r = bind_netdev_in_use(h, pci, why, sizeof(why));
+        if (r > 0)
+                return result_set(res, BIND_REFUSED, -EBUSY, "%s: refused: %s; nothing changed", pci, why);
+        if (r < 0)
+                return result_set(res, BIND_REFUSED, r, "%s: cannot tell whether its netdev is in use: %s; nothing changed",
+                                  pci, strerror(-r));
+        r = driver_loaded(h, target);
+        if (r <= 0)
+                return result_set(res, BIND_REFUSED, r < 0 ? r : -ENOENT,
+                                  "%s: driver %s is not loaded (no /sys/bus/pci/drivers/%s; modprobe %s); nothing changed",
+                                  pci, target, target, target);
+        if ((r = hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override", pci)) < 0 ||
+            (r = hostfs_exists(h, path)) <= 0)
+                return result_set(res, BIND_REFUSED, r < 0 ? r : -ENOTSUP,
+                                  "%s: kernel has no driver_override for it; nothing changed", pci);
+
+        /* Remember the original driver before the first write. */
+        if (!bind_state_find(state, pci)) {
+                if (state->n >= BIND_STATE_MAX)
+                        return result_set(res, BIND_REFUSED, -E2BIG, "%s: state file is full (%d NICs); nothing changed",
+                                          pci, BIND_STATE_MAX);
+                bind_state_entry *e = &state->e[state->n++];
+                snprintf(e->pci, sizeof(e->pci), "%s", pci);
+                snprintf(e->original, sizeof(e->original), "%s", cur);
+                snprintf(e->target, sizeof(e->target), "%s", target);
+                added = true;
+        } else {
+                bind_state_entry *e = (bind_state_entry *)bind_state_find(state, pci);
+                snprintf(old_target, sizeof(old_target), "%s", e->target);
+                snprintf(e->target, sizeof(e->target), "%s", target);
+        }
+        r = bind_state_save(h, state);
+        if (r < 0) {
+                state_undo(state, pci, added, old_target);
+                return result_set(res, BIND_REFUSED, r, "%s: cannot write the state file %s: %s; nothing changed", pci,
+                                  BIND_STATE_PATH, strerror(-r));
+        }
+        /* Roll-back goes to the driver it is on now (the recorded original, unless an
+         * earlier run already moved it to another userspace driver). */
+        char original[BIND_DRIVER_LEN], prev_target[BIND_DRIVER_LEN];
+        snprintf(original, sizeof(original), "%s", cur);
+        snprintf(prev_target, sizeof(prev_target), "%s", added ? target : old_target);
+
+        failed_at = "driver_override";
+        r = do_write(ops, h, target, "/sys/bus/pci/devices/%s/driver_override", pci);
+        if (r < 0)
+                goto rollback;
+        if (*cur) {
+                failed_at = "unbind";
+                r = do_write(ops, h, pci, "/sys/bus/pci/drivers/%s/unbind", cur);
+                if (r < 0)
+                        goto rollback;
+        }
+        failed_at = "drivers_probe";
+        r = do_write(ops, h, pci, "/sys/bus/pci/drivers_probe");
+        if (r < 0)
+                goto rollback;
+        failed_at = "verify";
+        r = bind_current_driver(h, pci, cur, sizeof(cur));
+        if (r < 0)
+                goto rollback;
+        if (strcmp(cur, target) != 0) {
+                r = -EIO;
+                goto rollback;
+        }
+        snprintf(res->driver, sizeof(res->driver), "%s", cur);
+        return result_set(res, BIND_OK, 0, "%s: bound to %s (was %s)", pci, target, *original ? original : "none");
+
+rollback:
+        step[0] = '\0';
+        char reason[160];
+        if (strcmp(failed_at, "driver_override") == 0 && bind_current_driver(h, pci, cur, sizeof(cur)) == 0 &&
+            strcmp(cur, original) == 0) {
+                /* The first write failed: the kernel changed nothing, so there is nothing to
+                 * undo (clearing the override would fail the same way). */
+                state_undo(state, pci, added, prev_target);
+                (void)bind_state_save(h, state);
+                snprintf(res->driver, sizeof(res->driver), "%s", cur);
+                return result_set(res, BIND_ROLLED_BACK, r,
+                                  "%s: binding to %s failed (writing driver_override: %s); nothing changed, still on %s",
+                                  pci, target, strerror(-r), *cur ? cur : "no driver");
+        }
+        if (strcmp(failed_at, "verify") == 0 && r == -EIO)
+                snprintf(reason, sizeof(reason), "after drivers_probe it is on \"%s\", not %s", cur, target);
+        else
+                snprintf(reason, sizeof(reason), "%s failed: %s", failed_at, strerror(-r));
+        {
+                const bind_state_entry *e = bind_state_find(state, pci);
+                bool kernel = !e || strcmp(e->original, original) == 0;
+                r2 = put_back(h, ops, pci, original, kernel ? "" : original, step, sizeof(step));
+        }
+        if (r2 == 0 || r2 == -ENODEV) {
+                bool gone = r2 == -ENODEV;
+                char orig_copy[BIND_DRIVER_LEN];
+                snprintf(orig_copy, sizeof(orig_copy), "%s", original);
+                if (gone)
+                        state_drop(state, pci);
+                else
+                        state_undo(state, pci, added, prev_target);
+                int r3 = bind_state_save(h, state);
+                snprintf(res->driver, sizeof(res->driver), "%s", gone ? "" : orig_copy);
+                if (gone)
+                        return result_set(res, BIND_ROLLED_BACK, r,
+                                          "%s: binding to %s failed (%s) and the device is gone; nothing left to roll back%s",
+                                          pci, target, reason, r3 < 0 ? " (state file not updated)" : "");
+                return result_set(res, BIND_ROLLED_BACK, r, "%s: binding to %s failed (%s); rolled back to %s%s", pci,
+                                  target, reason, *orig_copy ? orig_copy : "no driver",
+                                  r3 < 0 ? " (state file not updated)" : "");
+        }
+        (void)bind_current_driver(h, pci, res->driver, sizeof(res->driver));
+        return result_set(res, BIND_UNSAFE, r,
+                          "%s: binding to %s failed (%s) and rolling back to %s failed (%s): it is on \"%s\"; "
+                          "run `spinlane-agent restore`",
+                          pci, target, reason, *original ? original : "no driver", step, res->driver);
+}
+
+int bind_restore(const hostfs *h, const bind_ops *ops, bind_state *state, bind_result *ret, size_t *ret_n)
+{
+        bind_state keep = {.n = 0};
+        size_t n = 0;
+        int first = 0, r;
+
+        if (!ops)
+                ops = &bind_ops_default;
+        for (size_t i = 0; i < state->n; i++) {
+                const bind_state_entry *e = &state->e[i];
+                bind_result *res = &ret[n++];
+                char cur[BIND_DRIVER_LEN], step[256];
+                const char *orig = *e->original ? e->original : "no driver";
+
+                result_init(res, e->pci);
+                r = bind_current_driver(h, e->pci, cur, sizeof(cur));
+                if (r == -ENODEV) {
+                        result_set(res, BIND_OK, 0, "%s: device is gone; forgotten", e->pci);
+                        continue;
+                }
+                step[0] = '\0';
+                r = put_back(h, ops, e->pci, e->original, "", step, sizeof(step));
+                if (r == -ENODEV) {
+                        result_set(res, BIND_OK, 0, "%s: device is gone; forgotten", e->pci);
+                        continue;
+                }
+                if (r < 0) {
+                        (void)bind_current_driver(h, e->pci, res->driver, sizeof(res->driver));
+                        result_set(res, BIND_UNSAFE, r, "%s: could not give it back to %s (%s); it is on \"%s\"; kept in state",
+                                   e->pci, orig, step, res->driver);
+                        if (!first)
+                                first = r;
+                        keep.e[keep.n++] = *e;
+                        continue;
+                }
+                snprintf(res->driver, sizeof(res->driver), "%s", e->original);
+                if (strcmp(cur, e->original) == 0)
+                        result_set(res, BIND_ALREADY, 0, "%s: already on %s", e->pci, orig);
+                else
+                        result_set(res, BIND_OK, 0, "%s: restored to %s (was on %s)", e->pci, orig,
+                                   *cur ? cur : "no driver");
+        }
+        *ret_n = n;
+        *state = keep;
+        r = bind_state_save(h, state);
+        if (r < 0 && !first)
+                first = r;
+        return first;
+}

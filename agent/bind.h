@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* NIC binding through sysfs under --root: driver_override, unbind, drivers_probe/bind,
+ * with a state file that remembers each NIC's original driver so `spinlane-agent restore`
+ * can give it back. Every NIC ends either fully on the target driver or back on its
+ * original one; if even the roll-back fails the result says so and the state keeps the
+ * NIC for restore. All sysfs writes go through a bind_ops table (tests emulate the
+ * kernel there). Never logs: results carry the message the caller logs. */
+#ifndef SPIN_BIND_H
+#define SPIN_BIND_H
+
+#include "hostfs.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define BIND_STATE_DIR "/var/lib/spinlane"
+#define BIND_STATE_PATH "/var/lib/spinlane/bind-state.json"
+#define BIND_STATE_MAX 256        /* NICs tracked */
+#define BIND_STATE_MAX_TEXT (128 * 1024)
+#define BIND_DRIVER_LEN 32
+#define BIND_PCI_LEN 16
+#define BIND_MSG_LEN 512
+
+/* Where every sysfs write goes. write() returns 0 or a negative errno. */
+typedef struct bind_ops {
+        int (*write)(void *userdata, const hostfs *h, const char *path, const char *data);
+        void *userdata;
+} bind_ops;
+/* The real thing: hostfs_write(). */
+extern const bind_ops bind_ops_default;
+
+typedef struct bind_state_entry {
+        char pci[BIND_PCI_LEN];
+        char original[BIND_DRIVER_LEN]; /* driver before spinlane touched it; "" = none */
+        char target[BIND_DRIVER_LEN];   /* driver spinlane bound it to */
+} bind_state_entry;
+
+typedef struct bind_state {
+        bind_state_entry e[BIND_STATE_MAX];
+        size_t n;
+} bind_state;
+
+/* Pure: parse the state file's text. A truncated or garbled file is -EBADMSG with a
+ * message in err naming what is wrong; *ret untouched on failure. */
+int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, size_t err_size);
+/* Its text (malloc'ed, NUL-terminated) or NULL on -ENOMEM. */
+char *bind_state_format(const bind_state *s);
+/* Load <root>/var/lib/spinlane/bind-state.json. Returns 1 when the file existed, 0 when it
+ * did not (empty state), negative on error (-EBADMSG: truncated/garbled, message in err). */
+int bind_state_load(const hostfs *h, bind_state *ret, char *err, size_t err_size);
+/* Write atomically (temp file in the same dir, fsync, rename); an empty state removes
+ * the file. Creates the directory when needed. */
+int bind_state_save(const hostfs *h, const bind_state *s);
+const bind_state_entry *bind_state_find(const bind_state *s, const char *pci);
+
+typedef enum bind_outcome {
+        BIND_OK,          /* now on the target driver (writes done) */
+        BIND_ALREADY,     /* was already on the target driver: nothing written */
+        BIND_REFUSED,     /* not touched: primary NIC, netdev in use, driver missing, gone */
+        BIND_ROLLED_BACK, /* failed mid-way; back on its original driver, state cleaned */
+        BIND_UNSAFE,      /* failed and the roll-back failed too: see message; kept in state */
+} bind_outcome;
+const char *bind_outcome_name(bind_outcome o); /* "bound", "already", "refused", ... */
+
+typedef struct bind_result {
+        char pci[BIND_PCI_LEN];
+        bind_outcome outcome;
+        int err;                    /* negative errno of the first failure, 0 if none */
+        char driver[BIND_DRIVER_LEN]; /* driver the NIC is on afterwards ("" none / unknown) */
+        char message[BIND_MSG_LEN]; /* one line for the log */
+} bind_result;
+
+/* Why a NIC's kernel netdev must not be taken: 1 (reason in why) when any netdev of the
+ * PCI device carries the default route, another route, or a non-link-local address;
+ * 0 when free; negative on error. Reads /sys/bus/pci/devices/<pci>/net, /proc/net/route,
+ * /proc/net/ipv6_route, /proc/net/if_inet6 (and getifaddrs() under the real root). */
+int bind_netdev_in_use(const hostfs *h, const char *pci, char *why, size_t why_size);
+
+/* Bind pci to target (e.g. "vfio-pci"). Checks first (device present, target driver
+ * loaded, netdev not in use), records the original driver in *state and saves it before
+ * the first write, then driver_override, unbind, drivers_probe, and verifies the driver
+ * link. On failure rolls back and drops the state entry. Returns 0 for BIND_OK/ALREADY,
+ * the negative errno otherwise; *ret always filled. */
+int bind_nic(const hostfs *h, const bind_ops *ops, const char *pci, const char *target,
+             bind_state *state, bind_result *ret);
+
+/* Give every NIC in *state back to its original driver; entries restored (or whose device
+ * is gone) are dropped, failures stay; then saves (removes the file when empty).
+ * ret (array of BIND_STATE_MAX) gets one result per entry. Returns 0 when all went
+ * back, else the first negative errno. */
+int bind_restore(const hostfs *h, const bind_ops *ops, bind_state *state, bind_result *ret,
+                 size_t *ret_n);
+
+/* The driver pci is bound to ("" when none). -ENODEV when the device is absent. */
+int bind_current_driver(const hostfs *h, const char *pci, char *buf, size_t size);
+
+#endif

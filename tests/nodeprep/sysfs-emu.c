@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Emulated kernel PCI binding on a fake sysfs tree (see sysfs-emu.h). Mirrors the
+ * kernel: unbind needs the device to be on that driver (-ENODEV); bind needs the
+ * device driverless (-EBUSY) and a match, where a set driver_override is the only match
+ * (-ENODEV); drivers_probe binds the override or the native driver when it is loaded,
+ * else silently nothing. */
+#include "sysfs-emu.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int full(emu *e, const char *path, char *buf, size_t size)
+{
+        return hostfs_path(&e->h, path, buf, size);
+}
+
+static int mkdir_p(const char *path)
+{
+        char buf[PATH_MAX];
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *p = '/';
+                }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int emu_write_file(emu *e, const char *path, const char *text)
+{
+        char p[PATH_MAX];
+        full(e, path, p, sizeof(p));
+        char *slash = strrchr(p, '/');
+        *slash = '\0';
+        mkdir_p(p);
+        *slash = '/';
+        FILE *f = fopen(p, "w");
+        if (!f)
+                return -errno;
+        fputs(text, f);
+        fclose(f);
+        return 0;
+}
+
+int emu_init(emu *e)
+{
+        memset(e, 0, sizeof(*e));
+        snprintf(e->root, sizeof(e->root), "/tmp/sl-np-emu-XXXXXX");
+        if (!mkdtemp(e->root))
+                return -errno;
+        int r = hostfs_init(&e->h, e->root);
+        if (r < 0)
+                return r;
+        char p[PATH_MAX];
+        full(e, "/sys/bus/pci/devices", p, sizeof(p));
+        mkdir_p(p);
+        full(e, "/sys/bus/pci/drivers", p, sizeof(p));
+        mkdir_p(p);
+        full(e, "/sys/devices/pci0000:00", p, sizeof(p));
+        mkdir_p(p);
+        emu_write_file(e, "/sys/bus/pci/drivers_probe", "");
+        emu_write_file(e, "/proc/net/route",
+                       "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n");
+        emu_write_file(e, "/proc/net/ipv6_route", "");
+        emu_write_file(e, "/proc/net/if_inet6", "");
+        return 0;
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st, (void)flag, (void)ftw;
+        return remove(path);
+}
+
+void emu_cleanup(emu *e)
+{
+        if (e->root[0])
+                nftw(e->root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int emu_add_driver(emu *e, const char *name)
+{
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/bind", name);
+        emu_write_file(e, path, "");
+        snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/unbind", name);
+        return emu_write_file(e, path, "");
+}
+
+static emu_dev *find_dev(emu *e, const char *pci)
+{
+        for (int i = 0; i < e->n_devs; i++)
+                if (strcmp(e->devs[i].pci, pci) == 0)
+                        return &e->devs[i];
+        return NULL;
+}
+
+static void dev_dir(emu *e, const char *pci, char *buf, size_t size)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s", pci);
+        full(e, p, buf, size);
+}
+
+static bool dev_exists(emu *e, const char *pci)
+{
+        char p[PATH_MAX];
+        struct stat st;
+        dev_dir(e, pci, p, sizeof(p));
+        return stat(p, &st) == 0;
+}
+
+/* Link the device to driver ("" = unlink) and create/remove its netdev. */
+static void set_driver(emu *e, const char *pci, const char *driver)
+{
+        char d[PATH_MAX], link[PATH_MAX + 16], target[128], net[PATH_MAX + 64];
+        emu_dev *dev = find_dev(e, pci);
+
+        dev_dir(e, pci, d, sizeof(d));
+        snprintf(link, sizeof(link), "%s/driver", d);
+        unlink(link);
+        snprintf(net, sizeof(net), "%s/net", d);
+        if (dev && dev->netdev[0]) {
+                char n2[PATH_MAX + 96];
+                snprintf(n2, sizeof(n2), "%s/%s", net, dev->netdev);
+                rmdir(n2);
+                rmdir(net);
+        }
+        if (!*driver)
+                return;
+        snprintf(target, sizeof(target), "../../../bus/pci/drivers/%s", driver);
+        if (symlink(target, link) < 0)
+                abort();
+        if (dev && dev->netdev[0] && strcmp(driver, dev->native) == 0) {
+                char n2[PATH_MAX + 96];
+                snprintf(n2, sizeof(n2), "%s/%s", net, dev->netdev);
+                mkdir_p(n2);
+        }
+}
+
+int emu_add_nic(emu *e, const char *pci, const char *vendor, const char *device, const char *native,
+                const char *driver, const char *netdev)
+{
+        char d[PATH_MAX], p[PATH_MAX + 32], link[PATH_MAX], target[128];
+        emu_dev *dev = &e->devs[e->n_devs++];
+
+        snprintf(dev->pci, sizeof(dev->pci), "%s", pci);
+        snprintf(dev->native, sizeof(dev->native), "%s", native);
+        snprintf(dev->netdev, sizeof(dev->netdev), "%s", netdev ? netdev : "");
+        dev_dir(e, pci, d, sizeof(d));
+        mkdir_p(d);
+        snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s/vendor", pci);
+        emu_write_file(e, p, vendor);
+        snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s/device", pci);
+        emu_write_file(e, p, device);
+        snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s/class", pci);
+        emu_write_file(e, p, "0x020000\n");
+        snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s/numa_node", pci);
+        emu_write_file(e, p, "0\n");
+        snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s/driver_override", pci);
+        emu_write_file(e, p, "(null)\n");
+        snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", pci);
+        full(e, p, link, sizeof(link));
+        snprintf(target, sizeof(target), "../../../devices/pci0000:00/%s", pci);
+        if (symlink(target, link) < 0)
+                return -errno;
+        set_driver(e, pci, driver);
+        return 0;
+}
+
+emu_fault *emu_fault_add(emu *e, const char *path, const char *data, int err)
+{
+        emu_fault *f = &e->faults[e->n_faults++];
+        memset(f, 0, sizeof(*f));
+        snprintf(f->path, sizeof(f->path), "%s", path);
+        snprintf(f->data, sizeof(f->data), "%s", data ? data : "");
+        f->err = err;
+        return f;
+}
+
+void emu_reset_log(emu *e) { e->n_log = 0; }
+
+const char *emu_log_str(emu *e)
+{
+        static char buf[EMU_MAX_LOG * 320];
+        buf[0] = '\0';
+        for (int i = 0; i < e->n_log; i++) {
+                if (i)
+                        strcat(buf, "|");
+                strcat(buf, e->log[i]);
+        }
+        return buf;
+}
+
+char *emu_read(emu *e, const char *path)
+{
+        static char buf[4096];
+        if (hostfs_read_str(&e->h, path, buf, sizeof(buf)) < 0)
+                buf[0] = '\0';
+        return buf;
+}
+
+const char *emu_driver(emu *e, const char *pci)
+{
+        static char buf[64];
+        int r = bind_current_driver(&e->h, pci, buf, sizeof(buf));
+        if (r == -ENODEV)
+                return "GONE";
+        return r < 0 ? "ERR" : buf;
+}
+
+bool emu_has_netdev(emu *e, const char *pci)
+{
+        emu_dev *dev = find_dev(e, pci);
+        char p[PATH_MAX];
+        if (!dev || !dev->netdev[0])
+                return false;
+        snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/net/%s", pci, dev->netdev);
+        return hostfs_exists(&e->h, p) == 1;
+}
+
+static void vanish(emu *e, const char *pci)
+{
+        char d[PATH_MAX], p[PATH_MAX], link[PATH_MAX];
+        dev_dir(e, pci, d, sizeof(d));
+        nftw(d, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+        snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", pci);
+        full(e, p, link, sizeof(link));
+        unlink(link);
+}
+
+static const char *override_of(emu *e, const char *pci)
+{
+        static char buf[64];
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/driver_override", pci);
+        if (hostfs_read_str(&e->h, p, buf, sizeof(buf)) < 0 || strcmp(buf, "(null)") == 0)
+                buf[0] = '\0';
+        return buf;
+}
+
+static bool driver_dir(emu *e, const char *name)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "/sys/bus/pci/drivers/%s", name);
+        return hostfs_exists(&e->h, p) == 1;
+}
+
+static int emu_write(void *userdata, const hostfs *h, const char *path, const char *data)
+{
+        emu *e = userdata;
+        char shown[64], pci[64], drv[64];
+        size_t n;
+
+        (void)h;
+        snprintf(shown, sizeof(shown), "%s", data);
+        n = strlen(shown);
+        if (n && shown[n - 1] == '\n')
+                snprintf(shown + n - 1, sizeof(shown) - n + 1, "\\n");
+        if (e->n_log < EMU_MAX_LOG)
+                snprintf(e->log[e->n_log++], sizeof(e->log[0]), "%s=%s", path, shown);
+
+        for (int i = 0; i < e->n_faults; i++) {
+                emu_fault *f = &e->faults[i];
+                if (strcmp(f->path, path) != 0 || (f->data[0] && strcmp(f->data, data) != 0))
+                        continue;
+                if (f->skip > 0) {
+                        f->skip--;
+                        continue;
+                }
+                if (f->times < 0)
+                        continue;
+                if (f->times > 0 && --f->times == 0)
+                        f->times = -1; /* used up */
+                if (f->vanish) {
+                        vanish(e, data);
+                        return -ENODEV;
+                }
+                if (f->no_effect)
+                        return 0;
+                return f->err;
+        }
+
+        /* The write itself: the file must exist (sysfs has no O_CREAT). */
+        int r = hostfs_write(h, path, data);
+        if (r < 0)
+                return r;
+
+        snprintf(pci, sizeof(pci), "%s", data);
+        n = strlen(pci);
+        if (n && pci[n - 1] == '\n')
+                pci[n - 1] = '\0';
+        if (strcmp(path, "/sys/bus/pci/drivers_probe") == 0) {
+                if (!dev_exists(e, pci))
+                        return -ENODEV;
+                if (*emu_driver(e, pci))
+                        return 0;
+                const char *ov = override_of(e, pci);
+                emu_dev *dev = find_dev(e, pci);
+                const char *want = *ov ? ov : dev ? dev->native : "";
+                if (*want && driver_dir(e, want))
+                        set_driver(e, pci, want);
+                return 0;
+        }
+        if (sscanf(path, "/sys/bus/pci/drivers/%63[^/]/bind", drv) == 1 && strstr(path, "/bind")) {
+                if (!dev_exists(e, pci))
+                        return -ENODEV;
+                if (*emu_driver(e, pci))
+                        return -EBUSY;
+                const char *ov = override_of(e, pci);
+                emu_dev *dev = find_dev(e, pci);
+                if (*ov ? strcmp(ov, drv) != 0 : (!dev || strcmp(dev->native, drv) != 0))
+                        return -ENODEV;
+                set_driver(e, pci, drv);
+                return 0;
+        }
+        if (sscanf(path, "/sys/bus/pci/drivers/%63[^/]/unbind", drv) == 1 && strstr(path, "/unbind")) {
+                if (!dev_exists(e, pci) || strcmp(emu_driver(e, pci), drv) != 0)
+                        return -ENODEV;
+                set_driver(e, pci, "");
+                return 0;
+        }
+        if (strstr(path, "/driver_override")) {
+                /* The kernel shows "(null)" for no override; emulate that on a clear. */
+                if (strcmp(data, "\n") == 0 || strcmp(data, "") == 0)
+                        return hostfs_write(h, path, "(null)\n");
+                return 0;
+        }
+        return 0;
+}
+
+const bind_ops emu_ops_template = {emu_write, NULL};

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Test harness for node preparation: builds small fake node trees and emulates the
+ * kernel's PCI binding semantics on them (driver_override, bind, unbind, drivers_probe)
+ * behind a bind_ops table, logging every write and injecting faults. Test code only. */
+#ifndef SPIN_SYSFS_EMU_H
+#define SPIN_SYSFS_EMU_H
+
+#include "bind.h"
+#include "hostfs.h"
+
+#include <stdbool.h>
+
+#define EMU_MAX_LOG 64
+#define EMU_MAX_DEV 16
+#define EMU_MAX_FAULTS 8
+
+typedef struct emu_fault {
+        char path[256];   /* host path the fault applies to (exact) */
+        char data[64];    /* "" = any data */
+        int err;          /* returned instead of applying the write */
+        int skip;         /* matching writes to let through before failing */
+        int times;        /* how many times to fail (0 = forever) */
+        bool vanish;      /* remove the device (data = PCI address) and return -ENODEV */
+        bool no_effect;   /* return 0 but do nothing (a probe that silently binds nothing) */
+} emu_fault;
+
+typedef struct emu_dev {
+        char pci[16];
+        char native[32]; /* driver the kernel picks without an override */
+        char netdev[16]; /* created under net/ while bound to native ("" none) */
+} emu_dev;
+
+typedef struct emu {
+        hostfs h;
+        char root[256];
+        char log[EMU_MAX_LOG][320]; /* "path=data" ("\n" shown as \n) */
+        int n_log;
+        emu_fault faults[EMU_MAX_FAULTS];
+        int n_faults;
+        emu_dev devs[EMU_MAX_DEV];
+        int n_devs;
+} emu;
+
+/* Make an empty tree in a fresh temp dir with sys/bus/pci/{devices,drivers,drivers_probe},
+ * proc/net/{route,ipv6_route,if_inet6}. */
+int emu_init(emu *e);
+void emu_cleanup(emu *e); /* rm -rf the tree */
+/* A loaded driver: sys/bus/pci/drivers/<name>/{bind,unbind}. */
+int emu_add_driver(emu *e, const char *name);
+/* A PCI NIC bound to driver ("" none) whose native driver is native; netdev created
+ * when bound to native. */
+int emu_add_nic(emu *e, const char *pci, const char *vendor, const char *device, const char *native,
+                const char *driver, const char *netdev);
+/* Write a file under the root (creating parent dirs). */
+int emu_write_file(emu *e, const char *path, const char *text);
+/* Add a fault; returns it for tweaks. */
+emu_fault *emu_fault_add(emu *e, const char *path, const char *data, int err);
+void emu_reset_log(emu *e);
+/* The log joined with '|' for one-line comparison. */
+const char *emu_log_str(emu *e);
+/* Current driver ("" none, "GONE" if the device vanished). */
+const char *emu_driver(emu *e, const char *pci);
+bool emu_has_netdev(emu *e, const char *pci);
+char *emu_read(emu *e, const char *path); /* static buffer; "" if absent */
+
+extern const bind_ops emu_ops_template; /* userdata must be set to the emu */
+static inline bind_ops emu_ops(emu *e)
+{
+        bind_ops o = emu_ops_template;
+        o.userdata = e;
+        return o;
+}
+
+#endif
