@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Hugepages and hugetlbfs: a fake tree with a stingy emulated kernel (shortfall,
+ * missing node, unsupported size, read-only file), /proc/mounts parsing, the fake-root
+ * mount report, and - as root where the kernel allows - a real nr_hugepages write and a
+ * real hugetlbfs mount in a temp dir. */
+#include "hugepages.h"
+
+#include "cleanup.h"
+#include "sysfs-emu.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#define NR(node, kb) "/sys/devices/system/node/node" #node "/hugepages/hugepages-" #kb "kB/nr_hugepages"
+
+/* A kernel that grants at most cap[node] pages; writes to ro_path fail with EACCES. */
+typedef struct stingy {
+        uint64_t cap[2];
+        const char *ro_path;
+        int writes;
+} stingy;
+
+static int stingy_write(void *userdata, const hostfs *h, const char *path, const char *data)
+{
+        stingy *s = userdata;
+        char buf[32];
+        uint64_t n = strtoull(data, NULL, 10);
+        int node = strstr(path, "node1/") ? 1 : 0;
+
+        s->writes++;
+        if (s->ro_path && strcmp(path, s->ro_path) == 0)
+                return -EACCES;
+        if (n > s->cap[node])
+                n = s->cap[node];
+        snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)n);
+        return hostfs_write(h, path, buf);
+}
+
+static void fake_nodes(emu *e)
+{
+        CHECK_INT(emu_init(e), 0);
+        emu_write_file(e, NR(0, 2048), "0\n");
+        emu_write_file(e, NR(1, 2048), "16\n");
+        emu_write_file(e, NR(0, 1048576), "0\n");
+        emu_write_file(e, "/proc/meminfo", "MemTotal: 1000 kB\nHugepagesize:       2048 kB\n");
+        emu_write_file(e, "/proc/mounts", "proc /proc proc rw 0 0\n");
+}
+
+static config cfg(const char *json)
+{
+        config c;
+        char err[CONFIG_ERR_LEN];
+        if (config_parse(json, strlen(json), &c, err, sizeof(err)) < 0) {
+                fprintf(stderr, "bad test config: %s\n", err);
+                abort();
+        }
+        return c;
+}
+
+static void test_reserve(void)
+{
+        emu e;
+        stingy s = {.cap = {1000, 100}};
+        bind_ops ops = {stingy_write, &s};
+        verdict_list v = {0};
+        fake_nodes(&e);
+
+        /* node 0 gets all it asks, node 1 falls short. */
+        config c = cfg("{\"hugepages\":{\"page_size\":\"2M\",\"per_node\":{\"0\":512,\"1\":256}}}");
+        CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
+        CHECK_INT(v.n, 1);
+        CHECK_STR(v.items[0].check, "hugepages");
+        CHECK_INT(v.items[0].level, VERDICT_FAIL);
+        CHECK_STR(v.items[0].message, "node 1: asked for 256 pages of 2 MiB, the kernel gave 100 (short by 156)");
+        CHECK_STR(emu_read(&e, NR(0, 2048)), "512");
+        CHECK_STR(emu_read(&e, NR(1, 2048)), "100");
+        json_t *n1 = json_array_get(json_object_get(v.items[0].evidence, "nodes"), 1);
+        CHECK_INT(json_integer_value(json_object_get(n1, "before")), 16);
+        CHECK_INT(json_integer_value(json_object_get(n1, "got")), 100);
+        CHECK_INT(s.writes, 2);
+        verdict_list_free(&v);
+
+        /* Now enough on both; node 0 is already right: only node 1 is written. */
+        s.cap[1] = 1000;
+        s.writes = 0;
+        CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
+        CHECK_INT(v.items[0].level, VERDICT_PASS);
+        CHECK_STR(v.items[0].message, "reserved node 0: 512 x 2 MiB, node 1: 256 x 2 MiB");
+        CHECK_INT(s.writes, 1);
+        verdict_list_free(&v);
+
+        /* A node that does not exist, a size the kernel lacks, a read-only file. */
+        c = cfg("{\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{\"3\":1}},{\"page_size\":\"32M\",\"per_node\":{\"0\":1}},"
+                "{\"page_size\":\"1G\",\"per_node\":{\"0\":2}}]}");
+        s.ro_path = NR(0, 1048576);
+        s.writes = 0;
+        CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
+        CHECK_INT(v.items[0].level, VERDICT_FAIL);
+        CHECK_STR(v.items[0].message,
+                  "node 3, 2 MiB pages: no such NUMA node; node 0, 32 MiB pages: page size not supported by the kernel; "
+                  "node 0, 1 GiB pages: writing nr_hugepages failed: Permission denied");
+        CHECK_STR(emu_read(&e, NR(0, 1048576)), "0");
+        CHECK_INT(s.writes, 1);
+        verdict_list_free(&v);
+
+        /* No hugepages in the config: nothing. */
+        c = cfg("{}");
+        CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
+        CHECK_INT(v.n, 0);
+        emu_cleanup(&e);
+}
+
+static void test_find_mount(void)
+{
+        uint64_t ps = 77;
+        const char *m = "proc /proc proc rw 0 0\n"
+                        "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n"
+                        "none /mnt/huge\\0401g hugetlbfs rw,pagesize=1024M 0 0\n"
+                        "tmpfs /run tmpfs rw 0 0\n"
+                        "none /mnt/nops hugetlbfs rw 0 0\n";
+        CHECK_INT(huge_find_mount(m, "/dev/hugepages", &ps), 1);
+        CHECK_INT(ps, 2048);
+        CHECK_INT(huge_find_mount(m, "/mnt/huge 1g", &ps), 1);
+        CHECK_INT(ps, 1048576);
+        CHECK_INT(huge_find_mount(m, "/mnt/nops", &ps), 1);
+        CHECK_INT(ps, 0);
+        ps = 77;
+        CHECK_INT(huge_find_mount(m, "/mnt/none", &ps), 0);
+        CHECK_INT(ps, 77);
+        CHECK_INT(huge_find_mount(m, "/run", &ps), -EEXIST);
+        CHECK_INT(huge_find_mount("x /h hugetlbfs rw,pagesize=lots 0 0\n", "/h", &ps), -EINVAL);
+        CHECK_INT(huge_find_mount("", "/h", &ps), 0);
+        /* The later mount at a path hides the earlier. */
+        CHECK_INT(huge_find_mount("x /h tmpfs rw 0 0\ny /h hugetlbfs rw,pagesize=2M 0 0\n", "/h", &ps), 1);
+}
+
+static void test_mount_fake_root(void)
+{
+        emu e;
+        verdict_list v = {0};
+        bool mounted = true;
+        fake_nodes(&e);
+
+        config c = cfg("{\"hugepages\":{\"page_size\":\"1G\",\"per_node\":{\"0\":1}}}");
+        CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
+        CHECK(!mounted);
+        CHECK_INT(v.items[0].level, VERDICT_SKIP);
+        CHECK_STR(v.items[0].message, "would mount hugetlbfs at /dev/hugepages with pagesize=1048576K (not the real root: "
+                                      "directory created, nothing mounted)");
+        CHECK_INT(hostfs_exists(&e.h, "/dev/hugepages"), 1);
+        verdict_list_free(&v);
+
+        emu_write_file(&e, "/proc/mounts", "nodev /dev/hugepages hugetlbfs rw,pagesize=2M 0 0\n");
+        CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
+        CHECK_INT(v.items[0].level, VERDICT_FAIL);
+        CHECK_STR(v.items[0].message, "hugetlbfs at /dev/hugepages has pagesize 2 MiB, the config wants 1 GiB");
+        verdict_list_free(&v);
+
+        c = cfg("{}"); /* kernel default from /proc/meminfo: 2 MiB */
+        CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
+        CHECK_INT(v.items[0].level, VERDICT_PASS);
+        CHECK_STR(v.items[0].message, "hugetlbfs is mounted at /dev/hugepages (pagesize 2 MiB)");
+        verdict_list_free(&v);
+
+        c = cfg("{\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/h\"}}");
+        CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
+        CHECK_INT(v.items[0].level, VERDICT_FAIL);
+        CHECK_STR(v.items[0].message, "no hugetlbfs at /mnt/h and hugetlbfs.mount is false");
+        CHECK_INT(hostfs_exists(&e.h, "/mnt/h"), 0);
+        verdict_list_free(&v);
+        emu_cleanup(&e);
+}
+
+/* The real kernel: a hugetlbfs mount in a temp dir and an nr_hugepages write. */
+static void test_real(void)
+{
+        hostfs real;
+        verdict_list v = {0};
+        char dir[] = "/tmp/sl-np-huge-XXXXXX", mp[64], json[256];
+        bool mounted = false;
+        uint64_t orig;
+
+        hostfs_init(&real, NULL);
+        if (geteuid() != 0) {
+                printf("SKIP real hugetlbfs/nr_hugepages: not root\n");
+                return;
+        }
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(mp, sizeof(mp), "%s/huge", dir);
+        snprintf(json, sizeof(json), "{\"hugetlbfs\":{\"mount_point\":\"%s\",\"page_size\":\"2M\"}}", mp);
+        config c = cfg(json);
+        CHECK_INT(huge_mount(&real, &c, &v, &mounted), 0);
+        if (v.items[0].level == VERDICT_FAIL && strstr(v.items[0].message, "failed:")) {
+                printf("SKIP real hugetlbfs mount: %s\n", v.items[0].message);
+        } else {
+                CHECK_INT(v.items[0].level, VERDICT_PASS);
+                CHECK(mounted);
+                printf("real: %s\n", v.items[0].message);
+                verdict_list_free(&v);
+                /* Second time: found, not mounted again. */
+                CHECK_INT(huge_mount(&real, &c, &v, &mounted), 0);
+                CHECK_INT(v.items[0].level, VERDICT_PASS);
+                CHECK(!mounted);
+                CHECK_INT(umount2(mp, 0), 0);
+        }
+        verdict_list_free(&v);
+        rmdir(mp);
+        rmdir(dir);
+
+        const char *nr = "/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages";
+        if (hostfs_read_u64(&real, nr, 1u << 30, &orig) < 0) {
+                printf("SKIP real nr_hugepages: %s unreadable\n", nr);
+                return;
+        }
+        snprintf(json, sizeof(json), "{\"hugepages\":{\"page_size\":\"2M\",\"per_node\":{\"0\":%llu}}}",
+                 (unsigned long long)orig + 2);
+        c = cfg(json);
+        CHECK_INT(huge_reserve(&real, NULL, &c, &v), 0);
+        if (v.items[0].level == VERDICT_FAIL && strstr(v.items[0].message, "writing nr_hugepages failed")) {
+                printf("SKIP real nr_hugepages: %s\n", v.items[0].message);
+        } else {
+                uint64_t now = 0;
+                CHECK_INT(hostfs_read_u64(&real, nr, 1u << 30, &now), 0);
+                printf("real: %s (was %llu, now %llu)\n", v.items[0].message, (unsigned long long)orig,
+                       (unsigned long long)now);
+                /* Whatever the kernel gave, the verdict agrees with the read-back. */
+                CHECK_INT(v.items[0].level, now >= orig + 2 ? VERDICT_PASS : VERDICT_FAIL);
+                char buf[32];
+                snprintf(buf, sizeof(buf), "%llu", (unsigned long long)orig);
+                CHECK_INT(hostfs_write(&real, nr, buf), 0);
+                CHECK_INT(hostfs_read_u64(&real, nr, 1u << 30, &now), 0);
+                CHECK_INT(now, orig);
+        }
+        verdict_list_free(&v);
+}
+
+int main(void)
+{
+        test_reserve();
+        test_find_mount();
+        test_mount_fake_root();
+        test_real();
+        return test_done();
+}
