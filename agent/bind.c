@@ -99,8 +99,11 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
                 const char *pci = json_string_value(json_object_get(e, "pci"));
                 const char *orig = json_string_value(json_object_get(e, "original_driver"));
                 const char *tgt = json_string_value(json_object_get(e, "driver"));
+                json_t *jnd = json_object_get(e, "netdev");
+                const char *nd = jnd ? json_string_value(jnd) : "";
                 if (!pci || !parse_is_pci_addr(pci) || !orig || (*orig && !valid_driver_name(orig)) ||
-                    !tgt || !valid_driver_name(tgt) || json_object_size(e) != 3) {
+                    !tgt || !valid_driver_name(tgt) || !nd || strlen(nd) >= sizeof(s->e[0].netdev) ||
+                    strchr(nd, '/') || json_object_size(e) != 3u + (jnd != NULL)) {
                         free(s);
                         BAD("state file entry %zu is garbled", i);
                 }
@@ -113,6 +116,7 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
                 snprintf(d->pci, sizeof(d->pci), "%s", pci);
                 snprintf(d->original, sizeof(d->original), "%s", orig);
                 snprintf(d->target, sizeof(d->target), "%s", tgt);
+                snprintf(d->netdev, sizeof(d->netdev), "%s", nd);
         }
 #undef BAD
         json_decref(root);
@@ -125,8 +129,9 @@ char *bind_state_format(const bind_state *s)
 {
         json_t *nics = json_array();
         for (size_t i = 0; nics && i < s->n; i++)
-                json_array_append_new(nics, json_pack("{s:s,s:s,s:s}", "pci", s->e[i].pci, "original_driver",
-                                                      s->e[i].original, "driver", s->e[i].target));
+                json_array_append_new(nics, json_pack("{s:s,s:s,s:s,s:s}", "pci", s->e[i].pci, "original_driver",
+                                                      s->e[i].original, "driver", s->e[i].target, "netdev",
+                                                      s->e[i].netdev));
         json_t *root = json_pack("{s:i,s:i,s:o}", "version", 1, "count", (int)s->n, "nics", nics);
         if (!root)
                 return NULL;
@@ -404,6 +409,21 @@ static int netdev_in_use(const hostfs *h, const char *ifname, char *why, size_t 
         return 0;
 }
 
+/* The first kernel netdev of the device ("" none). */
+static void first_netdev(const hostfs *h, const char *pci, char *buf, size_t size)
+{
+        char path[PATH_MAX];
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+
+        buf[0] = '\0';
+        if (hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/net", pci) < 0 || hostfs_opendir(h, path, &d) < 0)
+                return;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.' && strlen(de->d_name) < size && !*buf)
+                        snprintf(buf, size, "%s", de->d_name);
+}
+
 int bind_netdev_in_use(const hostfs *h, const char *pci, char *why, size_t why_size)
 {
         char path[PATH_MAX];
@@ -583,6 +603,7 @@ int bind_nic(const hostfs *h, const bind_ops *ops, const char *pci, const char *
                 snprintf(e->pci, sizeof(e->pci), "%s", pci);
                 snprintf(e->original, sizeof(e->original), "%s", cur);
                 snprintf(e->target, sizeof(e->target), "%s", target);
+                first_netdev(h, pci, e->netdev, sizeof(e->netdev));
                 added = true;
         } else {
                 bind_state_entry *e = (bind_state_entry *)bind_state_find(state, pci);

@@ -33,6 +33,7 @@ typedef struct bind_state_entry {
         char pci[BIND_PCI_LEN];
         char original[BIND_DRIVER_LEN]; /* driver before spinlane touched it; "" = none */
         char target[BIND_DRIVER_LEN];   /* driver spinlane bound it to */
+        char netdev[16];                /* its kernel netdev before binding ("" none) */
 } bind_state_entry;
 
 typedef struct bind_state {

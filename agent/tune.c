@@ -50,6 +50,26 @@ int tune_coalesce_off_ioctl(const char *ifname)
         return 0;
 }
 
+int tune_link_down_ioctl(const char *ifname)
+{
+        struct ifreq ifr = {0};
+
+        if (!ifname || strlen(ifname) >= IFNAMSIZ || !*ifname)
+                return -EINVAL;
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1);
+        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                return -errno;
+        if (!(ifr.ifr_flags & IFF_UP))
+                return 1;
+        ifr.ifr_flags &= ~IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                return -errno;
+        return 0;
+}
+
 static int default_coalesce(void *userdata, const char *ifname)
 {
         (void)userdata;
@@ -219,6 +239,9 @@ int tune_apply(const hostfs *h, const tune_ops *ops, const char *ifname, const c
                 else if (r == -EOPNOTSUPP)
                         append(res->message, sizeof(res->message),
                                " interrupt moderation: not supported by the driver, left as is;");
+                else if (r == -ENOSYS)
+                        append(res->message, sizeof(res->message),
+                               " interrupt moderation: not the real root, left as is;");
                 else {
                         append(res->message, sizeof(res->message), " interrupt moderation: %s;", strerror(-r));
                         first = r;

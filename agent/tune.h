@@ -18,7 +18,8 @@
 
 typedef struct tune_ops {
         /* Interrupt moderation off on ifname: 0 changed, 1 already off, -EOPNOTSUPP when
-         * the driver has no coalescing settings, other -errno. */
+         * the driver has no coalescing settings, -ENOSYS when not possible here (a fake
+         * root), other -errno. */
         int (*coalesce_off)(void *userdata, const char *ifname);
         /* Write a procfs/sysfs file (default hostfs_write). */
         int (*write)(void *userdata, const hostfs *h, const char *path, const char *data);
@@ -31,6 +32,9 @@ extern const tune_ops tune_ops_default;
 /* The ethtool ioctl itself (ETHTOOL_GCOALESCE, then ETHTOOL_SCOALESCE with
  * use_adaptive_rx_coalesce = 0 and rx_coalesce_usecs = 0 when not already so). */
 int tune_coalesce_off_ioctl(const char *ifname);
+
+/* Set ifname down (SIOCSIFFLAGS without IFF_UP): 0 done, 1 already down, -errno. */
+int tune_link_down_ioctl(const char *ifname);
 
 /* Pure: IRQ numbers of a NIC from /proc/interrupts text: lines whose action names
  * ifname ("eth1", "eth1-Tx-Rx-0") or the PCI address ("ena-mgmnt@pci:0000:00:06.0").

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Node preparation: the order of the steps, the choice of NICs, and turning each step's
+ * outcome into verdicts and log lines. Never logs; all writes go through prep_ops. */
+#include "prep.h"
+
+#include "cleanup.h"
+#include "hugepages.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int no_coalesce(void *userdata, const char *ifname)
+{
+        (void)userdata, (void)ifname;
+        return -ENOSYS;
+}
+
+static int real_link_down(void *userdata, const char *ifname)
+{
+        (void)userdata;
+        return tune_link_down_ioctl(ifname);
+}
+
+static int no_link_down(void *userdata, const char *ifname)
+{
+        (void)userdata, (void)ifname;
+        return -ENOSYS;
+}
+
+void prep_ops_default(const hostfs *h, prep_ops *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        ret->sysfs = bind_ops_default;
+        ret->tune = tune_ops_default;
+        ret->link_down = real_link_down;
+        if (!hostfs_is_real_root(h)) {
+                /* ioctls act on this network namespace, not on the tree under --root. */
+                ret->tune.coalesce_off = no_coalesce;
+                ret->link_down = no_link_down;
+        }
+}
+
+static bool userspace_driver(const char *d)
+{
+        return strcmp(d, "vfio-pci") == 0 || strcmp(d, "igb_uio") == 0 || strcmp(d, "uio_pci_generic") == 0;
+}
+
+static bool id_listed(const config *c, const prep_nic *nic)
+{
+        for (size_t i = 0; i < c->nics.n_ids; i++)
+                if (c->nics.ids[i].vendor == nic->vendor && c->nics.ids[i].device == nic->device)
+                        return true;
+        return false;
+}
+
+static bool pci_listed(const config *c, const prep_nic *nic)
+{
+        for (size_t i = 0; i < c->nics.n_pci; i++)
+                if (strcmp(c->nics.pci[i], nic->pci) == 0)
+                        return true;
+        return false;
+}
+
+static bool if_listed(const config *c, const prep_nic *nic)
+{
+        for (size_t i = 0; i < c->nics.n_interfaces; i++)
+                if (*nic->netdev && strcmp(c->nics.interfaces[i], nic->netdev) == 0)
+                        return true;
+        return false;
+}
+
+/* A NIC spinlane bound earlier, whose netdev (gone now) the interface list names. */
+static bool was_listed(const config *c, const prep_nic *nic, const bind_state *st)
+{
+        const bind_state_entry *e = st && !*nic->netdev ? bind_state_find(st, nic->pci) : NULL;
+        if (!e || !*e->netdev || !userspace_driver(nic->driver))
+                return false;
+        for (size_t i = 0; i < c->nics.n_interfaces; i++)
+                if (strcmp(c->nics.interfaces[i], e->netdev) == 0)
+                        return true;
+        return false;
+}
+
+size_t prep_select(const config *c, const prep_nic *nics, size_t n, const bind_state *st, size_t *ret_idx)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const prep_nic *nic = &nics[i];
+                if (nic->primary || nic->kind < 0 || nic->kind >= _CONFIG_KIND_MAX || !c->nics.kinds[nic->kind])
+                        continue;
+                if (c->nics.n_ids && !id_listed(c, nic))
+                        continue;
+                if (c->nics.n_pci && !pci_listed(c, nic))
+                        continue;
+                /* A NIC spinlane already bound has no netdev any more: it stays selected
+                 * by the netdev name the bind state remembers. */
+                if (c->nics.n_interfaces && !if_listed(c, nic) && !was_listed(c, nic, st))
+                        continue;
+                if (c->nics.max_count && k >= c->nics.max_count)
+                        break;
+                ret_idx[k++] = i;
+        }
+        return k;
+}
+
+static void line(prep_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(prep_report *r, const char *fmt, ...)
+{
+        va_list ap;
+        if (r->n_lines >= PREP_MAX_NICS)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(r->lines[r->n_lines++], sizeof(r->lines[0]), fmt, ap);
+        va_end(ap);
+}
+
+/* MANA stays on its kernel driver: DPDK's net_mana needs mana_ib and ib_uverbs and the
+ * device's /sys/class/infiniband_verbs/uverbsN. */
+static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nic,
+                      prep_report *rep, char *problem, size_t psize)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        bool uverbs = false;
+        int r;
+
+        problem[0] = '\0';
+        if (hostfs_exists(h, "/sys/module/mana_ib") != 1 || hostfs_exists(h, "/sys/module/ib_uverbs") != 1) {
+                snprintf(problem, psize, "%s: kernel modules mana_ib and ib_uverbs are not both loaded", nic->pci);
+                return -ENOENT;
+        }
+        if (hostfs_opendir(h, "/sys/class/infiniband_verbs", &d) == 0)
+                while ((de = readdir(d))) {
+                        char link[300], full[PATH_MAX], real[PATH_MAX];
+                        if (strncmp(de->d_name, "uverbs", 6) != 0)
+                                continue;
+                        snprintf(link, sizeof(link), "/sys/class/infiniband_verbs/%s/device", de->d_name);
+                        if (hostfs_path(h, link, full, sizeof(full)) == 0 && realpath(full, real) &&
+                            strstr(real, nic->pci)) {
+                                uverbs = true;
+                                line(rep, "%s: MANA stays on %s; DPDK reaches it through /dev/infiniband/%s", nic->pci,
+                                     *nic->driver ? nic->driver : "no driver", de->d_name);
+                        }
+                }
+        if (!uverbs) {
+                snprintf(problem, psize, "%s: no /sys/class/infiniband_verbs/uverbs* device belongs to it", nic->pci);
+                return -ENODEV;
+        }
+        if (c->binding.mana_netdev_down && *nic->netdev) {
+                r = ops->link_down(ops->link_userdata, nic->netdev);
+                if (r == 0)
+                        line(rep, "%s: set its kernel netdev %s down", nic->pci, nic->netdev);
+                else if (r == 1)
+                        line(rep, "%s: kernel netdev %s is already down", nic->pci, nic->netdev);
+                else if (r == -ENOSYS)
+                        line(rep, "%s: would set its kernel netdev %s down (not the real root)", nic->pci, nic->netdev);
+                else {
+                        snprintf(problem, psize, "%s: setting %s down failed: %s", nic->pci, nic->netdev, strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t n = strlen(buf);
+        va_list ap;
+        if (n + 1 >= size)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf + n, size - n, fmt, ap);
+        va_end(ap);
+}
+
+static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nics, size_t n,
+                     prep_report *rep)
+{
+        _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
+        _cleanup_free_ size_t *idx = calloc(n ? n : 1, sizeof(size_t));
+        char err[256], fails[1024] = "", warns[1024] = "", mana_fail[1024] = "";
+        unsigned bound = 0, already = 0, mana_ok = 0, mana_n = 0;
+        int r;
+
+        if (!st || !idx)
+                return -ENOMEM;
+        r = bind_state_load(h, st, err, sizeof(err));
+        if (r < 0) {
+                json_t *ev = json_pack("{s:s,s:s}", "state_file", BIND_STATE_PATH, "error", err);
+                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_FAIL, ev,
+                                   "check which driver each NIC is on (ls -l /sys/bus/pci/devices/*/driver); give "
+                                   "them back by hand, then remove the state file",
+                                   "%s: %s; no NIC was touched", BIND_STATE_PATH, err);
+        }
+        size_t k = prep_select(c, nics, n, st, idx);
+        json_t *ev = json_array();
+        for (size_t i = 0; i < k; i++) {
+                const prep_nic *nic = &nics[idx[i]];
+                if (nic->kind == CONFIG_KIND_MANA) {
+                        char problem[256];
+                        mana_n++;
+                        if (mana_check(h, ops, c, nic, rep, problem, sizeof(problem)) == 0)
+                                mana_ok++;
+                        else
+                                append(mana_fail, sizeof(mana_fail), "%s%s", *mana_fail ? "; " : "", problem);
+                        continue;
+                }
+                if (rep->n_nics >= PREP_MAX_NICS)
+                        break;
+                bind_result *res = &rep->nics[rep->n_nics++];
+                bind_nic(h, &ops->sysfs, nic->pci, config_driver_name(c->binding.ena), st, res);
+                if (ev)
+                        json_array_append_new(ev, json_pack("{s:s,s:s,s:s}", "pci", res->pci, "outcome",
+                                                            bind_outcome_name(res->outcome), "driver", res->driver));
+                switch (res->outcome) {
+                case BIND_OK:
+                        bound++;
+                        break;
+                case BIND_ALREADY:
+                        already++;
+                        break;
+                case BIND_REFUSED:
+                        append(warns, sizeof(warns), "%s%s", *warns ? "; " : "", res->message);
+                        break;
+                default:
+                        append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", res->message);
+                }
+        }
+        if (mana_n) {
+                if (*mana_fail)
+                        verdict_add(&rep->verdicts, "mana", VERDICT_FAIL, NULL,
+                                    "load mana_ib and ib_uverbs (modprobe mana_ib ib_uverbs); needs rdma-core >= 44",
+                                    "%s", mana_fail);
+                else
+                        verdict_add(&rep->verdicts, "mana", VERDICT_PASS, NULL, NULL,
+                                    "%u MANA NIC(s) ready on the kernel driver with uverbs", mana_ok);
+        }
+        json_t *evidence = json_pack("{s:o,s:s}", "nics", ev ? ev : json_array(), "driver",
+                                     config_driver_name(c->binding.ena));
+        if (*fails)
+                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_FAIL, evidence,
+                                   "see the agent log for each NIC; `spinlane-agent restore` gives NICs back", "%s", fails);
+        if (*warns)
+                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_WARN, evidence,
+                                   "narrow nics.* in the config to NICs without addresses or routes",
+                                   "%u bound, %u already bound; %s", bound, already, warns);
+        if (rep->n_nics == 0 && mana_n == 0)
+                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_WARN, evidence,
+                                   "attach a secondary NIC (not the primary) or widen nics.* in the config",
+                                   "no NIC matches the config's selection (the primary NIC is never taken)");
+        return verdict_add(&rep->verdicts, "nic-binding", VERDICT_PASS, evidence, NULL,
+                           "%u NIC(s) bound to %s now, %u already bound", bound, config_driver_name(c->binding.ena),
+                           already);
+}
+
+static int tune_step(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nics, size_t n,
+                     prep_report *rep)
+{
+        char fails[1024] = "";
+        unsigned ok = 0;
+
+        if (!c->tuning.interrupt_moderation_off && c->tuning.irq_core < 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                const prep_nic *nic = &nics[i];
+                bool taken = false;
+                if (nic->kind < 0 || nic->kind >= _CONFIG_KIND_MAX || !c->nics.kinds[nic->kind] || !*nic->netdev ||
+                    userspace_driver(nic->driver))
+                        continue;
+                for (size_t j = 0; j < rep->n_nics; j++)
+                        if (strcmp(rep->nics[j].pci, nic->pci) == 0 && userspace_driver(rep->nics[j].driver))
+                                taken = true;
+                if (taken || rep->n_tuned >= PREP_MAX_NICS)
+                        continue;
+                tune_result tr;
+                int r = tune_apply(h, &ops->tune, nic->netdev, nic->pci, c->tuning.interrupt_moderation_off,
+                                   c->tuning.irq_core, &tr);
+                line(rep, "%s (%s)", tr.message, nic->pci);
+                prep_tuned *t = &rep->tuned[rep->n_tuned++];
+                snprintf(t->ifname, sizeof(t->ifname), "%s", nic->netdev);
+                snprintf(t->pci, sizeof(t->pci), "%s", nic->pci);
+                if (r < 0)
+                        append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", tr.message);
+                else
+                        ok++;
+        }
+        if (*fails)
+                return verdict_add(&rep->verdicts, "kernel-tuning", VERDICT_WARN, NULL,
+                                   "the agent needs CAP_NET_ADMIN and write access to /proc/irq", "%s", fails);
+        return verdict_add(&rep->verdicts, "kernel-tuning", VERDICT_PASS, NULL, NULL,
+                           "%u kernel NIC(s) tuned (see the agent log)", ok);
+}
+
+int prep_apply(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nics, size_t n,
+               prep_report **ret)
+{
+        prep_ops def;
+        int r;
+
+        if (!ops) {
+                prep_ops_default(h, &def);
+                ops = &def;
+        }
+        prep_report *rep = calloc(1, sizeof(*rep));
+        if (!rep)
+                return -ENOMEM;
+        if ((r = bind_step(h, ops, c, nics, n, rep)) < 0 || (r = huge_reserve(h, &ops->sysfs, c, &rep->verdicts)) < 0 ||
+            (r = huge_mount(h, c, &rep->verdicts, &rep->hugetlbfs_mounted)) < 0 ||
+            (r = tune_step(h, ops, c, nics, n, rep)) < 0) {
+                prep_report_free(rep);
+                return r;
+        }
+        *ret = rep;
+        return verdict_exit_code(&rep->verdicts);
+}
+
+void prep_report_free(prep_report *r)
+{
+        if (!r)
+                return;
+        verdict_list_free(&r->verdicts);
+        free(r);
+}
+
+int prep_retune(const hostfs *h, const prep_ops *ops, const config *c, const prep_tuned *t, tune_result *ret)
+{
+        prep_ops def;
+        if (!ops) {
+                prep_ops_default(h, &def);
+                ops = &def;
+        }
+        return tune_apply(h, &ops->tune, t->ifname, t->pci, c->tuning.interrupt_moderation_off, c->tuning.irq_core,
+                          ret);
+}
