@@ -116,11 +116,11 @@ int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_
         }
         json_t *evidence = json_pack("{s:o}", "nodes", ev);
         if (*fails)
-                return verdict_add(v, "hugepages", VERDICT_FAIL, evidence,
+                return verdict_add(v, PREP_CHECK_HUGEPAGES, VERDICT_FAIL, evidence,
                                    "free memory on that node (or reserve at boot with the kernel parameters "
                                    "hugepagesz= hugepages=), or lower hugepages.per_node in the config",
                                    "%s", fails);
-        return verdict_add(v, "hugepages", VERDICT_PASS, evidence, NULL, "reserved %s", oks);
+        return verdict_add(v, PREP_CHECK_HUGEPAGES, VERDICT_PASS, evidence, NULL, "reserved %s", oks);
 }
 
 /* Decode the octal escapes of /proc/mounts (\040 space, \011 tab, \012, \134). */
@@ -263,51 +263,51 @@ int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_moun
         json_t *ev = json_pack("{s:s,s:I}", "mount_point", mp, "page_size_kb", (json_int_t)want);
         r = hostfs_read_alloc(h, "/proc/mounts", 0, &mounts, NULL);
         if (r < 0)
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev, "check that /proc is mounted under the root",
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, "check that /proc is mounted under the root",
                                    "cannot read /proc/mounts: %s", strerror(-r));
         r = huge_find_mount(mounts, mp, &have);
         if (r == 1) {
                 if (have == 0)
                         have = kernel_default_size(h); /* no pagesize= means the default size */
                 if (have == want)
-                        return verdict_add(v, "hugetlbfs", VERDICT_PASS, ev, NULL,
+                        return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_PASS, ev, NULL,
                                            "hugetlbfs is mounted at %s (pagesize %s)", mp, sz);
                 char hs[32];
                 size_str(have, hs, sizeof(hs));
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev,
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
                                    "unmount it when no pod uses it, or set hugetlbfs.page_size to match",
                                    "hugetlbfs at %s has pagesize %s, the config wants %s", mp, hs, sz);
         }
         if (r == -EEXIST)
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev, "choose another hugetlbfs.mount_point",
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, "choose another hugetlbfs.mount_point",
                                    "%s is already a mount point of another filesystem", mp);
         if (r < 0)
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev, NULL,
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL,
                                    "/proc/mounts has a garbled hugetlbfs line for %s", mp);
         if (!c->hugetlbfs.mount)
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev,
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
                                    "mount it (mount -t hugetlbfs -o pagesize=... nodev <path>) or set hugetlbfs.mount",
                                    "no hugetlbfs at %s and hugetlbfs.mount is false", mp);
         if ((r = hostfs_path(h, mp, full, sizeof(full))) < 0 || (r = mkdir_p(full)) < 0)
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev, NULL, "cannot create %s: %s", mp,
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL, "cannot create %s: %s", mp,
                                    strerror(-r));
         snprintf(opt, sizeof(opt), "pagesize=%" PRIu64 "K", want);
         if (!hostfs_is_real_root(h))
-                return verdict_add(v, "hugetlbfs", VERDICT_SKIP, ev, NULL,
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_SKIP, ev, NULL,
                                    "would mount hugetlbfs at %s with %s (not the real root: directory created, nothing mounted)",
                                    mp, opt);
-        if (mount("nodev", full, "hugetlbfs", MS_NOSUID | MS_NODEV, opt) < 0) {
+        if (mount("nodev", full, PREP_CHECK_HUGETLBFS, MS_NOSUID | MS_NODEV, opt) < 0) {
                 r = -errno;
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev,
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
                                    r == -EPERM ? "the agent needs CAP_SYS_ADMIN (privileged) to mount" : NULL,
                                    "mounting hugetlbfs at %s with %s failed: %s", mp, opt, strerror(-r));
         }
         free(mounts);
         mounts = NULL;
         if (hostfs_read_alloc(h, "/proc/mounts", 0, &mounts, NULL) < 0 || huge_find_mount(mounts, mp, &have) != 1)
-                return verdict_add(v, "hugetlbfs", VERDICT_FAIL, ev, NULL,
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL,
                                    "mounted hugetlbfs at %s but /proc/mounts does not show it", mp);
         if (ret_mounted)
                 *ret_mounted = true;
-        return verdict_add(v, "hugetlbfs", VERDICT_PASS, ev, NULL, "mounted hugetlbfs at %s (pagesize %s)", mp, sz);
+        return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_PASS, ev, NULL, "mounted hugetlbfs at %s (pagesize %s)", mp, sz);
 }

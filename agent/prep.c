@@ -192,7 +192,7 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
         r = bind_state_load(h, st, err, sizeof(err));
         if (r < 0) {
                 json_t *ev = json_pack("{s:s,s:s}", "state_file", BIND_STATE_PATH, "error", err);
-                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_FAIL, ev,
+                return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_FAIL, ev,
                                    "check which driver each NIC is on (ls -l /sys/bus/pci/devices/*/driver); give "
                                    "them back by hand, then remove the state file",
                                    "%s: %s; no NIC was touched", BIND_STATE_PATH, err);
@@ -233,27 +233,27 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
         }
         if (mana_n) {
                 if (*mana_fail)
-                        verdict_add(&rep->verdicts, "mana", VERDICT_FAIL, NULL,
+                        verdict_add(&rep->verdicts, PREP_CHECK_MANA, VERDICT_FAIL, NULL,
                                     "load mana_ib and ib_uverbs (modprobe mana_ib ib_uverbs); needs rdma-core >= 44",
                                     "%s", mana_fail);
                 else
-                        verdict_add(&rep->verdicts, "mana", VERDICT_PASS, NULL, NULL,
+                        verdict_add(&rep->verdicts, PREP_CHECK_MANA, VERDICT_PASS, NULL, NULL,
                                     "%u MANA NIC(s) ready on the kernel driver with uverbs", mana_ok);
         }
         json_t *evidence = json_pack("{s:o,s:s}", "nics", ev ? ev : json_array(), "driver",
                                      config_driver_name(c->binding.ena));
         if (*fails)
-                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_FAIL, evidence,
+                return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_FAIL, evidence,
                                    "see the agent log for each NIC; `spinlane-agent restore` gives NICs back", "%s", fails);
         if (*warns)
-                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_WARN, evidence,
+                return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_WARN, evidence,
                                    "narrow nics.* in the config to NICs without addresses or routes",
                                    "%u bound, %u already bound; %s", bound, already, warns);
         if (rep->n_nics == 0 && mana_n == 0)
-                return verdict_add(&rep->verdicts, "nic-binding", VERDICT_WARN, evidence,
+                return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_WARN, evidence,
                                    "attach a secondary NIC (not the primary) or widen nics.* in the config",
                                    "no NIC matches the config's selection (the primary NIC is never taken)");
-        return verdict_add(&rep->verdicts, "nic-binding", VERDICT_PASS, evidence, NULL,
+        return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_PASS, evidence, NULL,
                            "%u NIC(s) bound to %s now, %u already bound", bound, config_driver_name(c->binding.ena),
                            already);
 }
@@ -290,9 +290,9 @@ static int tune_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                         ok++;
         }
         if (*fails)
-                return verdict_add(&rep->verdicts, "kernel-tuning", VERDICT_WARN, NULL,
+                return verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_TUNING, VERDICT_WARN, NULL,
                                    "the agent needs CAP_NET_ADMIN and write access to /proc/irq", "%s", fails);
-        return verdict_add(&rep->verdicts, "kernel-tuning", VERDICT_PASS, NULL, NULL,
+        return verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_TUNING, VERDICT_PASS, NULL, NULL,
                            "%u kernel NIC(s) tuned (see the agent log)", ok);
 }
 

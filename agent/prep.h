@@ -8,6 +8,7 @@
 
 #include "bind.h"
 #include "config.h"
+#include "hugepages.h"
 #include "hostfs.h"
 #include "tune.h"
 #include "verdict.h"
@@ -47,7 +48,7 @@ typedef struct prep_tuned {
 } prep_tuned;
 
 typedef struct prep_report {
-        verdict_list verdicts;          /* nic-binding, mana, hugepages, hugetlbfs, kernel-tuning */
+        verdict_list verdicts;          /* PREP_CHECK_* (hugepages.h) */
         bind_result nics[PREP_MAX_NICS]; /* one per selected NIC, in PCI order */
         size_t n_nics;
         char lines[PREP_MAX_NICS][TUNE_MSG_LEN]; /* other per-step log lines (MANA, tuning) */

@@ -71,7 +71,7 @@ static void test_reserve(void)
         config c = cfg("{\"hugepages\":{\"page_size\":\"2M\",\"per_node\":{\"0\":512,\"1\":256}}}");
         CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
         CHECK_INT(v.n, 1);
-        CHECK_STR(v.items[0].check, "hugepages");
+        CHECK_STR(v.items[0].check, PREP_CHECK_HUGEPAGES);
         CHECK_INT(v.items[0].level, VERDICT_FAIL);
         CHECK_STR(v.items[0].message, "node 1: asked for 256 pages of 2 MiB, the kernel gave 100 (short by 156)");
         CHECK_STR(emu_read(&e, NR(0, 2048)), "512");

@@ -191,11 +191,11 @@ static void test_eks(void)
                   "ethtool:eth0|/proc/irq/30/smp_affinity_list=1\\n");
         CHECK_INT(rep->n_nics, 2);
         CHECK_STR(rep->nics[0].message, ENA1 ": bound to vfio-pci (was ena)");
-        CHECK_INT(verdict_lvl(rep, "nic-binding"), VERDICT_PASS);
-        CHECK_STR(verdict_msg(rep, "nic-binding"), "2 NIC(s) bound to vfio-pci now, 0 already bound");
-        CHECK_INT(verdict_lvl(rep, "hugepages"), VERDICT_PASS);
-        CHECK_INT(verdict_lvl(rep, "hugetlbfs"), VERDICT_SKIP);
-        CHECK_INT(verdict_lvl(rep, "kernel-tuning"), VERDICT_PASS);
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_PASS);
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING), "2 NIC(s) bound to vfio-pci now, 0 already bound");
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_HUGEPAGES), VERDICT_PASS);
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_HUGETLBFS), VERDICT_SKIP);
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_KERNEL_TUNING), VERDICT_PASS);
         CHECK_INT(rep->n_tuned, 1);
         CHECK_STR(rep->tuned[0].ifname, "eth0");
         CHECK_INT(rep->n_lines, 1);
@@ -208,7 +208,7 @@ static void test_eks(void)
         n = scan(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
         CHECK_STR(emu_log_str(&e), "ethtool:eth0");
-        CHECK_STR(verdict_msg(rep, "nic-binding"), "0 NIC(s) bound to vfio-pci now, 2 already bound");
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING), "0 NIC(s) bound to vfio-pci now, 2 already bound");
         CHECK_STR(rep->nics[1].message, ENA2 ": already on vfio-pci (original driver ena)");
         prep_report_free(rep);
 
@@ -219,9 +219,9 @@ static void test_eks(void)
         c.nics.kinds[CONFIG_KIND_OTHER] = true;
         n = scan(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
-        CHECK_INT(verdict_lvl(rep, "nic-binding"), VERDICT_FAIL);
-        CHECK(strncmp(verdict_msg(rep, "nic-binding"), BIND_STATE_PATH ": state file is truncated or garbled: ", 50) == 0);
-        CHECK(strstr(verdict_msg(rep, "nic-binding"), "; no NIC was touched") != NULL);
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_FAIL);
+        CHECK(strncmp(verdict_msg(rep, PREP_CHECK_NIC_BINDING), BIND_STATE_PATH ": state file is truncated or garbled: ", 50) == 0);
+        CHECK(strstr(verdict_msg(rep, PREP_CHECK_NIC_BINDING), "; no NIC was touched") != NULL);
         CHECK(strstr(emu_log_str(&e), "/sys/bus/pci/devices") == NULL);
         CHECK_STR(emu_driver(&e, VIRT), "virtio-pci");
         prep_report_free(rep);
@@ -243,13 +243,13 @@ static void test_fault_one_nic(void)
         config c = cfg("{}");
         size_t n = scan(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
-        CHECK_INT(verdict_lvl(rep, "nic-binding"), VERDICT_FAIL);
-        CHECK_STR(verdict_msg(rep, "nic-binding"),
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_FAIL);
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING),
                   ENA2 ": binding to vfio-pci failed (drivers_probe failed: Device or resource busy); rolled back to ena");
         CHECK_STR(emu_driver(&e, ENA1), "vfio-pci");
         CHECK_STR(emu_driver(&e, ENA2), "ena");
-        CHECK(verdict_find(&rep->verdicts, "hugepages") == NULL); /* none asked */
-        CHECK(verdict_find(&rep->verdicts, "kernel-tuning") == NULL);
+        CHECK(verdict_find(&rep->verdicts, PREP_CHECK_HUGEPAGES) == NULL); /* none asked */
+        CHECK(verdict_find(&rep->verdicts, PREP_CHECK_KERNEL_TUNING) == NULL);
         prep_report_free(rep);
 
         /* The primary only, by name: refused by selection, so nothing matches. */
@@ -257,8 +257,8 @@ static void test_fault_one_nic(void)
         emu_reset_log(&e);
         n = scan(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
-        CHECK_INT(verdict_lvl(rep, "nic-binding"), VERDICT_WARN);
-        CHECK_STR(verdict_msg(rep, "nic-binding"), "no NIC matches the config's selection (the primary NIC is never taken)");
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING), "no NIC matches the config's selection (the primary NIC is never taken)");
         CHECK_STR(emu_log_str(&e), "");
         prep_report_free(rep);
 
@@ -267,8 +267,8 @@ static void test_fault_one_nic(void)
         c = cfg("{}");
         n = scan(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
-        CHECK_INT(verdict_lvl(rep, "nic-binding"), VERDICT_WARN);
-        CHECK_STR(verdict_msg(rep, "nic-binding"),
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING),
                   "0 bound, 1 already bound; " ENA2 ": refused: eth2 has an IPv6 address; nothing changed");
         prep_report_free(rep);
         emu_cleanup(&e);
@@ -289,16 +289,16 @@ static void test_mana(void)
 
         size_t n = scan(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
-        CHECK_INT(verdict_lvl(rep, "mana"), VERDICT_FAIL);
-        CHECK_STR(verdict_msg(rep, "mana"), "7870:00:00.0: kernel modules mana_ib and ib_uverbs are not both loaded");
-        CHECK_INT(verdict_lvl(rep, "hugetlbfs"), VERDICT_PASS);
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_MANA), VERDICT_FAIL);
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_MANA), "7870:00:00.0: kernel modules mana_ib and ib_uverbs are not both loaded");
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_HUGETLBFS), VERDICT_PASS);
         CHECK_INT(k.link_down_calls, 0);
         prep_report_free(rep);
 
         emu_write_file(&e, "/sys/module/mana_ib/refcnt", "0\n");
         emu_write_file(&e, "/sys/module/ib_uverbs/refcnt", "0\n");
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
-        CHECK_STR(verdict_msg(rep, "mana"), "7870:00:00.0: no /sys/class/infiniband_verbs/uverbs* device belongs to it");
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_MANA), "7870:00:00.0: no /sys/class/infiniband_verbs/uverbs* device belongs to it");
         prep_report_free(rep);
 
         /* uverbs0 -> the MANA device's RDMA child. */
@@ -309,8 +309,8 @@ static void test_mana(void)
         snprintf(link, sizeof(link), "%s/sys/class/infiniband_verbs/uverbs0/device", e.root);
         CHECK_INT(symlink(dev, link), 0);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
-        CHECK_INT(verdict_lvl(rep, "mana"), VERDICT_PASS);
-        CHECK_STR(verdict_msg(rep, "mana"), "1 MANA NIC(s) ready on the kernel driver with uverbs");
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_MANA), VERDICT_PASS);
+        CHECK_STR(verdict_msg(rep, PREP_CHECK_MANA), "1 MANA NIC(s) ready on the kernel driver with uverbs");
         CHECK_INT(rep->n_lines, 2);
         CHECK_STR(rep->lines[0], "7870:00:00.0: MANA stays on mana; DPDK reaches it through /dev/infiniband/uverbs0");
         CHECK_STR(rep->lines[1], "7870:00:00.0: set its kernel netdev eth1 down");
