@@ -339,3 +339,39 @@ static int emu_write(void *userdata, const hostfs *h, const char *path, const ch
 }
 
 const bind_ops emu_ops_template = {emu_write, NULL};
+
+/* A fresh "scan" of the emulated tree, as the inventory would give it. */
+size_t emu_scan_nics(emu *e, prep_nic *nics)
+{
+        size_t n = 0;
+        for (int i = 0; i < e->n_devs; i++) {
+                const emu_dev *d = &e->devs[i];
+                const char *drv = emu_driver(e, d->pci);
+                if (strcmp(drv, "GONE") == 0)
+                        continue;
+                prep_nic *p = &nics[n++];
+                memset(p, 0, sizeof(*p));
+                snprintf(p->pci, sizeof(p->pci), "%s", d->pci);
+                snprintf(p->driver, sizeof(p->driver), "%.31s", drv);
+                if (emu_has_netdev(e, d->pci))
+                        snprintf(p->netdev, sizeof(p->netdev), "%s", d->netdev);
+                char path[128];
+                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", d->pci);
+                p->vendor = (uint16_t)strtoul(emu_read(e, path), NULL, 16);
+                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", d->pci);
+                p->device = (uint16_t)strtoul(emu_read(e, path), NULL, 16);
+                p->kind = p->vendor == 0x1d0f ? CONFIG_KIND_ENA : p->vendor == 0x1414 ? CONFIG_KIND_MANA : CONFIG_KIND_OTHER;
+                p->primary = strcmp(p->netdev, "eth0") == 0;
+        }
+        return n;
+}
+
+int emu_scan_fn(void *userdata, const hostfs *h, prep_nic *ret, size_t max, size_t *ret_n)
+{
+        emu *e = userdata;
+        (void)h;
+        if (max < (size_t)e->n_devs)
+                return -E2BIG;
+        *ret_n = emu_scan_nics(e, ret);
+        return 0;
+}

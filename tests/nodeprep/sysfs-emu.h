@@ -7,6 +7,7 @@
 
 #include "bind.h"
 #include "hostfs.h"
+#include "prep.h"
 
 #include <stdbool.h>
 
@@ -62,6 +63,12 @@ const char *emu_log_str(emu *e);
 const char *emu_driver(emu *e, const char *pci);
 bool emu_has_netdev(emu *e, const char *pci);
 char *emu_read(emu *e, const char *path); /* static buffer; "" if absent */
+
+/* A fresh "scan" of the emulated tree, as the inventory would give it (the primary is
+ * the NIC whose netdev is eth0). Returns the count. */
+size_t emu_scan_nics(emu *e, prep_nic *nics);
+/* The same as a prep_scan_fn (userdata = the emu). */
+int emu_scan_fn(void *userdata, const hostfs *h, prep_nic *ret, size_t max, size_t *ret_n);
 
 extern const bind_ops emu_ops_template; /* userdata must be set to the emu */
 static inline bind_ops emu_ops(emu *e)

@@ -47,32 +47,6 @@ static void eks_node(emu *e)
         emu_write_file(e, "/proc/irq/30/smp_affinity_list", "0-1\n");
 }
 
-/* A fresh "scan" of the emulated tree, as the inventory would give it. */
-static size_t scan(emu *e, prep_nic *nics)
-{
-        size_t n = 0;
-        for (int i = 0; i < e->n_devs; i++) {
-                const emu_dev *d = &e->devs[i];
-                const char *drv = emu_driver(e, d->pci);
-                if (strcmp(drv, "GONE") == 0)
-                        continue;
-                prep_nic *p = &nics[n++];
-                memset(p, 0, sizeof(*p));
-                snprintf(p->pci, sizeof(p->pci), "%s", d->pci);
-                snprintf(p->driver, sizeof(p->driver), "%s", drv);
-                if (emu_has_netdev(e, d->pci))
-                        snprintf(p->netdev, sizeof(p->netdev), "%s", d->netdev);
-                char path[128];
-                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", d->pci);
-                p->vendor = (uint16_t)strtoul(emu_read(e, path), NULL, 16);
-                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", d->pci);
-                p->device = (uint16_t)strtoul(emu_read(e, path), NULL, 16);
-                p->kind = p->vendor == 0x1d0f ? CONFIG_KIND_ENA : p->vendor == 0x1414 ? CONFIG_KIND_MANA : CONFIG_KIND_OTHER;
-                p->primary = strcmp(p->netdev, "eth0") == 0;
-        }
-        return n;
-}
-
 typedef struct fake_kernel {
         emu *e;
         int coalesce_calls;
@@ -180,7 +154,7 @@ static void test_eks(void)
 
         config c = cfg("{\"hugepages\":{\"per_node\":{\"0\":64}},"
                        "\"tuning\":{\"interrupt_moderation_off\":true,\"irq_core\":1}}");
-        size_t n = scan(&e, nics);
+        size_t n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
         CHECK_STR(emu_log_str(&e),
                   "/sys/bus/pci/devices/" ENA1 "/driver_override=vfio-pci|/sys/bus/pci/drivers/ena/unbind=" ENA1
@@ -205,7 +179,7 @@ static void test_eks(void)
 
         /* Second run: a fresh scan, nothing to write. */
         emu_reset_log(&e);
-        n = scan(&e, nics);
+        n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
         CHECK_STR(emu_log_str(&e), "ethtool:eth0");
         CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING), "0 NIC(s) bound to vfio-pci now, 2 already bound");
@@ -217,7 +191,7 @@ static void test_eks(void)
         emu_reset_log(&e);
         emu_fault_add(&e, "/sys/bus/pci/drivers_probe", NULL, -EBUSY); /* would bite if anything were bound */
         c.nics.kinds[CONFIG_KIND_OTHER] = true;
-        n = scan(&e, nics);
+        n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_FAIL);
         CHECK(strncmp(verdict_msg(rep, PREP_CHECK_NIC_BINDING), BIND_STATE_PATH ": state file is truncated or garbled: ", 50) == 0);
@@ -241,7 +215,7 @@ static void test_fault_one_nic(void)
 
         emu_fault_add(&e, "/sys/bus/pci/drivers_probe", ENA2, -EBUSY)->times = 1;
         config c = cfg("{}");
-        size_t n = scan(&e, nics);
+        size_t n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_FAIL);
         CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING),
@@ -255,7 +229,7 @@ static void test_fault_one_nic(void)
         /* The primary only, by name: refused by selection, so nothing matches. */
         c = cfg("{\"nics\":{\"interfaces\":[\"eth0\"]}}");
         emu_reset_log(&e);
-        n = scan(&e, nics);
+        n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
         CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING), "no NIC matches the config's selection (the primary NIC is never taken)");
@@ -265,7 +239,7 @@ static void test_fault_one_nic(void)
         /* A secondary with an address the scan did not know about: refused, a warning. */
         emu_write_file(&e, "/proc/net/if_inet6", "20010db8000000000000000000000002 05 40 00 80 eth2\n");
         c = cfg("{}");
-        n = scan(&e, nics);
+        n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
         CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING),
@@ -287,7 +261,7 @@ static void test_mana(void)
         prep_ops ops = ops_for(&e, &k);
         config c = cfg("{\"binding\":{\"mana_netdev_down\":true}}");
 
-        size_t n = scan(&e, nics);
+        size_t n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_MANA), VERDICT_FAIL);
         CHECK_STR(verdict_msg(rep, PREP_CHECK_MANA), "7870:00:00.0: kernel modules mana_ib and ib_uverbs are not both loaded");

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Node preparation inside the daemon's event loop: apply the config at start, re-apply
+ * on SIGHUP (prep_daemon_reload) and when the config file changes (inotify on its
+ * directory, so ConfigMap symlink swaps count), keep the last good config when a reload
+ * brings a bad one, and re-apply kernel-path tuning after an ENA device reset (rtnetlink
+ * link events, and an IRQ-affinity drift check on a timer). Also the one-shot path of
+ * `run --once` / `prepare`. This is top-level code: it logs (common/log.h) one event a
+ * line and prints the preparation verdicts whenever they change. */
+#ifndef SPIN_PREP_DAEMON_H
+#define SPIN_PREP_DAEMON_H
+
+#include "config.h"
+#include "hostfs.h"
+#include "loop.h"
+#include "prep.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Fill ret (room for max) with the NICs of a fresh scan of the node. 0 or -errno. */
+typedef int (*prep_scan_fn)(void *userdata, const hostfs *h, prep_nic *ret, size_t max, size_t *ret_n);
+
+typedef struct prep_daemon_options {
+        const char *config_path;   /* NULL: CONFIG_PATH_DEFAULT */
+        prep_scan_fn scan;         /* required */
+        void *scan_userdata;
+        const prep_ops *ops;       /* NULL: prep_ops_default() */
+        bool json;                 /* verdicts as JSON lines */
+        unsigned drift_check_ms;   /* IRQ affinity drift check period; 0: 10000 */
+        unsigned debounce_ms;      /* config file change -> reload; 0: 200 */
+        bool no_netlink;           /* tests: do not open the rtnetlink socket */
+} prep_daemon_options;
+
+typedef struct prep_daemon prep_daemon;
+
+/* Counters, for the log and the tests. */
+typedef struct prep_daemon_stats {
+        unsigned applies;          /* full preparations run */
+        unsigned reloads;          /* config reloads that were accepted */
+        unsigned reloads_rejected; /* reloads that brought a bad config (old one kept) */
+        unsigned retunes;          /* tuning re-applied after a reset or drift */
+        unsigned resets_seen;      /* resets detected from link events */
+        int last_exit;             /* 0 nothing failed in the last apply, 1 something did */
+} prep_daemon_stats;
+
+/* Load the config (a bad or unreadable one is an error: logged, -EINVAL and nothing
+ * done - the agent must not start), apply it, and hook the config watch, the link
+ * events and the drift timer into l. */
+int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep_daemon **ret);
+void prep_daemon_free(prep_daemon *d);
+
+/* Re-read the config (SIGHUP). A bad one is logged and the last good one kept (returns
+ * -EINVAL); a good one is applied. force: re-apply even when the config is unchanged. */
+int prep_daemon_reload(prep_daemon *d, bool force);
+/* Feed one link event (what the rtnetlink handler does with each message). */
+void prep_daemon_link_event(prep_daemon *d, const tune_link_event *ev);
+
+const config *prep_daemon_config(const prep_daemon *d);
+prep_daemon_stats prep_daemon_get_stats(const prep_daemon *d);
+
+/* Log one preparation report: a line per NIC and per step, then the verdicts. */
+void prep_log_report(const prep_report *r, bool json, FILE *out);
+
+/* `run --once` / `prepare`: load the config, prepare the node once, log, print the
+ * verdicts. Returns the exit code: 0 nothing failed, 1 a step failed, 2 bad config or
+ * internal error. */
+int prep_once(const hostfs *h, const char *config_path, prep_scan_fn scan, void *scan_userdata, bool json);
+
+#endif

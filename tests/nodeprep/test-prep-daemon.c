@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Node preparation in the event loop on an emulated node: refuses to start on a bad
+ * config; applies at start; a bad config written over the file is rejected and the last
+ * good one kept; a good change is applied; SIGHUP-style forced reload; a link reset and
+ * an IRQ drift each re-apply tuning; the one-shot path's exit codes. */
+#include "prep-daemon.h"
+
+#include "cleanup.h"
+#include "log.h"
+#include "sysfs-emu.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#define PRIM "0000:00:05.0"
+#define ENA1 "0000:00:06.0"
+#define NR "/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages"
+
+static char cfg_dir[64], cfg_path[128];
+
+static void write_config(const char *text)
+{
+        /* As an editor would: a new file renamed over the old one. */
+        char tmp[160];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", cfg_path);
+        FILE *f = fopen(tmp, "w");
+        fputs(text, f);
+        fclose(f);
+        CHECK_INT(rename(tmp, cfg_path), 0);
+}
+
+static void node(emu *e)
+{
+        CHECK_INT(emu_init(e), 0);
+        emu_add_driver(e, "ena");
+        emu_add_driver(e, "vfio-pci");
+        emu_add_nic(e, PRIM, "0x1d0f\n", "0xec20\n", "ena", "ena", "eth0");
+        emu_add_nic(e, ENA1, "0x1d0f\n", "0xec20\n", "ena", "ena", "eth1");
+        emu_write_file(e, "/proc/net/route",
+                       "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+                       "eth0\t00000000\t0100000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n");
+        emu_write_file(e, NR, "0\n");
+        emu_write_file(e, "/proc/mounts", "nodev /dev/hugepages hugetlbfs rw,pagesize=2M 0 0\n");
+        emu_write_file(e, "/proc/interrupts", "  CPU0 CPU1\n 30: 1 1 PCI-MSI 1-edge eth0-Tx-Rx-0\n");
+        emu_write_file(e, "/proc/irq/30/smp_affinity_list", "0-1\n");
+}
+
+static int coalesce_calls;
+static int fake_coalesce(void *ud, const char *ifname)
+{
+        (void)ud, (void)ifname;
+        coalesce_calls++;
+        return 0;
+}
+
+/* Run the loop until cond holds or timeout_ms passes. */
+#define RUN_UNTIL(l, cond, timeout_ms)                                                     \
+        do {                                                                               \
+                uint64_t _end = loop_now_ms() + (timeout_ms);                              \
+                while (!(cond) && loop_now_ms() < _end)                                    \
+                        loop_run_once((l), 20);                                            \
+        } while (0)
+
+int main(void)
+{
+        emu e;
+        loop *l = NULL;
+        prep_daemon *d = NULL;
+
+        snprintf(cfg_dir, sizeof(cfg_dir), "/tmp/sl-np-cfg-XXXXXX");
+        CHECK(mkdtemp(cfg_dir) != NULL);
+        snprintf(cfg_path, sizeof(cfg_path), "%s/config.json", cfg_dir);
+        node(&e);
+        CHECK_INT(loop_new(&l), 0);
+        prep_ops ops = {0};
+        ops.sysfs = emu_ops(&e);
+        ops.tune.coalesce_off = fake_coalesce;
+        ops.tune.write = emu_ops_template.write;
+        ops.tune.userdata = &e;
+        prep_daemon_options o = {.config_path = cfg_path, .scan = emu_scan_fn, .scan_userdata = &e, .ops = &ops,
+                                 .drift_check_ms = 50, .debounce_ms = 20, .no_netlink = true};
+
+        /* A bad config: the agent does not start, nothing is touched. */
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":\"lots\"}}}");
+        CHECK_INT(prep_daemon_new(l, &e.h, &o, &d), -EINVAL);
+        CHECK(d == NULL);
+        CHECK_STR(emu_log_str(&e), "");
+
+        /* A good one: applied at start. */
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":8}},\"tuning\":{\"irq_core\":1,\"interrupt_moderation_off\":true}}");
+        CHECK_INT(prep_daemon_new(l, &e.h, &o, &d), 0);
+        CHECK_STR(emu_driver(&e, ENA1), "vfio-pci");
+        CHECK_STR(emu_read(&e, NR), "8");
+        CHECK_STR(emu_read(&e, "/proc/irq/30/smp_affinity_list"), "1");
+        CHECK_INT(coalesce_calls, 1);
+        prep_daemon_stats st = prep_daemon_get_stats(d);
+        CHECK_INT(st.applies, 1);
+        CHECK_INT(st.last_exit, 0);
+
+        /* A bad config arrives: rejected, the last good one stays, nothing re-applied. */
+        emu_reset_log(&e);
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":16}},\"tuning\":{\"irq_core\":\"one\"}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 1, 2000);
+        st = prep_daemon_get_stats(d);
+        CHECK_INT(st.reloads_rejected, 1);
+        CHECK_INT(st.applies, 1);
+        CHECK_INT(prep_daemon_config(d)->tuning.irq_core, 1);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 8);
+        CHECK_STR(emu_read(&e, NR), "8");
+
+        /* A good change: applied. */
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":16}},\"tuning\":{\"irq_core\":1,\"interrupt_moderation_off\":true}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 2, 2000);
+        CHECK_INT(prep_daemon_get_stats(d).applies, 2);
+        CHECK_STR(emu_read(&e, NR), "16");
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 16);
+        /* Only the hugepages write; the NIC is already bound. */
+        CHECK_STR(emu_log_str(&e), NR "=16");
+
+        /* SIGHUP: a forced reload re-applies even when unchanged; a plain one does not. */
+        CHECK_INT(prep_daemon_reload(d, false), 0);
+        CHECK_INT(prep_daemon_get_stats(d).applies, 2);
+        CHECK_INT(prep_daemon_reload(d, true), 0);
+        CHECK_INT(prep_daemon_get_stats(d).applies, 3);
+
+        /* An ENA reset seen as link events: carrier down, then up -> tuning re-applied. */
+        int before = coalesce_calls;
+        tune_link_event up = {.ifindex = 2, .ifname = "eth0", .up = true, .carrier = true};
+        tune_link_event down = up;
+        down.carrier = false;
+        prep_daemon_link_event(d, &up);
+        CHECK_INT(prep_daemon_get_stats(d).resets_seen, 0);
+        emu_write_file(&e, "/proc/irq/30/smp_affinity_list", "0-1\n"); /* what the reset did */
+        prep_daemon_link_event(d, &down);
+        prep_daemon_link_event(d, &up);
+        st = prep_daemon_get_stats(d);
+        CHECK_INT(st.resets_seen, 1);
+        CHECK_INT(st.retunes, 1);
+        CHECK_INT(coalesce_calls, before + 1);
+        CHECK_STR(emu_read(&e, "/proc/irq/30/smp_affinity_list"), "1");
+
+        /* A reset the link events missed: the drift timer catches the IRQ. */
+        emu_write_file(&e, "/proc/irq/30/smp_affinity_list", "0-1\n");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).retunes == 2, 2000);
+        CHECK_INT(prep_daemon_get_stats(d).retunes, 2);
+        CHECK_STR(emu_read(&e, "/proc/irq/30/smp_affinity_list"), "1");
+        /* And nothing more while it stays put. */
+        uint64_t t_end = loop_now_ms() + 200;
+        while (loop_now_ms() < t_end)
+                loop_run_once(l, 20);
+        CHECK_INT(prep_daemon_get_stats(d).retunes, 2);
+
+        /* The config file disappears: defaults are not forced on a running node? The
+         * path is not the default one, so it is an error and the last config stays. */
+        unlink(cfg_path);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 2, 2000);
+        CHECK_INT(prep_daemon_get_stats(d).reloads_rejected, 2);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 16);
+
+        prep_daemon_free(d);
+        loop_free(l);
+
+        /* The one-shot path (run --once): under the fake root the default ops are used,
+         * so sysfs writes go to the tree. The NIC is bound already: exit 0. */
+        write_config("{}");
+        CHECK_INT(prep_once(&e.h, cfg_path, emu_scan_fn, &e, false), 0);
+        write_config("{\"nics\":{\"max\":\"two\"}}");
+        CHECK_INT(prep_once(&e.h, cfg_path, emu_scan_fn, &e, false), 2);
+        /* A failing step: a hugepage node that does not exist. */
+        write_config("{\"hugepages\":{\"per_node\":{\"5\":1}}}");
+        CHECK_INT(prep_once(&e.h, cfg_path, emu_scan_fn, &e, true), 1);
+
+        unlink(cfg_path);
+        rmdir(cfg_dir);
+        emu_cleanup(&e);
+        return test_done();
+}
