@@ -286,7 +286,7 @@ int lplan_check_aeron(const launch_env *env, const lplan *plan, const lplan_topo
                        "conductor_cpu", aff[2]);
         if (ev && a->mtu)
                 json_object_set_new(ev, "mtu", json_integer((json_int_t)a->mtu));
-        char pass[256], cond[48];
+        char pass[512], cond[48];
         if (aff[2] >= 0)
                 snprintf(cond, sizeof(cond), "conductor CPU %d", aff[2]);
         else
