@@ -309,6 +309,7 @@ static int check_smt(ctx *c, verdict_list *vl)
         lreport rep;
         json_t *ev, *shared = json_array();
         char buf[256];
+        bool sibling_problem = false;
 
         lreport_init(&rep);
         if (!c->env->have_cpus) {
@@ -343,6 +344,7 @@ static int check_smt(ctx *c, verdict_list *vl)
                         if (c->have_online && !cpuset_has(&c->online, (unsigned)s))
                                 continue; /* an offline sibling runs nothing */
                         bool in_cpuset = c->have_allowed && cpuset_has(&c->allowed, (unsigned)s);
+                        sibling_problem = true;
                         lreport_add(&rep, VERDICT_FAIL,
                                     "CPU %d's SMT sibling %d is not granted to this pod %s", cpu, s,
                                     in_cpuset ? "but is in this container's cpuset (the driver's own other threads or the shared pool run there)"
@@ -350,7 +352,7 @@ static int check_smt(ctx *c, verdict_list *vl)
                         json_array_append_new(shared, json_pack("{s:i,s:i,s:b}", "cpu", cpu, "sibling", s, "in_cpuset", in_cpuset));
                 }
         }
-        if (rep.level == VERDICT_FAIL)
+        if (sibling_problem)
                 lreport_remedy(&rep, "Grant whole physical cores: request spinlane.io/isolated-core (every SMT sibling of a core), run the kubelet with cpuManagerPolicyOptions full-pcpus-only=true, or take the siblings offline.");
         fmt_set(&c->pinned, buf, sizeof(buf));
         ev = json_pack("{s:s,s:o}", "pinned", buf, "unshared_siblings_violations", shared);
