@@ -78,11 +78,11 @@ static int cgroup_dir(ctx *c, lreport *rep, const char *controller, verdict_leve
 
         if (c->self_err < 0) {
                 lreport_add(rep, level, "cannot read /proc/self/cgroup: %s", strerror(-c->self_err));
-                return c->self_err;
+                return -EIO; /* reported; not -ENOENT, which means "no such controller" */
         }
         if (c->mounts_err < 0) {
                 lreport_add(rep, level, "cannot read /proc/self/mountinfo: %s", strerror(-c->mounts_err));
-                return c->mounts_err;
+                return -EIO;
         }
         r = lcg_resolve(&c->self, &c->mounts, controller, dir, size, mp, mpsize, v2);
         if (r == -ENOENT)
