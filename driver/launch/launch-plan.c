@@ -57,10 +57,12 @@ static bool cat(char *buf, size_t size, const char *fmt, ...)
 
 static int add_var(lplan *p, const char *name, const char *value, bool defaulted)
 {
-        if (p->n_set >= LPLAN_MAX_SET || strlen(value) >= sizeof(p->set[0].value))
+        size_t n = strlen(value);
+
+        if (p->n_set >= LPLAN_MAX_SET || n >= sizeof(p->set[0].value))
                 return -ENAMETOOLONG;
         p->set[p->n_set].name = name;
-        snprintf(p->set[p->n_set].value, sizeof(p->set[0].value), "%s", value);
+        memmove(p->set[p->n_set].value, value, n + 1); /* value may live inside *p */
         p->set[p->n_set].defaulted = defaulted;
         p->n_set++;
         return 0;
