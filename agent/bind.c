@@ -370,14 +370,26 @@ static bool scan_addr6(const char *text, const char *ifname)
         return false;
 }
 
+/* /proc/1/net/<name> first: under --root /host that is the host init's network
+ * namespace, while /proc/net is whoever reads it. Fake trees have only /proc/net. */
+static int read_proc_net(const hostfs *h, const char *name, char **ret)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/1/net/%s", name);
+        if (hostfs_read_alloc(h, path, 0, ret, NULL) == 0)
+                return 0;
+        snprintf(path, sizeof(path), "/proc/net/%s", name);
+        return hostfs_read_alloc(h, path, 0, ret, NULL);
+}
+
 static int netdev_in_use(const hostfs *h, const char *ifname, char *why, size_t why_size)
 {
         _cleanup_free_ char *r4 = NULL, *r6 = NULL, *a6 = NULL;
         bool def = false, route = false;
 
-        if (hostfs_read_alloc(h, "/proc/net/route", 0, &r4, NULL) == 0)
+        if (read_proc_net(h, "route", &r4) == 0)
                 scan_route4(r4, ifname, &def, &route);
-        if (hostfs_read_alloc(h, "/proc/net/ipv6_route", 0, &r6, NULL) == 0)
+        if (read_proc_net(h, "ipv6_route", &r6) == 0)
                 scan_route6(r6, ifname, &def, &route);
         if (def) {
                 snprintf(why, why_size, "%s carries the default route (the node's primary NIC)", ifname);
@@ -387,7 +399,7 @@ static int netdev_in_use(const hostfs *h, const char *ifname, char *why, size_t 
                 snprintf(why, why_size, "%s has a route", ifname);
                 return 1;
         }
-        if (hostfs_read_alloc(h, "/proc/net/if_inet6", 0, &a6, NULL) == 0 && scan_addr6(a6, ifname)) {
+        if (read_proc_net(h, "if_inet6", &a6) == 0 && scan_addr6(a6, ifname)) {
                 snprintf(why, why_size, "%s has an IPv6 address", ifname);
                 return 1;
         }

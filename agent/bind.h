@@ -73,8 +73,9 @@ typedef struct bind_result {
 
 /* Why a NIC's kernel netdev must not be taken: 1 (reason in why) when any netdev of the
  * PCI device carries the default route, another route, or a non-link-local address;
- * 0 when free; negative on error. Reads /sys/bus/pci/devices/<pci>/net, /proc/net/route,
- * /proc/net/ipv6_route, /proc/net/if_inet6 (and getifaddrs() under the real root). */
+ * 0 when free; negative on error. Reads /sys/bus/pci/devices/<pci>/net and route,
+ * ipv6_route, if_inet6 from /proc/1/net (the host init's view under --root /host), else
+ * /proc/net; and getifaddrs() under the real root. */
 int bind_netdev_in_use(const hostfs *h, const char *pci, char *why, size_t why_size);
 
 /* Bind pci to target (e.g. "vfio-pci"). Checks first (device present, target driver

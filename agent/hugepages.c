@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 static void size_str(uint64_t kb, char *buf, size_t size)
 {
@@ -249,6 +251,26 @@ static int mkdir_p(const char *path)
         return 0;
 }
 
+/* The host's mount table: /proc/1/mounts (host init, under --root /host with hostPID)
+ * first, then /proc/mounts (fake trees have only that). */
+static int read_mounts(const hostfs *h, char **ret)
+{
+        if (hostfs_read_alloc(h, "/proc/1/mounts", 0, ret, NULL) == 0)
+                return 0;
+        return hostfs_read_alloc(h, "/proc/mounts", 0, ret, NULL);
+}
+
+bool huge_root_is_live(const hostfs *h)
+{
+        char full[PATH_MAX];
+        struct statfs sfs;
+
+        if (hostfs_is_real_root(h))
+                return true;
+        return hostfs_path(h, "/proc", full, sizeof(full)) == 0 && statfs(full, &sfs) == 0 &&
+               sfs.f_type == PROC_SUPER_MAGIC;
+}
+
 int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_mounted)
 {
         _cleanup_free_ char *mounts = NULL;
@@ -261,7 +283,7 @@ int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_moun
                 *ret_mounted = false;
         size_str(want, sz, sizeof(sz));
         json_t *ev = json_pack("{s:s,s:I}", "mount_point", mp, "page_size_kb", (json_int_t)want);
-        r = hostfs_read_alloc(h, "/proc/mounts", 0, &mounts, NULL);
+        r = read_mounts(h, &mounts);
         if (r < 0)
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, "check that /proc is mounted under the root",
                                    "cannot read /proc/mounts: %s", strerror(-r));
@@ -292,7 +314,7 @@ int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_moun
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL, "cannot create %s: %s", mp,
                                    strerror(-r));
         snprintf(opt, sizeof(opt), "pagesize=%" PRIu64 "K", want);
-        if (!hostfs_is_real_root(h))
+        if (!huge_root_is_live(h))
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_SKIP, ev, NULL,
                                    "would mount hugetlbfs at %s with %s (not the real root: directory created, nothing mounted)",
                                    mp, opt);
@@ -304,9 +326,23 @@ int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_moun
         }
         free(mounts);
         mounts = NULL;
-        if (hostfs_read_alloc(h, "/proc/mounts", 0, &mounts, NULL) < 0 || huge_find_mount(mounts, mp, &have) != 1)
+        if (read_mounts(h, &mounts) < 0 || huge_find_mount(mounts, mp, &have) != 1) {
+                /* Under --root /host the host sees the mount only through mount
+                 * propagation; our own namespace shows it at the joined path. */
+                free(mounts);
+                mounts = NULL;
+                if (!hostfs_is_real_root(h) && hostfs_read_alloc(h, "/proc/self/mounts", 0, &mounts, NULL) == 0 &&
+                    huge_find_mount(mounts, full, &have) == 1) {
+                        if (ret_mounted)
+                                *ret_mounted = true;
+                        return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_WARN, ev,
+                                           "give the agent's host mount mountPropagation: Bidirectional",
+                                           "mounted hugetlbfs at %s in the agent's mount namespace only; the host does "
+                                           "not see it", full);
+                }
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL,
-                                   "mounted hugetlbfs at %s but /proc/mounts does not show it", mp);
+                                   "mounted hugetlbfs at %s but the mount table does not show it", mp);
+        }
         if (ret_mounted)
                 *ret_mounted = true;
         return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_PASS, ev, NULL, "mounted hugetlbfs at %s (pagesize %s)", mp, sz);

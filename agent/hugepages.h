@@ -40,9 +40,14 @@ int huge_find_mount(const char *mounts, const char *mount_point, uint64_t *ret_p
  * PREP_CHECK_HUGEPAGES size, else the kernel default (/proc/meminfo Hugepagesize), else 2048. */
 uint64_t huge_mount_page_size(const hostfs *h, const config *c);
 
+/* True when the root holds a live host (the real root, or --root /host whose /proc is
+ * a procfs): mounts are real there. A fake tree's /proc is a plain directory. */
+bool huge_root_is_live(const hostfs *h);
+
 /* Make sure hugetlbfs is mounted at c->hugetlbfs.mount_point with the right pagesize=.
- * Real root: mkdir -p and mount(2) when absent (nosuid,nodev), then verify in
- * /proc/mounts. Fake root: create the directory under the root and report a `skip`
+ * Live root (huge_root_is_live): mkdir -p and mount(2) at <root><mount_point> when
+ * absent (nosuid,nodev), then verify in the mount table (/proc/1/mounts, else
+ * /proc/mounts). Fake root: create the directory under the root and report a `skip`
  * verdict saying what would be mounted. A mount with another page size is a fail
  * (never remounted under running pods). Adds one `prep-hugetlbfs` verdict; *ret_mounted
  * (optional) tells whether this call mounted it. Returns 0 or -ENOMEM. */

@@ -164,6 +164,15 @@ static void test_mount_fake_root(void)
         CHECK_STR(v.items[0].message, "hugetlbfs is mounted at /dev/hugepages (pagesize 2 MiB)");
         verdict_list_free(&v);
 
+        /* The host init's table (/proc/1/mounts) wins over the reader's own. */
+        emu_write_file(&e, "/proc/1/mounts", "nodev /dev/hugepages hugetlbfs rw,pagesize=1024M 0 0\n");
+        c = cfg("{\"hugetlbfs\":{\"page_size\":\"1G\"}}");
+        CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
+        CHECK_INT(v.items[0].level, VERDICT_PASS);
+        CHECK_STR(v.items[0].message, "hugetlbfs is mounted at /dev/hugepages (pagesize 1 GiB)");
+        verdict_list_free(&v);
+        CHECK(!huge_root_is_live(&e.h));
+
         c = cfg("{\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/h\"}}");
         CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
         CHECK_INT(v.items[0].level, VERDICT_FAIL);
@@ -183,6 +192,7 @@ static void test_real(void)
         uint64_t orig;
 
         hostfs_init(&real, NULL);
+        CHECK(huge_root_is_live(&real));
         if (geteuid() != 0) {
                 printf("SKIP real hugetlbfs/nr_hugepages: not root\n");
                 return;
