@@ -496,7 +496,9 @@ static int check_primary_nic(const inventory *inv, const checks_options *o, verd
                         continue;
                 if (!prim)
                         prim = n;
-                if (n->dpdk_ready || nic_on_dpdk_driver(n) || (o->nic_selected && nic_selected(o, n)))
+                /* a MANA VF stays on mana and is "ready" without being taken: only a bind
+                 * or an explicit selection hands the primary away */
+                if (nic_on_dpdk_driver(n) || (o->nic_selected && nic_selected(o, n)))
                         bad = n;
         }
         json_t *ev = json_pack("{s:s?,s:s?,s:s?}", "pci", prim ? prim->pci : NULL, "netdev",
@@ -505,9 +507,10 @@ static int check_primary_nic(const inventory *inv, const checks_options *o, verd
                 return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_FAIL, ev,
                                    "exclude the primary NIC from the NIC selectors and keep it on its kernel "
                                    "driver; use a secondary ENI/NIC for DPDK",
-                                   "NIC %s (%s) carries the default route and is %s: giving it to a pod would cut "
+                                   "NIC %s (%s) carries the default route and is %s%s: giving it to a pod would cut "
                                    "the node off", bad->pci, bad->netdev[0] ? bad->netdev : "no netdev",
-                                   bad->dpdk_ready ? "DPDK-ready" : "selected for DPDK");
+                                   nic_on_dpdk_driver(bad) ? "bound to " : "selected for DPDK",
+                                   nic_on_dpdk_driver(bad) ? bad->driver : "");
         if (p && !prim)
                 return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_SKIP, ev, "fix or report the unreadable file named here",
                                    "cannot tell which NIC carries the default route: %s: %s", p->path,

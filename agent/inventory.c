@@ -871,11 +871,21 @@ static void scan_nics(inventory *inv, const hostfs *h)
                 char p[PATH_MAX], name[64];
                 if (!procparse_route_is_default(&ri.routes[i]))
                         continue;
-                if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/device", ri.routes[i].iface) < 0 ||
-                    hostfs_readlink_base(h, p, name, sizeof(name)) < 0)
+                if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/device", ri.routes[i].iface) == 0 &&
+                    hostfs_readlink_base(h, p, name, sizeof(name)) == 0)
+                        for (size_t n = 0; n < inv->n_nics; n++)
+                                if (strcmp(inv->nics[n].pci, name) == 0)
+                                        inv->nics[n].primary = true;
+                /* A synthetic netdev (Azure hv_netvsc) whose VF is a PCI NIC: same MAC. */
+                uint8_t mac[6];
+                char smac[18];
+                if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", ri.routes[i].iface) < 0 ||
+                    hostfs_read_str(h, p, name, sizeof(name)) < 0 || parse_mac(name, mac) < 0)
                         continue;
+                snprintf(smac, sizeof(smac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+                         mac[4], mac[5]);
                 for (size_t n = 0; n < inv->n_nics; n++)
-                        if (strcmp(inv->nics[n].pci, name) == 0)
+                        if (strcmp(inv->nics[n].mac, smac) == 0)
                                 inv->nics[n].primary = true;
         }
         free(ri.routes);

@@ -64,7 +64,8 @@ typedef struct inv_nic {
         int numa_node;          /* -1 unknown (sysfs says -1, or the file was bad: see problems) */
         char netdev[INV_NAME_LEN];  /* kernel netdev ("eth1") while the kernel holds the NIC; else "" */
         char mac[18];           /* "0a:1b:..." of that netdev; "" when unknown */
-        bool primary;           /* its netdev carries the default route: never to be taken */
+        bool primary;           /* carries the default route (its netdev does, or it is the VF of
+                                   the synthetic netdev that does: same MAC, Azure): never taken */
         bool has_ipv4;          /* its netdev has an IPv4 route (every address brings its prefix
                                    route): node preparation (#4) must refuse to unbind it */
         bool dpdk_ready;        /* usable by a DPDK pod as it stands now (see dpdk_reason) */
