@@ -292,7 +292,7 @@ static int check_hugepages(const inventory *inv, const checks_options *o, verdic
                 }
         }
         json_t *ev = json_pack("{s:o,s:o,s:o}", "sizes", sizes, "dpdk_nic_nodes", per, "problems", probs);
-        if (inv->n_huge == 0 && nprob) {
+        if (freep == 0 && nprob) {
                 const inv_problem *p = find_problem(inv, INV_TOPIC_MEMORY, "hugepages");
                 return verdict_add(l, CHECK_HUGEPAGES, VERDICT_SKIP, ev, "fix or report the unreadable file named here",
                                    "cannot read hugepage counts: %s: %s", p->path, strerror(-p->err));
@@ -479,6 +479,13 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 return verdict_add(l, CHECK_NIC_BINDING, VERDICT_WARN, ev, sb_str(&rem),
                                    "%zu DPDK-ready NIC%s (%s); not ready: %s", nready, nready == 1 ? "" : "s",
                                    sb_str(&ready), sb_str(&notready));
+        if (nprob) {
+                const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "/");
+                return verdict_add(l, CHECK_NIC_BINDING, VERDICT_WARN, ev,
+                                   "fix or report the unreadable file named here; a NIC behind it may be missing",
+                                   "%zu DPDK-ready NIC%s (%s); but %s: %s (%s)", nready, nready == 1 ? "" : "s",
+                                   sb_str(&ready), p->path, strerror(-p->err), p->what);
+        }
         return verdict_add(l, CHECK_NIC_BINDING, VERDICT_PASS, ev, NULL, "%zu DPDK-ready NIC%s: %s", nready,
                            nready == 1 ? "" : "s", sb_str(&ready));
 }
@@ -633,7 +640,11 @@ static int check_numa_alignment(const inventory *inv, const checks_options *o, v
                         ngood++;
                 }
         }
-        json_t *ev = json_pack("{s:o,s:i}", "nics", arr, "numa_nodes", (int)inv->n_numa);
+        const inv_problem *np = find_problem(inv, INV_TOPIC_NUMA, "/");
+        json_t *ev = json_pack("{s:o,s:i,s:o}", "nics", arr, "numa_nodes", (int)inv->n_numa, "problems",
+                               problems_json(inv, INV_TOPIC_NUMA, NULL, NULL));
+        if (np && nnics)
+                sb_add(&bad, "%sunreadable NUMA data: %s: %s", nbad++ ? "; " : "", np->path, strerror(-np->err));
         if (nnics == 0)
                 return verdict_add(l, CHECK_NUMA_ALIGNMENT, VERDICT_SKIP, ev, NULL, "no DPDK-ready NIC to align");
         if (nbad)

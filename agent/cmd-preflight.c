@@ -38,10 +38,15 @@ static json_t *node_summary(const inventory *inv)
                 json_array_append_new(huge, json_pack("{s:I,s:I,s:I}", "size_kb", (json_int_t)inv->huge[i].size_kb,
                                                       "free", (json_int_t)inv->huge[i].free, "total",
                                                       (json_int_t)inv->huge[i].total));
-        return json_pack("{s:s,s:s,s:s,s:i,s:i,s:b,s:i,s:o,s:i,s:o,s:s,s:i}", "online", online, "isolated", iso,
+        json_t *probs = json_array();
+        for (size_t i = 0; i < inv->n_problems; i++)
+                json_array_append_new(probs, json_pack("{s:s,s:s,s:s}", "path", inv->problems[i].path, "error",
+                                                       strerror(-inv->problems[i].err), "what",
+                                                       inv->problems[i].what));
+        return json_pack("{s:s,s:s,s:s,s:i,s:i,s:b,s:i,s:o,s:i,s:o,s:s,s:o}", "online", online, "isolated", iso,
                          "pool", pool, "pool_cores", (int)ncores, "cores", (int)inv->n_cores, "smt", inv->smt,
                          "numa_nodes", (int)inv->n_numa, "nics", nics, "dpdk_ready_nics", (int)nready, "hugepages",
-                         huge, "cgroup", inv_cgroup_name(inv->cgroup), "problems", (int)inv->n_problems);
+                         huge, "cgroup", inv_cgroup_name(inv->cgroup), "problems", probs);
 }
 
 static void print_human_summary(const inventory *inv, FILE *f)
@@ -70,6 +75,11 @@ static void print_human_summary(const inventory *inv, FILE *f)
         for (size_t i = 0; i < inv->n_mounts; i++)
                 fprintf(f, " %s", inv->mounts[i].path);
         fprintf(f, "%s; cgroup %s\n", inv->n_mounts ? "" : " none", inv_cgroup_name(inv->cgroup));
+        for (size_t i = 0; i < inv->n_problems; i++)
+                fprintf(f, "problem: %s: %s (%s)\n", inv->problems[i].path, strerror(-inv->problems[i].err),
+                        inv->problems[i].what);
+        if (inv->n_problems_dropped)
+                fprintf(f, "problem: %zu more not shown\n", inv->n_problems_dropped);
 }
 
 int cmd_preflight(int argc, char **argv)
