@@ -259,12 +259,11 @@ static uint64_t node_free_any(const inventory *inv, int node)
 static int check_hugepages(const inventory *inv, const checks_options *o, verdict_list *l)
 {
         sbuf msg = {0}, nodes = {0};
-        uint64_t total = 0, freep = 0;
+        uint64_t freep = 0;
         size_t nprob;
         json_t *probs = problems_json(inv, INV_TOPIC_MEMORY, "hugepages", &nprob);
 
         for (size_t i = 0; i < inv->n_huge; i++) {
-                total += inv->huge[i].total;
                 freep += inv->huge[i].free;
                 sb_add(&msg, "%s%" PRIu64 " kB: %" PRIu64 " free of %" PRIu64, i ? ", " : "", inv->huge[i].size_kb,
                        inv->huge[i].free, inv->huge[i].total);
