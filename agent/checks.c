@@ -323,7 +323,7 @@ static int check_hugetlbfs(const inventory *inv, verdict_list *l)
 {
         sbuf msg = {0}, bad = {0};
         size_t nbad = 0;
-        const inv_problem *p = find_problem(inv, INV_TOPIC_MEMORY, "/proc/mounts");
+        const inv_problem *p = find_problem(inv, INV_TOPIC_MEMORY, "mounts");
         json_t *mounts = json_array();
 
         for (size_t i = 0; i < inv->n_mounts; i++) {
@@ -493,7 +493,7 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
 
 static int check_primary_nic(const inventory *inv, const checks_options *o, verdict_list *l)
 {
-        const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "/proc/net/route");
+        const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "net/route");
         const inv_nic *prim = NULL, *bad = NULL;
 
         for (size_t i = 0; i < inv->n_nics; i++) {
