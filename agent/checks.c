@@ -259,12 +259,11 @@ static uint64_t node_free_any(const inventory *inv, int node)
 static int check_hugepages(const inventory *inv, const checks_options *o, verdict_list *l)
 {
         sbuf msg = {0}, nodes = {0};
-        uint64_t total = 0, freep = 0;
+        uint64_t freep = 0;
         size_t nprob;
         json_t *probs = problems_json(inv, INV_TOPIC_MEMORY, "hugepages", &nprob);
 
         for (size_t i = 0; i < inv->n_huge; i++) {
-                total += inv->huge[i].total;
                 freep += inv->huge[i].free;
                 sb_add(&msg, "%s%" PRIu64 " kB: %" PRIu64 " free of %" PRIu64, i ? ", " : "", inv->huge[i].size_kb,
                        inv->huge[i].free, inv->huge[i].total);
@@ -324,7 +323,7 @@ static int check_hugetlbfs(const inventory *inv, verdict_list *l)
 {
         sbuf msg = {0}, bad = {0};
         size_t nbad = 0;
-        const inv_problem *p = find_problem(inv, INV_TOPIC_MEMORY, "/proc/mounts");
+        const inv_problem *p = find_problem(inv, INV_TOPIC_MEMORY, "mounts");
         json_t *mounts = json_array();
 
         for (size_t i = 0; i < inv->n_mounts; i++) {
@@ -494,7 +493,7 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
 
 static int check_primary_nic(const inventory *inv, const checks_options *o, verdict_list *l)
 {
-        const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "/proc/net/route");
+        const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "net/route");
         const inv_nic *prim = NULL, *bad = NULL;
 
         for (size_t i = 0; i < inv->n_nics; i++) {

@@ -401,6 +401,28 @@ static void scan_numa(inventory *inv, const hostfs *h)
         qsort(inv->numa, inv->n_numa, sizeof(inv_numa), cmp_numa);
 }
 
+/* A per-process /proc file (mounts, net/route). /proc/mounts is /proc/self/mounts: under
+ * --root /host that would be the agent container's own view, so there the host's init
+ * (/proc/1/...) is read first, and /proc/<name> only when that is absent or refused.
+ * *ret_path names the file that was read (or last tried). */
+static int read_proc_of_host(const hostfs *h, const char *name, char **ret, size_t *ret_len, const char **ret_path,
+                             char *pathbuf, size_t size)
+{
+        int r = -ENOENT;
+
+        if (!hostfs_is_real_root(h) && hostfs_fmt(pathbuf, size, "/proc/1/%s", name) == 0) {
+                r = hostfs_read_alloc(h, pathbuf, PROC_FILE, ret, ret_len);
+                if (r >= 0 || (r != -ENOENT && r != -EACCES && r != -EPERM)) {
+                        *ret_path = pathbuf;
+                        return r;
+                }
+        }
+        if (hostfs_fmt(pathbuf, size, "/proc/%s", name) < 0)
+                return -ENAMETOOLONG;
+        *ret_path = pathbuf;
+        return hostfs_read_alloc(h, pathbuf, PROC_FILE, ret, ret_len);
+}
+
 static void scan_mounts(inventory *inv, const hostfs *h)
 {
         _cleanup_free_ char *buf = NULL;
@@ -409,9 +431,11 @@ static void scan_mounts(inventory *inv, const hostfs *h)
         procparse_mount m;
         int r;
 
-        r = hostfs_read_alloc(h, "/proc/mounts", PROC_FILE, &buf, &len);
+        char pathbuf[64];
+        const char *path = "/proc/mounts";
+        r = read_proc_of_host(h, "mounts", &buf, &len, &path, pathbuf, sizeof(pathbuf));
         if (r < 0) {
-                problem(inv, INV_TOPIC_MEMORY, "/proc/mounts", r, "mount table");
+                problem(inv, INV_TOPIC_MEMORY, path, r, "mount table");
                 return;
         }
         while ((r = procparse_mount_next(buf, len, &pos, &m)) != 0) {
@@ -428,18 +452,18 @@ static void scan_mounts(inventory *inv, const hostfs *h)
                         char ps[32];
                         uint64_t kb = 0;
                         if (m.truncated) {
-                                problem(inv, INV_TOPIC_MEMORY, "/proc/mounts", -ENAMETOOLONG,
+                                problem(inv, INV_TOPIC_MEMORY, path, -ENAMETOOLONG,
                                         "hugetlbfs mount line too long");
                                 continue;
                         }
                         r = procparse_mount_option(m.options, "pagesize", ps, sizeof(ps));
                         if (r > 0 && procparse_size_kb(ps, &kb) < 0) {
-                                problem(inv, INV_TOPIC_MEMORY, "/proc/mounts", -EINVAL,
+                                problem(inv, INV_TOPIC_MEMORY, path, -EINVAL,
                                         "bad pagesize= of hugetlbfs at %.60s", m.target);
                                 continue;
                         }
                         if (inv->n_mounts >= INV_MAX_MOUNTS) {
-                                problem(inv, INV_TOPIC_MEMORY, "/proc/mounts", -E2BIG, "too many hugetlbfs mounts");
+                                problem(inv, INV_TOPIC_MEMORY, path, -E2BIG, "too many hugetlbfs mounts");
                                 continue;
                         }
                         inv_mount *im = &inv->mounts[inv->n_mounts++];
@@ -541,15 +565,17 @@ static void scan_routes(inventory *inv, const hostfs *h, route_info *ri)
         procparse_route rt;
         int r;
 
-        r = hostfs_read_alloc(h, "/proc/net/route", PROC_FILE, &buf, &len);
+        char pathbuf[64];
+        const char *path = "/proc/net/route";
+        r = read_proc_of_host(h, "net/route", &buf, &len, &path, pathbuf, sizeof(pathbuf));
         if (r < 0) {
-                problem(inv, INV_TOPIC_NIC, "/proc/net/route", r, "IPv4 routes");
+                problem(inv, INV_TOPIC_NIC, path, r, "IPv4 routes");
                 return;
         }
         bool bad = false;
         while ((r = procparse_route_next(buf, len, &pos, &rt)) != 0) {
                 if (r == -EBADMSG) {
-                        problem(inv, INV_TOPIC_NIC, "/proc/net/route", r, "IPv4 routes: no header");
+                        problem(inv, INV_TOPIC_NIC, path, r, "IPv4 routes: no header");
                         return;
                 }
                 if (r < 0) {
@@ -569,7 +595,7 @@ static void scan_routes(inventory *inv, const hostfs *h, route_info *ri)
                 ri->routes[ri->n++] = rt;
         }
         if (bad)
-                problem(inv, INV_TOPIC_NIC, "/proc/net/route", -EINVAL, "IPv4 routes: garbled lines skipped");
+                problem(inv, INV_TOPIC_NIC, path, -EINVAL, "IPv4 routes: garbled lines skipped");
 }
 
 /* First entry of dir whose name is prefix<N>: its index; -ENOENT when none. */

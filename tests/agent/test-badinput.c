@@ -169,6 +169,17 @@ int main(void)
         expect("1 MiB mounts", "hugetlbfs", VERDICT_SKIP, "/proc/mounts: File too large");
         CHECK(has_problem("/proc/cmdline", -EFBIG));
 
+        /* under a --root, the host's init's mount table wins over /proc/mounts (which is
+         * /proc/self/mounts: the agent container's own) */
+        fresh();
+        snprintf(path, sizeof(path), "%s/eks-x86/proc/1", dir);
+        CHECK_INT(mkdir(path, 0700), 0);
+        PUT("/proc/1/mounts", "sysfs /sys sysfs rw 0 0\n");
+        expect("host init mounts", "hugetlbfs", VERDICT_FAIL, "no hugetlbfs mount");
+        unlink(strcat(path, "/mounts"));
+        CHECK_INT(mkdir(path, 0700), 0); /* not a regular file: named, no fallback */
+        expect("host init mounts dir", "hugetlbfs", VERDICT_SKIP, "/proc/1/mounts: Invalid argument");
+
         /* garbled hugepage counts */
         fresh();
         PUT("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "abc\n");
