@@ -2,6 +2,7 @@
 /* Options every spinlane-agent subcommand shares, and the configuration hook. */
 #include "cmd.h"
 
+#include "config.h"
 #include "inventory.h"
 #include "log.h"
 
@@ -47,12 +48,24 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
         return 0;
 }
 
+int agent_config(const agent_options *o, config *ret)
+{
+        char err[CONFIG_ERR_LEN];
+        int r = config_load(o->config ? o->config : CONFIG_PATH_DEFAULT, ret, NULL, err, sizeof(err));
+        if (r < 0)
+                fprintf(stderr, "spinlane-agent: %s\n", *err ? err : strerror(-r));
+        return r;
+}
+
 int agent_load_config(const agent_options *o, json_t **ret)
 {
         json_error_t err;
+        config c;
 
-        /* HOOK(#4): replace this body with the real config parser (keys, values, errors
-         * that name the key). Until then: a given file must be a readable JSON object. */
+        /* The parser checks every key and value (errors name the key); the JSON itself
+         * is handed on for the callers that read it directly. */
+        if (agent_config(o, &c) < 0)
+                return -EINVAL;
         if (!o->config) {
                 *ret = NULL;
                 return 0;
@@ -62,17 +75,12 @@ int agent_load_config(const agent_options *o, json_t **ret)
                 fprintf(stderr, "spinlane-agent: config %s: %s (line %d)\n", o->config, err.text, err.line);
                 return -EINVAL;
         }
-        if (!json_is_object(j)) {
-                fprintf(stderr, "spinlane-agent: config %s: not a JSON object\n", o->config);
-                json_decref(j);
-                return -EINVAL;
-        }
         *ret = j;
         return 0;
 }
 
-const char *agent_resource_prefix(const json_t *config)
+const char *agent_resource_prefix(const json_t *cfg_json)
 {
-        const json_t *p = config ? json_object_get(config, "resource_prefix") : NULL;
+        const json_t *p = cfg_json ? json_object_get(cfg_json, "resource_prefix") : NULL;
         return json_is_string(p) ? json_string_value(p) : INV_RESOURCE_PREFIX_DEFAULT;
 }

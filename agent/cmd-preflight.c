@@ -5,8 +5,10 @@
 #include "cmd.h"
 
 #include "checks.h"
+#include "config.h"
 #include "hostfs.h"
 #include "inventory.h"
+#include "prep-inventory.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -88,7 +90,7 @@ int cmd_preflight(int argc, char **argv)
         agent_options o;
         hostfs h;
         inventory *inv = NULL;
-        json_t *config = NULL;
+        config cfg;
         verdict_list vl = {0};
         int r;
 
@@ -100,22 +102,24 @@ int cmd_preflight(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent preflight: --root %s: %s\n", o.root, strerror(-r));
                 return AGENT_EXIT_ERROR;
         }
-        if (agent_load_config(&o, &config) < 0)
+        if (agent_config(&o, &cfg) < 0)
                 return AGENT_EXIT_ERROR;
         r = inventory_scan(&h, &inv);
         if (r < 0) {
                 fprintf(stderr, "spinlane-agent preflight: scan failed: %s\n", strerror(-r));
-                json_decref(config);
                 return AGENT_EXIT_ERROR;
         }
-        /* HOOK(#4): build checks_options (NIC selectors, bind driver) from config here. */
-        checks_options copt = {0};
+        /* The config's NIC selection and bind driver. */
+        checks_options copt = {
+                .nic_selected = prep_checks_nic_selected,
+                .userdata = &cfg,
+                .bind_driver = config_driver_name(cfg.binding.ena),
+        };
         r = checks_node(inv, &copt, &vl);
         if (r < 0) {
                 fprintf(stderr, "spinlane-agent preflight: checks failed: %s\n", strerror(-r));
                 verdict_list_free(&vl);
                 inventory_free(inv);
-                json_decref(config);
                 return AGENT_EXIT_ERROR;
         }
         if (o.json) {
@@ -132,6 +136,5 @@ int cmd_preflight(int argc, char **argv)
         r = verdict_exit_code(&vl) ? AGENT_EXIT_FAIL : AGENT_EXIT_OK;
         verdict_list_free(&vl);
         inventory_free(inv);
-        json_decref(config);
         return r;
 }

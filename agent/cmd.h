@@ -25,16 +25,23 @@ typedef struct agent_options {
  * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
 
-/* The configuration hook. Until config parsing lands (#4) this only proves that the file
- * given with --config is readable JSON (an object), and returns it in *ret (NULL when
- * no --config was given). Logs the reason on failure (names the file). */
+/* Load and check the config (--config FILE, else /etc/spinlane/config.json; a missing
+ * default file gives the defaults). A bad config prints the parser's message, which
+ * names the key and the value, to stderr and returns it negative. */
+struct config;
+int agent_config(const agent_options *o, struct config *ret);
+
+/* agent_config() (the full check), then the file given with --config as JSON in *ret
+ * (NULL when no --config was given), for callers that read keys directly. */
 int agent_load_config(const agent_options *o, json_t **ret);
 
-/* The resource prefix to use: the config's "resource_prefix" string if present (#4 will
- * own its validation), else the default. */
+/* The resource prefix to use: the config's "resource_prefix" (checked by
+ * agent_load_config) if present, else the default. */
 const char *agent_resource_prefix(const json_t *config);
 
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
+int cmd_prepare(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
 
 #endif
