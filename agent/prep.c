@@ -118,6 +118,38 @@ static void line(prep_report *r, const char *fmt, ...)
         va_end(ap);
 }
 
+/* The first uverbsN under the PCI device or one of its children: 1 found, 0 not. */
+static int find_uverbs(const hostfs *h, const char *pci, char *ret, size_t size)
+{
+        char dev[PATH_MAX], path[PATH_MAX];
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+
+        if (hostfs_fmt(dev, sizeof(dev), "/sys/bus/pci/devices/%s", pci) < 0 || hostfs_opendir(h, dev, &d) < 0)
+                return 0;
+        while ((de = readdir(d))) {
+                _cleanup_closedir_ DIR *v = NULL;
+                struct dirent *ve;
+                if (de->d_name[0] == '.')
+                        continue;
+                if (strcmp(de->d_name, "infiniband_verbs") == 0) {
+                        if (hostfs_fmt(path, sizeof(path), "%s/infiniband_verbs", dev) < 0)
+                                continue;
+                } else if (strcmp(de->d_name, "driver") == 0 || strcmp(de->d_name, "subsystem") == 0 ||
+                           strcmp(de->d_name, "iommu_group") == 0 || strcmp(de->d_name, "net") == 0 ||
+                           hostfs_fmt(path, sizeof(path), "%s/%s/infiniband_verbs", dev, de->d_name) < 0)
+                        continue;
+                if (hostfs_opendir(h, path, &v) < 0)
+                        continue;
+                while ((ve = readdir(v)))
+                        if (strncmp(ve->d_name, "uverbs", 6) == 0 && strlen(ve->d_name) < size) {
+                                snprintf(ret, size, "%s", ve->d_name);
+                                return 1;
+                        }
+        }
+        return 0;
+}
+
 /* MANA stays on its kernel driver: DPDK's net_mana needs mana_ib and ib_uverbs and the
  * device's /sys/class/infiniband_verbs/uverbsN. */
 static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nic,
@@ -126,6 +158,7 @@ static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, con
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         bool uverbs = false;
+        char uv[NAME_MAX + 1];
         int r;
 
         problem[0] = '\0';
@@ -133,7 +166,15 @@ static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, con
                 snprintf(problem, psize, "%s: kernel modules mana_ib and ib_uverbs are not both loaded", nic->pci);
                 return -ENOENT;
         }
-        if (hostfs_opendir(h, "/sys/class/infiniband_verbs", &d) == 0)
+        /* mana_ib registers the RDMA device on an auxiliary child of the PCI device
+         * (<pci>/mana.rdma.N/infiniband_verbs/uverbsM); look there first. */
+        r = find_uverbs(h, nic->pci, uv, sizeof(uv));
+        if (r > 0) {
+                uverbs = true;
+                line(rep, "%s: MANA stays on %s; DPDK reaches it through /dev/infiniband/%s", nic->pci,
+                     *nic->driver ? nic->driver : "no driver", uv);
+        }
+        if (!uverbs && hostfs_opendir(h, "/sys/class/infiniband_verbs", &d) == 0)
                 while ((de = readdir(d))) {
                         char link[300], full[PATH_MAX], real[PATH_MAX];
                         if (strncmp(de->d_name, "uverbs", 6) != 0)
@@ -249,6 +290,9 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                 return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_WARN, evidence,
                                    "narrow nics.* in the config to NICs without addresses or routes",
                                    "%u bound, %u already bound; %s", bound, already, warns);
+        if (rep->n_nics == 0 && mana_n > 0)
+                return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_PASS, evidence, NULL,
+                                   "no NIC to bind (MANA stays on its kernel driver)");
         if (rep->n_nics == 0 && mana_n == 0)
                 return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_WARN, evidence,
                                    "attach a secondary NIC (not the primary) or widen nics.* in the config",

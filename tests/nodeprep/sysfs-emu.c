@@ -125,15 +125,18 @@ static void set_driver(emu *e, const char *pci, const char *driver)
         char d[PATH_MAX], link[PATH_MAX + 16], target[128], net[PATH_MAX + 64];
         emu_dev *dev = find_dev(e, pci);
 
+        char stash[PATH_MAX + 16];
+        struct stat st;
+
         dev_dir(e, pci, d, sizeof(d));
         snprintf(link, sizeof(link), "%s/driver", d);
         unlink(link);
         snprintf(net, sizeof(net), "%s/net", d);
-        if (dev && dev->netdev[0]) {
-                char n2[PATH_MAX + 96];
-                snprintf(n2, sizeof(n2), "%s/%s", net, dev->netdev);
-                rmdir(n2);
-                rmdir(net);
+        snprintf(stash, sizeof(stash), "%s/.net-stash", d);
+        /* The kernel netdev goes away with the driver; keep its files to bring it back. */
+        if (stat(net, &st) == 0) {
+                nftw(stash, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+                rename(net, stash);
         }
         if (!*driver)
                 return;
@@ -141,9 +144,13 @@ static void set_driver(emu *e, const char *pci, const char *driver)
         if (symlink(target, link) < 0)
                 abort();
         if (dev && dev->netdev[0] && strcmp(driver, dev->native) == 0) {
-                char n2[PATH_MAX + 96];
-                snprintf(n2, sizeof(n2), "%s/%s", net, dev->netdev);
-                mkdir_p(n2);
+                if (stat(stash, &st) == 0)
+                        rename(stash, net);
+                else {
+                        char n2[PATH_MAX + 96];
+                        snprintf(n2, sizeof(n2), "%s/%s", net, dev->netdev);
+                        mkdir_p(n2);
+                }
         }
 }
 
@@ -373,5 +380,61 @@ int emu_scan_fn(void *userdata, const hostfs *h, prep_nic *ret, size_t max, size
         if (max < (size_t)e->n_devs)
                 return -E2BIG;
         *ret_n = emu_scan_nics(e, ret);
+        return 0;
+}
+
+int emu_adopt(emu *e, const char *root)
+{
+        char p[PATH_MAX];
+        DIR *d;
+        struct dirent *de;
+        int r;
+
+        memset(e, 0, sizeof(*e));
+        snprintf(e->root, sizeof(e->root), "%s", root);
+        if ((r = hostfs_init(&e->h, root)) < 0)
+                return r;
+        if ((r = emu_write_file(e, "/sys/bus/pci/drivers_probe", "")) < 0)
+                return r;
+        full(e, "/sys/bus/pci/drivers", p, sizeof(p));
+        if ((d = opendir(p))) {
+                while ((de = readdir(d)))
+                        if (de->d_name[0] != '.')
+                                emu_add_driver(e, de->d_name);
+                closedir(d);
+        }
+        full(e, "/sys/bus/pci/devices", p, sizeof(p));
+        if (!(d = opendir(p)))
+                return -errno;
+        while ((de = readdir(d))) {
+                char f[PATH_MAX], cls[32] = "", ven[32] = "";
+                if (de->d_name[0] == '.' || e->n_devs >= EMU_MAX_DEV)
+                        continue;
+                snprintf(f, sizeof(f), "/sys/bus/pci/devices/%s/class", de->d_name);
+                snprintf(cls, sizeof(cls), "%s", emu_read(e, f));
+                if (strncmp(cls, "0x02", 4) != 0)
+                        continue;
+                snprintf(f, sizeof(f), "/sys/bus/pci/devices/%s/vendor", de->d_name);
+                snprintf(ven, sizeof(ven), "%s", emu_read(e, f));
+                emu_dev *dev = &e->devs[e->n_devs++];
+                memset(dev, 0, sizeof(*dev));
+                snprintf(dev->pci, sizeof(dev->pci), "%.15s", de->d_name);
+                snprintf(dev->native, sizeof(dev->native), "%s",
+                         strcmp(ven, "0x1d0f") == 0 ? "ena" : strcmp(ven, "0x1414") == 0 ? "mana" : "");
+                snprintf(f, sizeof(f), "/sys/bus/pci/devices/%s/driver_override", de->d_name);
+                emu_write_file(e, f, "(null)\n");
+                snprintf(f, sizeof(f), "/sys/bus/pci/devices/%s/net", de->d_name);
+                char nd[PATH_MAX];
+                DIR *n;
+                full(e, f, nd, sizeof(nd));
+                if ((n = opendir(nd))) {
+                        struct dirent *ne;
+                        while ((ne = readdir(n)))
+                                if (ne->d_name[0] != '.' && !dev->netdev[0])
+                                        snprintf(dev->netdev, sizeof(dev->netdev), "%.15s", ne->d_name);
+                        closedir(n);
+                }
+        }
+        closedir(d);
         return 0;
 }

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 #define EMU_MAX_LOG 64
-#define EMU_MAX_DEV 16
+#define EMU_MAX_DEV 64
 #define EMU_MAX_FAULTS 8
 
 typedef struct emu_fault {
@@ -46,6 +46,10 @@ typedef struct emu {
  * proc/net/{route,ipv6_route,if_inet6}. */
 int emu_init(emu *e);
 void emu_cleanup(emu *e); /* rm -rf the tree */
+/* Take over a tree made by tests/fixtures/make-node.py: add the binding control files
+ * (drivers_probe, drivers/<d>/{bind,unbind}, devices/<bdf>/driver_override) and learn
+ * each Ethernet device's native driver (from the vendor) and netdev. */
+int emu_adopt(emu *e, const char *root);
 /* A loaded driver: sys/bus/pci/drivers/<name>/{bind,unbind}. */
 int emu_add_driver(emu *e, const char *name);
 /* A PCI NIC bound to driver ("" none) whose native driver is native; netdev created
