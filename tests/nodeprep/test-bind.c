@@ -308,8 +308,8 @@ static void test_state_file(void)
                 "{\"version\":2,\"count\":0,\"nics\":[]}",
                 "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"06.0\",\"original_driver\":\"ena\",\"driver\":\"vfio-pci\"}]}",
                 "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":\"../x\",\"driver\":\"vfio-pci\"}]}",
-                "{\"version\":1,\"count\":2,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\",\"driver\":\"vfio-pci\"},"
-                "{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\",\"driver\":\"vfio-pci\"}]}",
+                ("{\"version\":1,\"count\":2,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\",\"driver\":\"vfio-pci\"},"
+                 "{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\",\"driver\":\"vfio-pci\"}]}"),
                 "[]",
         };
         for (size_t i = 0; i < ELEMENTSOF(garbled); i++)
