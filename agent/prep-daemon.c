@@ -80,8 +80,7 @@ static int apply(prep_daemon *d, const char *why)
         d->stats.applies++;
         d->stats.last_exit = r;
         for (size_t i = 0; i < rep->n_nics; i++)
-                if (rep->nics[i].outcome == BIND_UNSAFE || rep->nics[i].outcome == BIND_ROLLED_BACK ||
-                    rep->nics[i].outcome == BIND_REFUSED || rep->nics[i].outcome == BIND_OK)
+                if (rep->nics[i].outcome != BIND_ALREADY)
                         goto log_all;
         /* Nothing moved: keep a re-apply quiet unless the verdicts changed. */
         if (d->have_last && verdict_list_equal(&d->last, &rep->verdicts)) {

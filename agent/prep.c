@@ -36,8 +36,9 @@ void prep_ops_default(const hostfs *h, prep_ops *ret)
         ret->sysfs = bind_ops_default;
         ret->tune = tune_ops_default;
         ret->link_down = real_link_down;
-        if (!hostfs_is_real_root(h)) {
-                /* ioctls act on this network namespace, not on the tree under --root. */
+        if (!huge_root_is_live(h)) {
+                /* ioctls act on this network namespace, not on a fake tree under --root;
+                 * under a live --root /host the agent runs with the host's network. */
                 ret->tune.coalesce_off = no_coalesce;
                 ret->link_down = no_link_down;
         }

@@ -36,9 +36,9 @@ typedef struct prep_ops {
         int (*link_down)(void *userdata, const char *ifname);
         void *link_userdata;
 } prep_ops;
-/* Real writes and ioctls when the root is the real root; under a fake root the ioctls
- * (coalescing, link down) report -EOPNOTSUPP ("not the real root") and sysfs writes go
- * to the tree. */
+/* Real writes and ioctls when the root is live (the real root, or --root /host with a
+ * procfs at /host/proc: huge_root_is_live); under a fake tree the ioctls (coalescing,
+ * link down) report -ENOSYS ("not the real root") and sysfs writes go to the tree. */
 void prep_ops_default(const hostfs *h, prep_ops *ret);
 
 /* A NIC the kernel keeps and that was tuned: watched for resets by the daemon. */
