@@ -11,6 +11,8 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #define PRIM "0000:00:05.0"
@@ -61,6 +63,84 @@ static int fake_coalesce(void *ud, const char *ifname)
                 while (!(cond) && loop_now_ms() < _end)                                    \
                         loop_run_once((l), 20);                                            \
         } while (0)
+
+/* A scan that reports one kernel NIC whose netdev is a veth of our netns. */
+static int veth_scan(void *ud, const hostfs *h, prep_nic *ret, size_t max, size_t *ret_n)
+{
+        (void)ud, (void)h;
+        if (max < 1)
+                return -E2BIG;
+        memset(ret, 0, sizeof(*ret));
+        snprintf(ret->pci, sizeof(ret->pci), "0000:00:09.0");
+        snprintf(ret->netdev, sizeof(ret->netdev), "sl-np-d0");
+        snprintf(ret->driver, sizeof(ret->driver), "ena");
+        ret->kind = CONFIG_KIND_ENA;
+        ret->vendor = 0x1d0f;
+        ret->device = 0xec20;
+        *ret_n = 1;
+        return 0;
+}
+
+static int sh(const char *cmd)
+{
+        char buf[512];
+        snprintf(buf, sizeof(buf), "%s >/dev/null 2>&1", cmd);
+        return system(buf);
+}
+
+/* The daemon's own rtnetlink socket in a netns of ours: a veth's carrier drops and comes
+ * back, the loop sees it and re-applies tuning. */
+static void test_real_netlink(void)
+{
+        if (geteuid() != 0) {
+                printf("SKIP real rtnetlink: not root\n");
+                return;
+        }
+        sh("ip netns del sl-np-daemon");
+        if (sh("ip netns add sl-np-daemon") != 0) {
+                printf("SKIP real rtnetlink: ip netns add refused\n");
+                return;
+        }
+        CHECK_INT(sh("ip -n sl-np-daemon link add sl-np-d0 type veth peer name sl-np-d1"), 0);
+        CHECK_INT(sh("ip -n sl-np-daemon link set sl-np-d1 up"), 0);
+        CHECK_INT(sh("ip -n sl-np-daemon link set sl-np-d0 up"), 0);
+        int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        int ns = open("/var/run/netns/sl-np-daemon", O_RDONLY | O_CLOEXEC);
+        CHECK(self >= 0 && ns >= 0);
+        CHECK_INT(setns(ns, CLONE_NEWNET), 0);
+
+        emu e;
+        loop *l = NULL;
+        prep_daemon *d = NULL;
+        node(&e);
+        CHECK_INT(loop_new(&l), 0);
+        prep_ops ops = {0};
+        ops.sysfs = emu_ops(&e);
+        ops.tune.coalesce_off = fake_coalesce;
+        ops.tune.write = emu_ops_template.write;
+        ops.tune.userdata = &e;
+        write_config("{\"tuning\":{\"interrupt_moderation_off\":true}}");
+        prep_daemon_options o = {.config_path = cfg_path, .scan = veth_scan, .ops = &ops, .drift_check_ms = 60000};
+        CHECK_INT(prep_daemon_new(l, &e.h, &o, &d), 0);
+        int calls = coalesce_calls;
+        /* Carrier of d0 drops when its peer goes down, and comes back. */
+        CHECK_INT(sh("ip link set sl-np-d1 down"), 0);
+        RUN_UNTIL(l, 0, 100);
+        CHECK_INT(sh("ip link set sl-np-d1 up"), 0);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).resets_seen >= 1, 3000);
+        prep_daemon_stats st = prep_daemon_get_stats(d);
+        printf("real: rtnetlink in netns -> %u reset(s) seen, %u re-tune(s)\n", st.resets_seen, st.retunes);
+        CHECK(st.resets_seen >= 1);
+        CHECK(st.retunes >= 1);
+        CHECK(coalesce_calls > calls);
+        prep_daemon_free(d);
+        loop_free(l);
+        emu_cleanup(&e);
+        CHECK_INT(setns(self, CLONE_NEWNET), 0);
+        close(self);
+        close(ns);
+        CHECK_INT(sh("ip netns del sl-np-daemon"), 0);
+}
 
 int main(void)
 {
@@ -171,8 +251,9 @@ int main(void)
         write_config("{\"hugepages\":{\"per_node\":{\"5\":1}}}");
         CHECK_INT(prep_once(&e.h, cfg_path, emu_scan_fn, &e, true), 1);
 
+        emu_cleanup(&e);
+        test_real_netlink();
         unlink(cfg_path);
         rmdir(cfg_dir);
-        emu_cleanup(&e);
         return test_done();
 }
