@@ -616,7 +616,23 @@ static void plugin_register(dp_plugin *p)
         grpc_metadata_array_init(&g->md_trailing);
         snprintf(target, sizeof(target), "unix:%s", e->kubelet_sock);
         grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-        g->channel = grpc_channel_create(target, creds, NULL);
+        /* A private subchannel with short reconnect backoff: the shared pool would keep a
+         * refused connect (kubelet.sock bound, not yet listening) in a 1 s backoff. */
+        grpc_arg cargs[4];
+        cargs[0].type = GRPC_ARG_INTEGER;
+        cargs[0].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
+        cargs[0].value.integer = 1;
+        cargs[1].type = GRPC_ARG_INTEGER;
+        cargs[1].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
+        cargs[1].value.integer = 50;
+        cargs[2].type = GRPC_ARG_INTEGER;
+        cargs[2].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
+        cargs[2].value.integer = 50;
+        cargs[3].type = GRPC_ARG_INTEGER;
+        cargs[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
+        cargs[3].value.integer = 500;
+        grpc_channel_args chargs = { .num_args = 4, .args = cargs };
+        g->channel = grpc_channel_create(target, creds, &chargs);
         grpc_channel_credentials_release(creds);
         grpc_slice method = grpc_slice_from_static_string("/v1beta1.Registration/Register");
         g->call = grpc_channel_create_call(g->channel, NULL, GRPC_PROPAGATE_DEFAULTS, e->cq, method, NULL,
