@@ -167,12 +167,13 @@ class Watcher:
             self.ended = code
             self.cv.notify_all()
 
-    def wait(self, pred, timeout):
-        """First list (time, devices) that satisfies pred, waiting up to timeout."""
+    def wait(self, pred, timeout, since=0):
+        """First list (time, devices) from index since on that satisfies pred, waiting up
+        to timeout."""
         deadline = time.monotonic() + timeout
         with self.cv:
             while True:
-                for t, d in self.lists:
+                for t, d in self.lists[since:]:
                     if pred(d):
                         return t, d
                 left = deadline - time.monotonic()
