@@ -105,6 +105,7 @@ struct dp_plugin {
         dp_srv *srv;
         bool serving;            /* srv is bound and not shutting down */
         bool want_serve;         /* (re)start once the old server is gone */
+        bool serve_failed;       /* the last attempt to serve failed (reported once) */
         dp_reg *reg;
         bool registered, register_again;
         unsigned backoff_ms;
@@ -709,10 +710,14 @@ static void plugin_start_serving(dp_plugin *p)
         dp_engine *e = p->e;
         int r = plugin_serve(p);
         if (r < 0) {
-                emit(e, DP_EVENT_SERVE_FAILED, p->resource, 0, 0, "cannot serve on %s: %s", p->sock_path,
-                     strerror(-r));
+                if (!p->serve_failed) /* once per failure streak: the 1 s check retries */
+                        emit(e, DP_EVENT_SERVE_FAILED, p->resource, 0, 0, "cannot serve on %s: %s", p->sock_path,
+                             strerror(-r));
+                p->serve_failed = true;
+                p->want_serve = true;
                 return;
         }
+        p->serve_failed = false;
         p->want_serve = false;
         emit(e, DP_EVENT_SERVING, p->resource, 0, 0, "serving on %s", p->sock_path);
         if (path_exists(e->kubelet_sock))

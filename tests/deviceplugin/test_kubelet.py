@@ -50,6 +50,12 @@ def status_of(fn):
         return e.code(), e.details() or ""
 
 
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def envs(resp, i=0):
     return dict(resp.container_responses[i].envs)
 
@@ -97,7 +103,10 @@ def test_all(args, api, root):
         opts = nic.options(api.Empty(), timeout=5)
         check(opts.get_preferred_allocation_available and not opts.pre_start_required,
               "options: preferred allocation available, no PreStartContainer")
-        time.sleep(0.5)
+        c0 = cpu_seconds(agent.p.pid)
+        time.sleep(1.0)
+        check("Register" not in agent.text(), "no Register attempts while kubelet.sock is absent")
+        check(cpu_seconds(agent.p.pid) - c0 < 0.2, "waiting for the kubelet does not spin")
 
         # kubelet appears: both register within 1 s
         t0 = time.monotonic()
