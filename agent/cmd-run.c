@@ -20,17 +20,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RUN_RESCAN_MS 1000    /* bounded period of the inventory re-scan */
 #define RUN_DEBOUNCE_MS 20    /* an inotify burst becomes one re-scan */
 #define RUN_STOP_TIMEOUT_MS 5000
 
-/* What the run loop takes from the configuration. HOOK(#4): fill it from agent/config. */
+/* What the run loop takes from the configuration. HOOK(#4): fill it from agent/config.h
+ * (config_load); until then the same keys are read from the raw JSON here. */
 typedef struct run_settings {
         char prefix[64];
         char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods */
-        bool cdi;
+        bool cdi;                     /* "cdi": {"enabled": true} */
+        char cdi_dir[DP_PATH_LEN];    /* "cdi": {"spec_dir": ...}, host path */
 } run_settings;
 
 typedef struct run_ctx run_ctx;
@@ -67,9 +70,14 @@ struct run_ctx {
 static void settings_load(const json_t *config, run_settings *ret)
 {
         run_settings s = { 0 };
+        const json_t *cdi = json_object_get(config, "cdi"), *huge = json_object_get(config, "hugetlbfs");
+        const char *mp = json_string_value(json_object_get(huge, "mount_point"));
+        const char *dir = json_string_value(json_object_get(cdi, "spec_dir"));
+
         snprintf(s.prefix, sizeof(s.prefix), "%s", agent_resource_prefix(config));
-        snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "/dev/hugepages");
-        s.cdi = false;
+        snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", mp && mp[0] == '/' ? mp : "/dev/hugepages");
+        s.cdi = json_is_true(json_object_get(cdi, "enabled"));
+        snprintf(s.cdi_dir, sizeof(s.cdi_dir), "%s", dir && dir[0] == '/' ? dir : "/var/run/cdi");
         *ret = s;
 }
 
@@ -211,6 +219,52 @@ static void log_changes(const char *resource, const dp_device_list *old, const d
         log_info("%s: %zu devices, %zu healthy", resource, now->n, healthy);
 }
 
+/* The CDI spec of the NIC resource: one device per NIC (its device nodes), the hugetlbfs
+ * mount for all. Written atomically under --root; host paths are the host's own. */
+static int cdi_write(run_ctx *ctx, const dp_device_list *nics)
+{
+        char rel[DP_PATH_LEN + 96], path[PATH_MAX], tmp[PATH_MAX + 8], kind[128];
+        json_t *devs = json_array(), *spec;
+        int r;
+
+        snprintf(kind, sizeof(kind), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
+        for (size_t i = 0; i < nics->n; i++) {
+                const dp_device *d = &nics->items[i];
+                json_t *nodes = json_array();
+                for (size_t k = 0; k < d->n_devnodes; k++)
+                        json_array_append_new(nodes, json_pack("{s:s,s:s,s:s}", "path", d->devnodes[k].container,
+                                                               "hostPath", d->devnodes[k].host, "permissions", "rw"));
+                json_array_append_new(devs, json_pack("{s:s,s:{s:o}}", "name", d->id, "containerEdits",
+                                                      "deviceNodes", nodes));
+        }
+        spec = json_pack("{s:s,s:s,s:o,s:{s:[{s:s,s:s,s:[s,s]}]}}", "cdiVersion", "0.5.0", "kind", kind, "devices",
+                         devs, "containerEdits", "mounts", "hostPath", ctx->set.hugetlbfs, "containerPath",
+                         ctx->set.hugetlbfs, "options", "rw", "bind");
+        if (!spec)
+                return -ENOMEM;
+        snprintf(rel, sizeof(rel), "%s/%s-%s.json", ctx->set.cdi_dir, ctx->set.prefix, INV_RESOURCE_NIC);
+        for (char *c = rel + strlen(ctx->set.cdi_dir) + 1; *c; c++)
+                if (*c == '/')
+                        *c = '-';
+        r = hostfs_path(&ctx->h, rel, path, sizeof(path));
+        if (r >= 0) {
+                /* mkdir -p of the spec dir */
+                snprintf(tmp, sizeof(tmp), "%s", path);
+                for (char *c = tmp + 1; (c = strchr(c, '/')); c++) {
+                        *c = '\0';
+                        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                                break;
+                        *c = '/';
+                }
+                snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+                r = json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ? -EIO : 0;
+                if (r >= 0 && rename(tmp, path) < 0)
+                        r = -errno;
+        }
+        json_decref(spec);
+        return r;
+}
+
 static void dp_rescan(run_ctx *ctx, const inventory *inv)
 {
         dp_device_list nics = { 0 }, cores = { 0 };
@@ -226,6 +280,9 @@ static void dp_rescan(run_ctx *ctx, const inventory *inv)
         if (dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0 || !ctx->listed) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
                 log_changes(res, &ctx->nics, &nics);
+                int r = ctx->set.cdi ? cdi_write(ctx, &nics) : 0;
+                if (r < 0)
+                        log_errno(LOG_WARN, r, "CDI spec for %s under %s", res, ctx->set.cdi_dir);
         }
         if (dp_plugin_set_devices(ctx->core_plugin, &cores) > 0 || !ctx->listed) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);

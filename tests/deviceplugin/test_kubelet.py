@@ -65,10 +65,11 @@ def specs(resp, i=0):
 
 
 class Agent:
-    def __init__(self, binary, root, log):
+    def __init__(self, binary, root, log, extra=()):
         self.log = open(log, "w")
         self.path = log
-        self.p = subprocess.Popen([binary, "run", "--root", root], stdout=self.log, stderr=subprocess.STDOUT)
+        self.p = subprocess.Popen([binary, "run", "--root", root] + list(extra), stdout=self.log,
+                                  stderr=subprocess.STDOUT)
 
     def text(self):
         with open(self.path) as f:
@@ -283,6 +284,39 @@ def test_all(args, api, root):
     check("PASS" in log or "FAIL" in log or "WARN" in log, "verdicts printed at start")
 
 
+def test_cdi(args, api, root):
+    """CDI on: Allocate names CDI devices; the spec under <root>/var/run/cdi lists them."""
+    import json
+    cfg = os.path.join(root, "cdi-config.json")
+    with open(cfg, "w") as f:
+        json.dump({"cdi": {"enabled": True}}, f)
+    kubelet = Kubelet(api, root)
+    kubelet.start(wipe=True)
+    agent = Agent(args.agent, root, os.path.join(root, "agent-cdi.log"), ["--config", cfg])
+    try:
+        kubelet.wait_registrations(2, 10)
+        nic = Plugin(api, root, NIC_SOCK)
+        r = nic.alloc(["0000:00:07.0"])
+        c = r.container_responses[0]
+        check([d.name for d in c.cdi_devices] == ["spinlane.io/dpdk-nic=0000:00:07.0"] and not c.devices and
+              not c.mounts, "CDI Allocate answer %s" % c)
+        check(dict(c.envs).get("SPINLANE_DPDK_NICS") == "0000:00:07.0", "CDI answer keeps the env")
+        spec_path = os.path.join(root, "var/run/cdi/spinlane.io-dpdk-nic.json")
+        spec = json.load(open(spec_path)) if wait_for(lambda: os.path.exists(spec_path), 3) else {}
+        devs = {d["name"]: d["containerEdits"]["deviceNodes"] for d in spec.get("devices", [])}
+        check(spec.get("kind") == "spinlane.io/dpdk-nic" and set(devs) == {"0000:00:06.0", "0000:00:07.0",
+                                                                              "7870:00:00.0"}, "CDI spec %s" % spec)
+        check({"path": "/dev/vfio/3", "hostPath": "/dev/vfio/noiommu-3", "permissions": "rw"} in
+              devs.get("0000:00:07.0", []), "CDI no-IOMMU node mapping")
+        nic.close()
+        check(agent.stop() == 0, "CDI agent exit 0")
+    finally:
+        if agent.p.poll() is None:
+            agent.p.kill()
+            agent.p.wait()
+        kubelet.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
@@ -294,6 +328,7 @@ def main():
     try:
         make_tree(root)
         test_all(args, api, root)
+        test_cdi(args, api, root)
     finally:
         rm_tree(root)
         rm_tree(gen)
