@@ -50,6 +50,10 @@ def main():
     api, gen = load_api(os.path.join(SRC, "proto"))
     root = tempfile.mkdtemp(prefix="sl-dp-bench-")
     make_tree(root)
+    if not (os.access(agent_bin, os.X_OK) and os.access(loadgen, os.X_OK)):
+        rm_tree(root)
+        rm_tree(gen)
+        sys.exit("build %s lacks agent/spinlane-agent or deviceplugin/deviceplugin-loadgen" % args.build)
     kubelet = Kubelet(api, root)
     kubelet.start()
     log = open(os.path.join(root, "agent.log"), "w")
