@@ -41,6 +41,8 @@ const char *agent_resource_prefix(const json_t *config);
 
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
+/* The daemon (cmd-run.c): verdicts at start and on change, the kubelet device plugins. */
+int cmd_run(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 

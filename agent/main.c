@@ -15,6 +15,7 @@ typedef struct agent_command {
 static const agent_command commands[] = {
         {"preflight", cmd_preflight, "inventory of this node and the node verdicts"},
         {"inventory", cmd_inventory, "the node inventory as one JSON document"},
+        {"run", cmd_run, "the daemon: node verdicts and the kubelet device plugins"},
         {"prepare", cmd_prepare, "prepare the node once (NICs, hugepages, hugetlbfs, tuning) and exit"},
         {"restore", cmd_restore, "give every NIC spinlane bound back to its original driver"},
 };

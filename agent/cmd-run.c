@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `spinlane-agent run [--root DIR] [--config FILE]`: the daemon. One event loop (epoll +
+ * signalfd + timerfd) drives a table of services: the node verdicts (printed at start and
+ * whenever they change) and the kubelet device plugins. The inventory is re-scanned on
+ * inotify events under /dev and sysfs and at least once a second. Logs; exits only here. */
+#include "cmd.h"
+
+#include "checks.h"
+#include "cleanup.h"
+#include "dp-server.h"
+#include "hostfs.h"
+#include "inventory.h"
+#include "log.h"
+#include "loop.h"
+#include "verdict.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RUN_RESCAN_MS 1000    /* bounded period of the inventory re-scan */
+#define RUN_DEBOUNCE_MS 20    /* an inotify burst becomes one re-scan */
+#define RUN_STOP_TIMEOUT_MS 5000
+
+/* What the run loop takes from the configuration. HOOK(#4): fill it from agent/config.h
+ * (config_load); until then the same keys are read from the raw JSON here. */
+typedef struct run_settings {
+        char prefix[64];
+        char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods */
+        bool cdi;                     /* "cdi": {"enabled": true} */
+        char cdi_dir[DP_PATH_LEN];    /* "cdi": {"spec_dir": ...}, host path */
+} run_settings;
+
+typedef struct run_ctx run_ctx;
+
+/* A service of the daemon. Add a row to `services` to add one (node preparation, ...):
+ * start after the first scan, rescan after every scan, reload on SIGHUP, stop on exit. */
+typedef struct run_service {
+        const char *name;
+        int (*start)(run_ctx *ctx, const inventory *inv);
+        void (*rescan)(run_ctx *ctx, const inventory *inv);
+        void (*reload)(run_ctx *ctx);
+        void (*stop)(run_ctx *ctx);
+} run_service;
+
+struct run_ctx {
+        agent_options opt;
+        hostfs h;
+        loop *l;
+        json_t *config;
+        run_settings set;
+        int ifd;                  /* inotify: device nodes and sysfs attributes */
+        int debounce_fd;
+        bool stopping;
+        /* verdicts */
+        verdict_list verdicts;
+        bool have_verdicts;
+        /* device plugins */
+        dp_engine *dp;
+        dp_plugin *nic_plugin, *core_plugin;
+        bool listed;
+        dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
+};
+
+static void settings_load(const json_t *config, run_settings *ret)
+{
+        run_settings s = { 0 };
+        const json_t *cdi = json_object_get(config, "cdi"), *huge = json_object_get(config, "hugetlbfs");
+        const char *mp = json_string_value(json_object_get(huge, "mount_point"));
+        const char *dir = json_string_value(json_object_get(cdi, "spec_dir"));
+
+        snprintf(s.prefix, sizeof(s.prefix), "%s", agent_resource_prefix(config));
+        snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", mp && mp[0] == '/' ? mp : "/dev/hugepages");
+        s.cdi = json_is_true(json_object_get(cdi, "enabled"));
+        snprintf(s.cdi_dir, sizeof(s.cdi_dir), "%s", dir && dir[0] == '/' ? dir : "/var/run/cdi");
+        *ret = s;
+}
+
+/* ---- service: node verdicts ---- */
+
+static void verdicts_rescan(run_ctx *ctx, const inventory *inv)
+{
+        verdict_list vl = { 0 };
+        checks_options copt = { 0 }; /* HOOK(#4): NIC selectors and bind driver from config */
+
+        if (checks_node(inv, &copt, &vl) < 0) {
+                log_error("node checks failed: out of memory");
+                verdict_list_free(&vl);
+                return;
+        }
+        if (ctx->have_verdicts && verdict_list_equal(&vl, &ctx->verdicts)) {
+                verdict_list_free(&vl);
+                return;
+        }
+        if (ctx->have_verdicts)
+                log_info("node verdicts changed");
+        verdict_print(&vl, stdout, ctx->opt.json);
+        fflush(stdout);
+        verdict_list_free(&ctx->verdicts);
+        ctx->verdicts = vl;
+        ctx->have_verdicts = true;
+}
+
+static int verdicts_start(run_ctx *ctx, const inventory *inv)
+{
+        verdicts_rescan(ctx, inv);
+        return 0;
+}
+
+static void verdicts_stop(run_ctx *ctx)
+{
+        verdict_list_free(&ctx->verdicts);
+}
+
+/* ---- service: device plugins ---- */
+
+static int cmp_nic(const void *a, const void *b)
+{
+        return strcmp(((const dp_device *)a)->id, ((const dp_device *)b)->id);
+}
+
+static int cmp_core(const void *a, const void *b)
+{
+        int x = cpuset_next(&((const dp_device *)a)->cpus, 0), y = cpuset_next(&((const dp_device *)b)->cpus, 0);
+        return x != y ? (x < y ? -1 : 1) : strcmp(((const dp_device *)a)->id, ((const dp_device *)b)->id);
+}
+
+/* Devices that were advertised but are gone from the scan stay, Unhealthy. */
+static void keep_vanished(const dp_device_list *old, dp_device_list *l)
+{
+        for (size_t i = 0; i < old->n; i++)
+                if (!dp_device_list_find(l, old->items[i].id, strlen(old->items[i].id))) {
+                        dp_device d = old->items[i];
+                        d.healthy = false;
+                        (void)dp_device_list_add(l, &d);
+                }
+}
+
+static void devices_from_inventory(run_ctx *ctx, const inventory *inv, dp_device_list *ret_nics,
+                                   dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
+{
+        uint64_t numa = 0;
+
+        for (size_t i = 0; i < inv->n_nics; i++) {
+                const inv_nic *n = &inv->nics[i];
+                bool known = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci)) != NULL;
+                if (n->primary || !(inv_nic_advertisable(n) || known))
+                        continue;
+                dp_device d;
+                memset(&d, 0, sizeof(d));
+                snprintf(d.id, sizeof(d.id), "%s", n->pci);
+                snprintf(d.pci, sizeof(d.pci), "%s", n->pci);
+                snprintf(d.mac, sizeof(d.mac), "%s", n->mac);
+                snprintf(d.nic_kind, sizeof(d.nic_kind), "%s", inv_nic_kind_name(n->kind));
+                snprintf(d.driver, sizeof(d.driver), "%s", n->driver);
+                d.numa_node = n->numa_node;
+                d.healthy = n->dpdk_ready;
+                for (size_t k = 0; k < n->n_devnodes && k < DP_MAX_DEVNODES; k++) {
+                        snprintf(d.devnodes[k].host, DP_DEVPATH_LEN, "%s", n->devnodes[k].host);
+                        snprintf(d.devnodes[k].container, DP_DEVPATH_LEN, "%s", n->devnodes[k].container);
+                        d.n_devnodes++;
+                }
+                if (known && d.n_devnodes == 0) { /* unbound: keep what the pod would have needed */
+                        const dp_device *old = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci));
+                        memcpy(d.devnodes, old->devnodes, sizeof(d.devnodes));
+                        d.n_devnodes = old->n_devnodes;
+                }
+                if (d.healthy && d.numa_node >= 0 && d.numa_node < 64)
+                        numa |= 1ULL << d.numa_node;
+                (void)dp_device_list_add(ret_nics, &d);
+        }
+        for (size_t i = 0; i < inv->n_cores; i++) {
+                const inv_core *c = &inv->cores[i];
+                bool known = dp_device_list_find(&ctx->cores, c->id, strlen(c->id)) != NULL;
+                if (!c->isolated && !known)
+                        continue;
+                dp_device d;
+                memset(&d, 0, sizeof(d));
+                snprintf(d.id, sizeof(d.id), "%s", c->id);
+                d.numa_node = c->numa_node;
+                d.healthy = c->isolated;
+                d.cpus = c->cpus;
+                (void)dp_device_list_add(ret_cores, &d);
+        }
+        keep_vanished(&ctx->nics, ret_nics);
+        keep_vanished(&ctx->cores, ret_cores);
+        qsort(ret_nics->items, ret_nics->n, sizeof(dp_device), cmp_nic);
+        qsort(ret_cores->items, ret_cores->n, sizeof(dp_device), cmp_core);
+        *ret_numa_with_nics = numa;
+}
+
+static void alloc_config(const run_ctx *ctx, dp_alloc_config *cfg)
+{
+        dp_alloc_config_default(cfg);
+        snprintf(cfg->prefix, sizeof(cfg->prefix), "%s", ctx->set.prefix);
+        snprintf(cfg->hugepage_host_dir, sizeof(cfg->hugepage_host_dir), "%s", ctx->set.hugetlbfs);
+        snprintf(cfg->hugepage_container_dir, sizeof(cfg->hugepage_container_dir), "%s", ctx->set.hugetlbfs);
+        cfg->cdi = ctx->set.cdi;
+}
+
+static void log_changes(const char *resource, const dp_device_list *old, const dp_device_list *now)
+{
+        size_t healthy = 0;
+        for (size_t i = 0; i < now->n; i++) {
+                const dp_device *d = &now->items[i];
+                const dp_device *o = dp_device_list_find(old, d->id, strlen(d->id));
+                healthy += d->healthy;
+                if (!o)
+                        log_info("%s: device %s advertised (%s, NUMA node %d)", resource, d->id,
+                                 d->healthy ? "Healthy" : "Unhealthy", d->numa_node);
+                else if (o->healthy != d->healthy)
+                        log_info("%s: device %s is now %s", resource, d->id, d->healthy ? "Healthy" : "Unhealthy");
+        }
+        log_info("%s: %zu devices, %zu healthy", resource, now->n, healthy);
+}
+
+/* The CDI spec of the NIC resource: one device per NIC (its device nodes), the hugetlbfs
+ * mount for all. Written atomically under --root; host paths are the host's own. */
+static int cdi_write(run_ctx *ctx, const dp_device_list *nics)
+{
+        char rel[DP_PATH_LEN + 96], path[PATH_MAX], tmp[PATH_MAX + 8], kind[128];
+        json_t *devs = json_array(), *spec;
+        int r;
+
+        snprintf(kind, sizeof(kind), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
+        for (size_t i = 0; i < nics->n; i++) {
+                const dp_device *d = &nics->items[i];
+                json_t *nodes = json_array();
+                for (size_t k = 0; k < d->n_devnodes; k++)
+                        json_array_append_new(nodes, json_pack("{s:s,s:s,s:s}", "path", d->devnodes[k].container,
+                                                               "hostPath", d->devnodes[k].host, "permissions", "rw"));
+                json_array_append_new(devs, json_pack("{s:s,s:{s:o}}", "name", d->id, "containerEdits",
+                                                      "deviceNodes", nodes));
+        }
+        spec = json_pack("{s:s,s:s,s:o,s:{s:[{s:s,s:s,s:[s,s]}]}}", "cdiVersion", "0.5.0", "kind", kind, "devices",
+                         devs, "containerEdits", "mounts", "hostPath", ctx->set.hugetlbfs, "containerPath",
+                         ctx->set.hugetlbfs, "options", "rw", "bind");
+        if (!spec)
+                return -ENOMEM;
+        snprintf(rel, sizeof(rel), "%s/%s-%s.json", ctx->set.cdi_dir, ctx->set.prefix, INV_RESOURCE_NIC);
+        for (char *c = rel + strlen(ctx->set.cdi_dir) + 1; *c; c++)
+                if (*c == '/')
+                        *c = '-';
+        r = hostfs_path(&ctx->h, rel, path, sizeof(path));
+        if (r >= 0) {
+                /* mkdir -p of the spec dir */
+                snprintf(tmp, sizeof(tmp), "%s", path);
+                for (char *c = tmp + 1; (c = strchr(c, '/')); c++) {
+                        *c = '\0';
+                        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                                break;
+                        *c = '/';
+                }
+                snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+                r = json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ? -EIO : 0;
+                if (r >= 0 && rename(tmp, path) < 0)
+                        r = -errno;
+        }
+        json_decref(spec);
+        return r;
+}
+
+static void dp_rescan(run_ctx *ctx, const inventory *inv)
+{
+        dp_device_list nics = { 0 }, cores = { 0 };
+        dp_alloc_config cfg;
+        uint64_t numa;
+        char res[128];
+
+        devices_from_inventory(ctx, inv, &nics, &cores, &numa);
+        alloc_config(ctx, &cfg);
+        dp_plugin_set_config(ctx->nic_plugin, &cfg);
+        cfg.numa_with_nics = numa;
+        dp_plugin_set_config(ctx->core_plugin, &cfg);
+        if (dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0 || !ctx->listed) {
+                snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
+                log_changes(res, &ctx->nics, &nics);
+                int r = ctx->set.cdi ? cdi_write(ctx, &nics) : 0;
+                if (r < 0)
+                        log_errno(LOG_WARN, r, "CDI spec for %s under %s", res, ctx->set.cdi_dir);
+        }
+        if (dp_plugin_set_devices(ctx->core_plugin, &cores) > 0 || !ctx->listed) {
+                snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
+                log_changes(res, &ctx->cores, &cores);
+        }
+        ctx->listed = true;
+        dp_device_list_free(&ctx->nics);
+        dp_device_list_free(&ctx->cores);
+        ctx->nics = nics;
+        ctx->cores = cores;
+}
+
+static void on_dp_event(const dp_event *ev, void *ud)
+{
+        run_ctx *ctx = ud;
+        switch (ev->type) {
+        case DP_EVENT_SERVING:
+                log_info("%s: %s", ev->resource, ev->message);
+                break;
+        case DP_EVENT_SERVE_FAILED:
+                log_error("%s: %s; retrying", ev->resource, ev->message);
+                break;
+        case DP_EVENT_REGISTERED:
+                log_info("%s: %s", ev->resource, ev->message);
+                break;
+        case DP_EVENT_REGISTER_FAILED:
+                log_warn("%s: Register with the kubelet failed (status %d): \"%s\"; retrying in %u ms", ev->resource,
+                         ev->code, ev->message, ev->retry_ms);
+                break;
+        case DP_EVENT_RESTART:
+                log_info("%s: %s", ev->resource, ev->message);
+                break;
+        case DP_EVENT_REFUSED:
+                log_warn("%s: request refused (status %d): %s", ev->resource, ev->code, ev->message);
+                break;
+        case DP_EVENT_STOPPED:
+                log_info("%s", ev->message);
+                loop_exit(ctx->l, 0);
+                break;
+        }
+}
+
+static int dp_start(run_ctx *ctx, const inventory *inv)
+{
+        dp_alloc_config cfg;
+        char res[128], sock[96];
+        int r;
+
+        alloc_config(ctx, &cfg);
+        r = dp_engine_new(ctx->l, &ctx->h, on_dp_event, ctx, &ctx->dp);
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "device plugin engine");
+        snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
+        snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_NIC);
+        r = dp_engine_add_plugin(ctx->dp, DP_KIND_NIC, res, sock, &cfg, &ctx->nic_plugin);
+        if (r >= 0) {
+                snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
+                snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_CORE);
+                r = dp_engine_add_plugin(ctx->dp, DP_KIND_CORE, res, sock, &cfg, &ctx->core_plugin);
+        }
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "device plugin %s", res);
+        dp_rescan(ctx, inv); /* the first list is ready before the kubelet can ask */
+        r = dp_engine_start(ctx->dp);
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "device plugin start");
+        return 0;
+}
+
+static void dp_stop(run_ctx *ctx)
+{
+        dp_engine_free(ctx->dp); /* waits for calls to be released; gRPC removes the sockets */
+        ctx->dp = NULL;
+        dp_device_list_free(&ctx->nics);
+        dp_device_list_free(&ctx->cores);
+}
+
+static const run_service services[] = {
+        { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
+        { "device-plugin", dp_start, dp_rescan, NULL, dp_stop },
+};
+
+/* ---- the loop ---- */
+
+static void rescan(run_ctx *ctx)
+{
+        inventory *inv = NULL;
+        int r = inventory_scan(&ctx->h, &inv);
+        if (r < 0) {
+                log_errno(LOG_ERROR, r, "inventory scan");
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(services); i++)
+                if (services[i].rescan)
+                        services[i].rescan(ctx, inv);
+        inventory_free(inv);
+}
+
+static int on_rescan_timer(loop *l, void *ud)
+{
+        run_ctx *ctx = ud;
+        (void)l;
+        if (!ctx->stopping)
+                rescan(ctx);
+        return 0;
+}
+
+static int on_watch(loop *l, int fd, uint32_t events, void *ud)
+{
+        run_ctx *ctx = ud;
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        (void)events;
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        if (!ctx->stopping)
+                (void)loop_timer_set(l, ctx->debounce_fd, RUN_DEBOUNCE_MS, 0);
+        return 0;
+}
+
+/* Watch where device health shows first; missing dirs are skipped (the timer covers them). */
+static void add_watches(run_ctx *ctx)
+{
+        static const char *const dirs[] = {
+                "/dev", "/dev/vfio", "/dev/infiniband", "/sys/devices/system/cpu", "/sys/bus/pci/drivers/vfio-pci",
+        };
+        char p[PATH_MAX];
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                if (hostfs_path(&ctx->h, dirs[i], p, sizeof(p)) >= 0)
+                        (void)inotify_add_watch(ctx->ifd, p,
+                                                IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB |
+                                                        IN_CLOSE_WRITE | IN_ONLYDIR);
+}
+
+static int on_stop_timeout(loop *l, void *ud)
+{
+        (void)ud;
+        log_warn("device plugin calls not released after %d ms; exiting anyway", RUN_STOP_TIMEOUT_MS);
+        loop_exit(l, 0);
+        return 0;
+}
+
+static int on_signal(loop *l, int signo, void *ud)
+{
+        run_ctx *ctx = ud;
+        if (signo == SIGHUP) {
+                log_info("SIGHUP: reloading");
+                for (size_t i = 0; i < ELEMENTSOF(services); i++)
+                        if (services[i].reload)
+                                services[i].reload(ctx);
+                rescan(ctx);
+                return 0;
+        }
+        if (ctx->stopping)
+                return 0;
+        log_info("%s: stopping", strsignal(signo));
+        ctx->stopping = true;
+        (void)loop_add_timer(l, RUN_STOP_TIMEOUT_MS, 0, on_stop_timeout, ctx, NULL);
+        if (ctx->dp)
+                dp_engine_stop(ctx->dp); /* DP_EVENT_STOPPED ends the loop */
+        else
+                loop_exit(l, 0);
+        return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json]";
+        static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+        run_ctx ctx = { .ifd = -1, .debounce_fd = -1 };
+        inventory *inv = NULL;
+        size_t started = 0;
+        int r, rc = AGENT_EXIT_ERROR;
+
+        r = agent_parse_options(argc, argv, usage, &ctx.opt);
+        if (r != 0)
+                return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        log_setup(ctx.opt.json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
+        signal(SIGPIPE, SIG_IGN);
+        r = hostfs_init(&ctx.h, ctx.opt.root);
+        if (r < 0) {
+                log_errno(LOG_ERROR, r, "--root %s", ctx.opt.root);
+                return AGENT_EXIT_ERROR;
+        }
+        if (agent_load_config(&ctx.opt, &ctx.config) < 0)
+                return AGENT_EXIT_ERROR;
+        settings_load(ctx.config, &ctx.set);
+        r = loop_new(&ctx.l);
+        if (r < 0) {
+                log_errno(LOG_ERROR, r, "event loop");
+                goto out;
+        }
+        if ((r = loop_add_signals(ctx.l, sigs, ELEMENTSOF(sigs), on_signal, &ctx)) < 0 ||
+            (r = loop_add_timer(ctx.l, RUN_RESCAN_MS, RUN_RESCAN_MS, on_rescan_timer, &ctx, NULL)) < 0 ||
+            (r = loop_add_timer(ctx.l, 0, 0, on_rescan_timer, &ctx, &ctx.debounce_fd)) < 0) {
+                log_errno(LOG_ERROR, r, "event loop setup");
+                goto out;
+        }
+        ctx.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (ctx.ifd >= 0) {
+                add_watches(&ctx);
+                (void)loop_add_fd(ctx.l, ctx.ifd, EPOLLIN, on_watch, &ctx);
+        }
+        r = inventory_scan(&ctx.h, &inv);
+        if (r < 0) {
+                log_errno(LOG_ERROR, r, "inventory scan");
+                goto out;
+        }
+        for (; started < ELEMENTSOF(services); started++) {
+                r = services[started].start ? services[started].start(&ctx, inv) : 0;
+                if (r < 0) {
+                        log_error("service %s failed to start", services[started].name);
+                        break;
+                }
+        }
+        inventory_free(inv);
+        if (started == ELEMENTSOF(services)) {
+                log_info("running (re-scan every %d ms and on device events)", RUN_RESCAN_MS);
+                r = loop_run(ctx.l);
+                rc = r < 0 ? AGENT_EXIT_ERROR : AGENT_EXIT_OK;
+                if (r < 0)
+                        log_errno(LOG_ERROR, r, "event loop");
+        }
+out:
+        while (started > 0) {
+                started--;
+                if (services[started].stop)
+                        services[started].stop(&ctx);
+        }
+        if (ctx.ifd >= 0) {
+                if (ctx.l)
+                        (void)loop_remove_fd(ctx.l, ctx.ifd);
+                close(ctx.ifd);
+        }
+        loop_free(ctx.l);
+        json_decref(ctx.config);
+        if (rc == AGENT_EXIT_OK)
+                log_info("stopped");
+        return rc;
+}

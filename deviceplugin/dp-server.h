@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The device plugin servers on the gRPC C core: one server per resource on its own unix
+ * socket in the kubelet's device-plugins dir, registration with kubelet.sock, and
+ * recovery from kubelet restarts (inotify on the dir, a 1 s check as a safety net).
+ * One completion queue drained by one pump thread that only hands (tag, ok) pairs to the
+ * agent's event loop through an eventfd: every decision is taken on the loop thread.
+ * Never logs: what happens is reported through the dp_event callback. */
+#ifndef SPIN_DP_SERVER_H
+#define SPIN_DP_SERVER_H
+
+#include "dp-devices.h"
+#include "dp-request.h"
+#include "hostfs.h"
+#include "loop.h"
+
+#include <stdbool.h>
+
+#define DP_KUBELET_DIR "/var/lib/kubelet/device-plugins"
+#define DP_KUBELET_SOCKET "kubelet.sock"
+#define DP_MAX_PLUGINS 4
+#define DP_MAX_STREAMS 256        /* ListAndWatch streams per server; more get RESOURCE_EXHAUSTED */
+
+typedef struct dp_engine dp_engine;
+typedef struct dp_plugin dp_plugin;
+
+typedef enum dp_event_type {
+        DP_EVENT_SERVING,         /* the socket is bound and answering */
+        DP_EVENT_SERVE_FAILED,    /* binding failed (message); retried by the 1 s check */
+        DP_EVENT_REGISTERED,      /* the kubelet accepted Register */
+        DP_EVENT_REGISTER_FAILED, /* Register failed: code/message from the kubelet; retry_ms */
+        DP_EVENT_RESTART,         /* socket removed or kubelet restarted: serving again */
+        DP_EVENT_REFUSED,         /* a request was refused (code, message) */
+        DP_EVENT_STOPPED,         /* after dp_engine_stop(): every server and call is gone */
+} dp_event_type;
+
+typedef struct dp_event {
+        dp_event_type type;
+        const char *resource;     /* NULL for DP_EVENT_STOPPED */
+        int code;                 /* gRPC status code where one applies */
+        const char *message;      /* "" when none */
+        unsigned retry_ms;        /* DP_EVENT_REGISTER_FAILED */
+} dp_event;
+
+typedef void (*dp_event_fn)(const dp_event *ev, void *userdata);
+
+/* The engine: the completion queue, its pump thread, the dir watch. h is copied. */
+int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_engine **ret);
+/* Stops whatever still runs (waiting for the calls to be released), joins the pump
+ * thread, frees the plugins. Accepts NULL. */
+void dp_engine_free(dp_engine *e);
+
+/* A resource. resource_name e.g. "spinlane.io/dpdk-nic"; socket_name e.g.
+ * "spinlane-dpdk-nic.sock" (a file name in DP_KUBELET_DIR). Before dp_engine_start(). */
+int dp_engine_add_plugin(dp_engine *e, dp_kind kind, const char *resource_name,
+                         const char *socket_name, const dp_alloc_config *cfg, dp_plugin **ret);
+
+/* Serve every plugin, register each once kubelet.sock exists. */
+int dp_engine_start(dp_engine *e);
+/* Begin the shutdown: streams ended, calls cancelled, servers stopped (gRPC removes
+ * their socket files). DP_EVENT_STOPPED is reported when done. Idempotent. */
+void dp_engine_stop(dp_engine *e);
+bool dp_engine_stopped(const dp_engine *e);
+
+/* Replace the device list (copied). Open ListAndWatch streams get the new list when it
+ * differs. Returns 1 when it changed, 0 when not, -ENOMEM. */
+int dp_plugin_set_devices(dp_plugin *p, const dp_device_list *devices);
+void dp_plugin_set_config(dp_plugin *p, const dp_alloc_config *cfg);
+const dp_device_list *dp_plugin_devices(const dp_plugin *p);
+bool dp_plugin_registered(const dp_plugin *p);
+
+#endif

@@ -1,0 +1,340 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Integration test: `spinlane-agent run --root <fake node>` against a kubelet stand-in
+speaking the real device plugin API (Python grpcio) over unix sockets.
+
+usage: test_kubelet.py --agent PATH --proto-dir DIR [--quick]
+Exit 0 all passed, 1 a check failed, 77 skipped (grpcio/grpc_tools missing)."""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent import futures
+
+try:
+    import grpc  # noqa: F401
+    import grpc_tools  # noqa: F401
+except ImportError as e:
+    print("SKIP: python3 grpcio/grpc_tools missing (%s); run with /usr/bin/python3" % e)
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kubelet_standin import Kubelet, Plugin, Watcher, load_api, make_tree, rm_tree, wait_for, PLUGIN_DIR  # noqa: E402
+
+NIC = "spinlane.io/dpdk-nic"
+CORE = "spinlane.io/isolated-core"
+NIC_SOCK = "spinlane-dpdk-nic.sock"
+CORE_SOCK = "spinlane-isolated-core.sock"
+
+failures = []
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def status_of(fn):
+    try:
+        fn()
+        return grpc.StatusCode.OK, ""
+    except grpc.RpcError as e:
+        return e.code(), e.details() or ""
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def envs(resp, i=0):
+    return dict(resp.container_responses[i].envs)
+
+
+def specs(resp, i=0):
+    return {d.container_path: (d.host_path, d.permissions) for d in resp.container_responses[i].devices}
+
+
+class Agent:
+    def __init__(self, binary, root, log, extra=()):
+        self.log = open(log, "w")
+        self.path = log
+        self.p = subprocess.Popen([binary, "run", "--root", root] + list(extra), stdout=self.log,
+                                  stderr=subprocess.STDOUT)
+
+    def text(self):
+        with open(self.path) as f:
+            return f.read()
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        self.p.send_signal(sig)
+        try:
+            rc = self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+            rc = "timeout"
+        self.log.close()
+        return rc
+
+
+def test_all(args, api, root):
+    kdir = os.path.join(root, PLUGIN_DIR)
+    # a stale regular file where the NIC socket goes: the agent must replace it
+    with open(os.path.join(kdir, NIC_SOCK), "w") as f:
+        f.write("stale")
+
+    agent = Agent(args.agent, root, os.path.join(root, "agent.log"))
+    kubelet = Kubelet(api, root)
+    try:
+        # serving before any kubelet; no registration attempt loops while kubelet.sock is absent
+        check(wait_for(lambda: all(os.path.exists(os.path.join(kdir, s)) for s in (NIC_SOCK, CORE_SOCK)), 10),
+              "both plugin sockets served without a kubelet")
+        nic = Plugin(api, root, NIC_SOCK)
+        core = Plugin(api, root, CORE_SOCK)
+        opts = nic.options(api.Empty(), timeout=5)
+        check(opts.get_preferred_allocation_available and not opts.pre_start_required,
+              "options: preferred allocation available, no PreStartContainer")
+        c0 = cpu_seconds(agent.p.pid)
+        time.sleep(1.0)
+        check("Register" not in agent.text(), "no Register attempts while kubelet.sock is absent")
+        check(cpu_seconds(agent.p.pid) - c0 < 0.2, "waiting for the kubelet does not spin")
+
+        # kubelet appears: both register within 1 s
+        t0 = time.monotonic()
+        kubelet.start(wipe=False)
+        regs = kubelet.wait_registrations(2, 5)
+        for res, sock in ((NIC, NIC_SOCK), (CORE, CORE_SOCK)):
+            t, req = regs[res]
+            check(req.version == "v1beta1" and req.endpoint == sock, "%s Register fields %s" % (res, req))
+            check(req.options.get_preferred_allocation_available, "%s Register options" % res)
+            check(t - t0 < 1.0, "%s registered %.3f s after kubelet.sock appeared" % (res, t - t0))
+
+        # exact device lists with topology
+        nw, cw = Watcher(nic), Watcher(core)
+        want_nics = {"0000:00:06.0": ("Healthy", [0]), "0000:00:07.0": ("Healthy", [1]),
+                     "7870:00:00.0": ("Healthy", None)}
+        want_cores = {"p0c1": ("Healthy", [0]), "p0c2": ("Healthy", [1]), "p0c3": ("Healthy", [1])}
+        got = nw.wait(lambda d: True, 5)
+        check(got and got[1] == want_nics, "NIC list %s" % (got and got[1]))
+        got = cw.wait(lambda d: True, 5)
+        check(got and got[1] == want_cores, "core list %s" % (got and got[1]))
+
+        # Allocate: ENA vfio (IOMMU), ENA vfio no-IOMMU, MANA in one container
+        r = nic.alloc(["7870:00:00.0", "0000:00:07.0", "0000:00:06.0"])
+        e = envs(r)
+        check(e.get("SPINLANE_DPDK_NICS") == "0000:00:06.0,0000:00:07.0,7870:00:00.0", "SPINLANE_DPDK_NICS %s" % e)
+        check(e.get("SPINLANE_NIC_0_KIND") == "ena" and e.get("SPINLANE_NIC_0_DRIVER") == "vfio-pci" and
+              e.get("SPINLANE_NIC_0_DEVARGS") == "0000:00:06.0" and e.get("SPINLANE_NIC_0_NUMA") == "0" and
+              e.get("SPINLANE_NIC_0_DEVICES") == "/dev/vfio/vfio,/dev/vfio/7", "ENA vfio env %s" % e)
+        check(e.get("SPINLANE_NIC_1_DEVICES") == "/dev/vfio/vfio,/dev/vfio/3" and
+              e.get("SPINLANE_NIC_1_NUMA") == "1", "ENA no-IOMMU env %s" % e)
+        check(e.get("SPINLANE_NIC_2_KIND") == "mana" and e.get("SPINLANE_NIC_2_DRIVER") == "mana" and
+              e.get("SPINLANE_NIC_2_MAC") == "00:0d:3a:11:22:33" and
+              e.get("SPINLANE_NIC_2_DEVARGS") == "7870:00:00.0,mac=00:0d:3a:11:22:33" and
+              e.get("SPINLANE_NIC_2_DEVICES") == "/dev/infiniband/uverbs0", "MANA env %s" % e)
+        check(e.get("SPINLANE_HUGEPAGE_DIR") == "/dev/hugepages", "hugepage dir env")
+        s = specs(r)
+        check(s == {"/dev/vfio/vfio": ("/dev/vfio/vfio", "rw"), "/dev/vfio/7": ("/dev/vfio/7", "rw"),
+                    "/dev/vfio/3": ("/dev/vfio/noiommu-3", "rw"),
+                    "/dev/infiniband/uverbs0": ("/dev/infiniband/uverbs0", "rw")},
+              "device specs (host paths without --root) %s" % s)
+        m = r.container_responses[0].mounts
+        check(len(m) == 1 and m[0].host_path == "/dev/hugepages" and m[0].container_path == "/dev/hugepages",
+              "hugetlbfs mount %s" % m)
+        check(dict(r.container_responses[0].annotations).get("spinlane.io/dpdk-nics") ==
+              "0000:00:06.0,0000:00:07.0,7870:00:00.0", "annotation")
+        check(all(root not in v for v in list(e.values()) + [h for h, _ in s.values()]), "no --root in answers")
+
+        r = core.alloc(["p0c3", "p0c1"])
+        e = envs(r)
+        check(e.get("SPINLANE_ISOLATED_CPUS") == "1,3,5,7" and e.get("SPINLANE_ISOLATED_CORES") == "p0c1,p0c3",
+              "core env %s" % e)
+
+        # bad requests: INVALID_ARGUMENT naming the ID; nothing partly applied; agent stays up
+        for ids, needle in ((["0000:00:99.0"], "0000:00:99.0"), (["0000:00:06.0", "0000:00:06.0"], "0000:00:06.0"),
+                            ([], "no devices")):
+            code, msg = status_of(lambda: nic.alloc(ids))
+            check(code == grpc.StatusCode.INVALID_ARGUMENT and needle in msg, "Allocate %s -> %s %s" % (ids, code, msg))
+        code, msg = status_of(lambda: nic.allocate(api.AllocateRequest(), timeout=5))
+        check(code == grpc.StatusCode.INVALID_ARGUMENT, "empty AllocateRequest -> %s %s" % (code, msg))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a\x05\x0a\x7f\x41", timeout=5))
+        check(code == grpc.StatusCode.INVALID_ARGUMENT and "malformed" in msg, "garbage -> %s %s" % (code, msg))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a" + b"\xff" * 9, timeout=5))
+        check(code == grpc.StatusCode.INVALID_ARGUMENT, "bad varint -> %s %s" % (code, msg))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x00" * (2 << 20), timeout=5))
+        check(code == grpc.StatusCode.RESOURCE_EXHAUSTED, "2 MiB request -> %s %s" % (code, msg))
+        code, msg = status_of(lambda: nic.unknown(b"", timeout=5))
+        check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown method -> %s" % code)
+
+        # preferred allocation
+        allc = ["p0c1", "p0c2", "p0c3"]
+        check(core.prefer(allc, [], 2) == ["p0c2", "p0c3"], "preferred 2 cores packs on node 1")
+        check(core.prefer(allc, ["p0c1"], 1) == ["p0c1"], "preferred honours must_include")
+        check(core.prefer(allc, [], 1) == core.prefer(list(reversed(allc)), [], 1), "preferred deterministic")
+        check(nic.prefer(["0000:00:06.0", "0000:00:07.0", "7870:00:00.0"], ["0000:00:07.0"], 1) == ["0000:00:07.0"],
+              "preferred NIC must_include")
+        code, msg = status_of(lambda: core.prefer(allc, ["p9c9"], 1))
+        check(code == grpc.StatusCode.INVALID_ARGUMENT and "p9c9" in msg, "preferred unknown must_include -> %s" % msg)
+
+        # health: a device node disappears -> Unhealthy within 1 s; back -> Healthy
+        node = os.path.join(root, "dev/vfio/7")
+        t0 = time.monotonic()
+        n0 = len(nw.lists)
+        os.unlink(node)
+        got = nw.wait(lambda d: d.get("0000:00:06.0", ("",))[0] == "Unhealthy", 3, since=n0)
+        check(got is not None and got[0] - t0 < 1.0,
+              "NIC Unhealthy after its device node went (%.3f s)" % ((got[0] - t0) if got else -1))
+        code, msg = status_of(lambda: nic.alloc(["0000:00:06.0"]))
+        check(code == grpc.StatusCode.INVALID_ARGUMENT and "unhealthy" in msg, "Allocate unhealthy -> %s" % msg)
+        n0 = len(nw.lists)
+        open(node, "w").close()
+        got = nw.wait(lambda d: d.get("0000:00:06.0", ("",))[0] == "Healthy", 3, since=n0)
+        check(got is not None, "NIC Healthy again")
+        # a core stops being isolated
+        t0 = time.monotonic()
+        n0 = len(cw.lists)
+        with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
+            f.write("1-3,6-7\n")
+        got = cw.wait(lambda d: d.get("p0c1", ("",))[0] == "Unhealthy", 3, since=n0)
+        check(got is not None and got[0] - t0 < 1.5, "core Unhealthy after a sibling left the isolated set")
+        n0 = len(cw.lists)
+        with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
+            f.write("1-3,5-7\n")
+        check(cw.wait(lambda d: d.get("p0c1", ("",))[0] == "Healthy", 3, since=n0) is not None,
+              "core Healthy again")
+
+        # 100 parallel Allocate calls
+        with futures.ThreadPoolExecutor(max_workers=20) as ex:
+            res = list(ex.map(lambda i: status_of(lambda: nic.alloc(["0000:00:06.0"]))[0], range(100)))
+        check(all(c == grpc.StatusCode.OK for c in res), "100 parallel Allocate: %s" % set(res))
+
+        # 100 ListAndWatch streams, then cancelled; cancelled mid-stream repeatedly
+        ws = [Watcher(nic) for _ in range(100)]
+        check(all(w.wait(lambda d: len(d) == 3, 10) for w in ws), "100 streams got the list")
+        for w in ws:
+            w.cancel()
+        for _ in range(20):
+            w = Watcher(core)
+            w.cancel()
+        check(nic.options(api.Empty(), timeout=5).get_preferred_allocation_available, "alive after cancels")
+
+        # kubelet restarts: sockets wiped, kubelet.sock re-created -> serve again + register < 1 s
+        nw.cancel()
+        cw.cancel()
+        worst = 0.0
+        for i in range(args.restarts):
+            kubelet.stop()
+            kubelet = Kubelet(api, root)
+            t0 = time.monotonic()
+            kubelet.start(wipe=True)
+            try:
+                regs = kubelet.wait_registrations(2, 5)
+            except TimeoutError as e:
+                check(False, "restart %d: %s" % (i, e))
+                continue
+            dt = max(t for t, _ in regs.values()) - t0
+            worst = max(worst, dt)
+            check(dt < 1.0, "restart %d: re-registered in %.3f s" % (i, dt))
+            p = Plugin(api, root, NIC_SOCK)
+            w = Watcher(p)
+            check(w.wait(lambda d: len(d) == 3, 5) is not None, "restart %d: ListAndWatch on the new socket" % i)
+            w.cancel()
+            p.close()
+        print("kubelet restarts: %d, worst re-registration %.3f s" % (args.restarts, worst), flush=True)
+
+        # a kubelet that rejects Register: logged, retried with backoff
+        kubelet.stop()
+        kubelet = Kubelet(api, root, reject="plugin rejected for the test")
+        kubelet.start(wipe=True)
+        n = wait_for(lambda: kubelet.registrations.qsize() >= 4, 5)
+        check(n, "Register retried after rejection (%d attempts)" % kubelet.registrations.qsize())
+        check("plugin rejected for the test" in agent.text(), "rejection message logged")
+        kubelet.reject = None
+        kubelet.registrations = __import__("queue").Queue()
+        check(kubelet.wait_registrations(2, 5), "registered once accepted")
+
+        # clean shutdown: streams ended, sockets removed, exit 0 (ASan: no leaks)
+        nic = Plugin(api, root, NIC_SOCK)
+        w = Watcher(nic)
+        w.wait(lambda d: True, 5)
+        rc = agent.stop()
+        check(rc == 0, "agent exit code %s" % rc)
+        w.t.join(5)
+        check(w.ended is not None, "open stream ended on SIGTERM (%s)" % w.ended)
+        check(not os.path.exists(os.path.join(kdir, NIC_SOCK)) and not os.path.exists(os.path.join(kdir, CORE_SOCK)),
+              "plugin sockets removed on exit")
+    finally:
+        if agent.p.poll() is None:
+            agent.p.kill()
+            agent.p.wait()
+        kubelet.stop()
+    log = agent.text()
+    if failures:
+        print("---- agent log (tail) ----\n" + "\n".join(log.splitlines()[-60:]))
+    check("PASS" in log or "FAIL" in log or "WARN" in log, "verdicts printed at start")
+
+
+def test_cdi(args, api, root):
+    """CDI on: Allocate names CDI devices; the spec under <root>/var/run/cdi lists them."""
+    import json
+    cfg = os.path.join(root, "cdi-config.json")
+    with open(cfg, "w") as f:
+        json.dump({"cdi": {"enabled": True}}, f)
+    kubelet = Kubelet(api, root)
+    kubelet.start(wipe=True)
+    agent = Agent(args.agent, root, os.path.join(root, "agent-cdi.log"), ["--config", cfg])
+    try:
+        kubelet.wait_registrations(2, 10)
+        nic = Plugin(api, root, NIC_SOCK)
+        r = nic.alloc(["0000:00:07.0"])
+        c = r.container_responses[0]
+        check([d.name for d in c.cdi_devices] == ["spinlane.io/dpdk-nic=0000:00:07.0"] and not c.devices and
+              not c.mounts, "CDI Allocate answer %s" % c)
+        check(dict(c.envs).get("SPINLANE_DPDK_NICS") == "0000:00:07.0", "CDI answer keeps the env")
+        spec_path = os.path.join(root, "var/run/cdi/spinlane.io-dpdk-nic.json")
+        spec = json.load(open(spec_path)) if wait_for(lambda: os.path.exists(spec_path), 3) else {}
+        devs = {d["name"]: d["containerEdits"]["deviceNodes"] for d in spec.get("devices", [])}
+        check(spec.get("kind") == "spinlane.io/dpdk-nic" and set(devs) == {"0000:00:06.0", "0000:00:07.0",
+                                                                              "7870:00:00.0"}, "CDI spec %s" % spec)
+        check({"path": "/dev/vfio/3", "hostPath": "/dev/vfio/noiommu-3", "permissions": "rw"} in
+              devs.get("0000:00:07.0", []), "CDI no-IOMMU node mapping")
+        nic.close()
+        check(agent.stop() == 0, "CDI agent exit 0")
+    finally:
+        if agent.p.poll() is None:
+            agent.p.kill()
+            agent.p.wait()
+        kubelet.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--proto-dir", required=True)
+    ap.add_argument("--restarts", type=int, default=20)
+    args = ap.parse_args()
+    api, gen = load_api(args.proto_dir)
+    root = tempfile.mkdtemp(prefix="sl-dp-root-")
+    try:
+        make_tree(root)
+        test_all(args, api, root)
+        test_cdi(args, api, root)
+    finally:
+        rm_tree(root)
+        rm_tree(gen)
+    print("%d checks, %d failed" % (checks, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
