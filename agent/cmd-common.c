@@ -17,6 +17,7 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 {"root", required_argument, NULL, 'r'},
                 {"config", required_argument, NULL, 'c'},
                 {"json", no_argument, NULL, 'j'},
+                {"once", no_argument, NULL, 'o'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
@@ -30,6 +31,14 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 case 'r': o.root = optarg; break;
                 case 'c': o.config = optarg; break;
                 case 'j': o.json = true; break;
+                case 'o':
+                        if (strcmp(argv[0], "run") != 0) {
+                                fprintf(stderr, "spinlane-agent %s: --once belongs to `run`\nusage: %s\n", argv[0],
+                                        usage);
+                                return -EINVAL;
+                        }
+                        o.once = true;
+                        break;
                 case 'h':
                         fprintf(stdout, "usage: %s\n", usage);
                         return 1;

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* `spinlane-agent run [--root DIR] [--config FILE]`: the daemon. One event loop (epoll +
- * signalfd + timerfd) drives a table of services: the node verdicts (printed at start and
- * whenever they change) and the kubelet device plugins. The inventory is re-scanned on
+/* `spinlane-agent run [--root DIR] [--config FILE] [--once]`: the daemon. One event loop
+ * (epoll + signalfd + timerfd) drives a table of services: node preparation (apply the
+ * config, re-apply on SIGHUP/config change/ENA reset), the node verdicts (printed at
+ * start and whenever they change) and the kubelet device plugins; --once only prepares
+ * the node and exits (an init container). The inventory is re-scanned on
  * inotify events under /dev and sysfs and at least once a second. Logs; exits only here. */
 #include "cmd.h"
 
 #include "checks.h"
 #include "cleanup.h"
+#include "config.h"
 #include "dp-server.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "log.h"
 #include "loop.h"
+#include "prep-daemon.h"
+#include "prep-inventory.h"
 #include "verdict.h"
 
 #include <errno.h>
@@ -27,8 +32,8 @@
 #define RUN_DEBOUNCE_MS 20    /* an inotify burst becomes one re-scan */
 #define RUN_STOP_TIMEOUT_MS 5000
 
-/* What the run loop takes from the configuration. HOOK(#4): fill it from agent/config.h
- * (config_load); until then the same keys are read from the raw JSON here. */
+/* What the run loop takes from the configuration at start (a change of these needs a
+ * restart: the device plugins register under the prefix). */
 typedef struct run_settings {
         char prefix[64];
         char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods */
@@ -52,8 +57,9 @@ struct run_ctx {
         agent_options opt;
         hostfs h;
         loop *l;
-        json_t *config;
+        config cfg;               /* the config at start; node preparation keeps the live one */
         run_settings set;
+        prep_daemon *prep;
         int ifd;                  /* inotify: device nodes and sysfs attributes */
         int debounce_fd;
         bool stopping;
@@ -67,18 +73,53 @@ struct run_ctx {
         dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
 };
 
-static void settings_load(const json_t *config, run_settings *ret)
+static void settings_load(const config *c, run_settings *ret)
 {
         run_settings s = { 0 };
-        const json_t *cdi = json_object_get(config, "cdi"), *huge = json_object_get(config, "hugetlbfs");
-        const char *mp = json_string_value(json_object_get(huge, "mount_point"));
-        const char *dir = json_string_value(json_object_get(cdi, "spec_dir"));
 
-        snprintf(s.prefix, sizeof(s.prefix), "%s", agent_resource_prefix(config));
-        snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", mp && mp[0] == '/' ? mp : "/dev/hugepages");
-        s.cdi = json_is_true(json_object_get(cdi, "enabled"));
-        snprintf(s.cdi_dir, sizeof(s.cdi_dir), "%s", dir && dir[0] == '/' ? dir : "/var/run/cdi");
+        snprintf(s.prefix, sizeof(s.prefix), "%s", c->resource_prefix);
+        snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", c->hugetlbfs.mount_point);
+        s.cdi = c->cdi.enabled;
+        snprintf(s.cdi_dir, sizeof(s.cdi_dir), "%s", c->cdi.spec_dir);
         *ret = s;
+}
+
+/* The config in force: node preparation's (it follows reloads), else the one at start. */
+static const config *live_config(const run_ctx *ctx)
+{
+        return ctx->prep ? prep_daemon_config(ctx->prep) : &ctx->cfg;
+}
+
+/* ---- service: node preparation ---- */
+
+static int prep_start(run_ctx *ctx, const inventory *inv)
+{
+        prep_daemon_options o = { .config_path = ctx->opt.config, .scan = prep_scan_inventory,
+                                  .json = ctx->opt.json };
+        (void)inv; /* preparation scans afresh */
+        int r = prep_daemon_new(ctx->l, &ctx->h, &o, &ctx->prep);
+        if (r < 0)
+                return r;
+        /* NICs may have moved: let the other services see the node as it is now. */
+        (void)loop_timer_set(ctx->l, ctx->debounce_fd, 1, 0);
+        return 0;
+}
+
+static void prep_reload(run_ctx *ctx)
+{
+        run_settings now;
+        if (prep_daemon_reload(ctx->prep, true) < 0)
+                return;
+        settings_load(prep_daemon_config(ctx->prep), &now);
+        if (memcmp(&now, &ctx->set, sizeof(now)) != 0)
+                log_warn("config: resource_prefix, hugetlbfs.mount_point and cdi take effect at the next "
+                         "start of the agent, ignoring them for now");
+}
+
+static void prep_stop(run_ctx *ctx)
+{
+        prep_daemon_free(ctx->prep);
+        ctx->prep = NULL;
 }
 
 /* ---- service: node verdicts ---- */
@@ -86,7 +127,10 @@ static void settings_load(const json_t *config, run_settings *ret)
 static void verdicts_rescan(run_ctx *ctx, const inventory *inv)
 {
         verdict_list vl = { 0 };
-        checks_options copt = { 0 }; /* HOOK(#4): NIC selectors and bind driver from config */
+        /* The config's NIC selection and bind driver. */
+        const config *c = live_config(ctx);
+        checks_options copt = { .nic_selected = prep_checks_nic_selected, .userdata = (void *)c,
+                                .bind_driver = config_driver_name(c->binding.ena) };
 
         if (checks_node(inv, &copt, &vl) < 0) {
                 log_error("node checks failed: out of memory");
@@ -361,6 +405,7 @@ static void dp_stop(run_ctx *ctx)
 }
 
 static const run_service services[] = {
+        { "node-preparation", prep_start, NULL, prep_reload, prep_stop },
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, NULL, dp_stop },
 };
@@ -449,7 +494,7 @@ static int on_signal(loop *l, int signo, void *ud)
 
 int cmd_run(int argc, char **argv)
 {
-        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json]";
+        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--once]";
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         run_ctx ctx = { .ifd = -1, .debounce_fd = -1 };
         inventory *inv = NULL;
@@ -467,9 +512,11 @@ int cmd_run(int argc, char **argv)
                 log_errno(LOG_ERROR, r, "--root %s", ctx.opt.root);
                 return AGENT_EXIT_ERROR;
         }
-        if (agent_load_config(&ctx.opt, &ctx.config) < 0)
+        if (agent_config(&ctx.opt, &ctx.cfg) < 0)
                 return AGENT_EXIT_ERROR;
-        settings_load(ctx.config, &ctx.set);
+        if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */
+                return prep_once(&ctx.h, ctx.opt.config, prep_scan_inventory, NULL, ctx.opt.json);
+        settings_load(&ctx.cfg, &ctx.set);
         r = loop_new(&ctx.l);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "event loop");
@@ -518,7 +565,6 @@ out:
                 close(ctx.ifd);
         }
         loop_free(ctx.l);
-        json_decref(ctx.config);
         if (rc == AGENT_EXIT_OK)
                 log_info("stopped");
         return rc;

@@ -18,10 +18,11 @@ typedef struct agent_options {
         const char *root;   /* --root DIR; NULL = the real root */
         const char *config; /* --config FILE; NULL = not given */
         bool json;          /* --json */
+        bool once;          /* --once (run only): prepare the node and exit */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
- * --config FILE, --json, -h/--help. On a bad option or a stray argument prints usage to
+ * --config FILE, --json, -h/--help, and --once for `run`. On a bad option or a stray argument prints usage to
  * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
 

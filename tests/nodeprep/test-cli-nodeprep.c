@@ -5,7 +5,9 @@
  * tree cannot give back (no kernel behind it: it stays recorded). */
 #include "../agent/fixture.h"
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static char dir[512];
 static char bin[1024];
@@ -32,6 +34,67 @@ static void write_file(const char *path, const char *text)
         }
         fputs(text, f);
         fclose(f);
+}
+
+/* Wait until the file at path contains needle (at most ms); returns whether it did. */
+static bool wait_for_text(const char *path, const char *needle, int ms)
+{
+        static char buf[1 << 16];
+        for (int waited = 0; waited <= ms; waited += 20) {
+                FILE *f = fopen(path, "r");
+                if (f) {
+                        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+                        buf[n] = '\0';
+                        fclose(f);
+                        if (strstr(buf, needle))
+                                return true;
+                }
+                usleep(20000);
+        }
+        fprintf(stderr, "no \"%s\" in %s after %d ms\n", needle, path, ms);
+        return false;
+}
+
+/* The daemon: a config change applied, a bad one rejected, SIGHUP, SIGTERM -> 0. */
+static void test_daemon(const char *b)
+{
+        char exe[1024], root[600], cfg[600], logp[600];
+        snprintf(exe, sizeof(exe), "%s/agent/spinlane-agent", b);
+        snprintf(root, sizeof(root), "%s/eks-x86", dir);
+        snprintf(cfg, sizeof(cfg), "%s/run-config.json", dir);
+        snprintf(logp, sizeof(logp), "%s/run.log", dir);
+        write_file(cfg, "{}");
+        pid_t pid = fork();
+        if (pid == 0) {
+                FILE *f = freopen(logp, "w", stdout);
+                (void)f;
+                dup2(1, 2);
+                execl(exe, exe, "run", "--root", root, "--config", cfg, (char *)NULL);
+                _exit(127);
+        }
+        CHECK(pid > 0);
+        CHECK(wait_for_text(logp, "node preparation: applying the config (start)", 5000));
+        CHECK(wait_for_text(logp, "PASS prep-nic-binding: 0 NIC(s) bound to vfio-pci now, 2 already bound", 5000));
+        /* A bad config: rejected, the agent keeps running. */
+        write_file(cfg, "{\"nics\":{\"max\":-1}}");
+        CHECK(wait_for_text(logp, "config: \"nics.max\": expected an integer from 0 to 256, got -1", 5000));
+        CHECK(wait_for_text(logp, "config reload rejected; keeping the last good config", 5000));
+        /* A good change is applied. */
+        write_file(cfg, "{\"hugepages\":{\"per_node\":{\"0\":1024}}}");
+        CHECK(wait_for_text(logp, "node preparation: applying the config (config changed)", 5000));
+        CHECK(wait_for_text(logp, "PASS prep-hugepages: reserved node 0: 1024 x 2 MiB", 5000));
+        /* SIGHUP re-applies. */
+        kill(pid, SIGHUP);
+        CHECK(wait_for_text(logp, "node preparation: applying the config (reload)", 5000));
+        kill(pid, SIGTERM);
+        int st = 0;
+        for (int i = 0; i < 300 && waitpid(pid, &st, WNOHANG) == 0; i++)
+                usleep(20000);
+        if (waitpid(pid, &st, WNOHANG) == 0 && !WIFEXITED(st)) {
+                kill(pid, SIGKILL);
+                waitpid(pid, &st, 0);
+        }
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 int main(void)
@@ -133,6 +196,17 @@ int main(void)
         CHECK(strstr(out, "the others stay recorded") != NULL);
         CHECK(access(path, F_OK) == 0);
 
+        /* run --once: the same path as prepare; --once belongs to run only. */
+        snprintf(path, sizeof(path), "%s/config.json", dir);
+        write_file(path, "{}");
+        snprintf(args, sizeof(args), "run --once --root '%s/eks-x86' --config '%s'", dir, path);
+        CHECK_INT(run(args, out, sizeof(out)), 0);
+        CHECK(strstr(out, "PASS prep-nic-binding") != NULL);
+        CHECK(strstr(out, "isolated-cpus") == NULL); /* no daemon services */
+        snprintf(args, sizeof(args), "prepare --once --root '%s/eks-x86'", dir);
+        CHECK_INT(run(args, out, sizeof(out)), 2);
+
+        test_daemon(b);
         fixture_remove(dir);
         return test_done();
 }
