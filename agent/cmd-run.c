@@ -39,6 +39,8 @@ typedef struct run_settings {
         char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods */
         bool cdi;                     /* "cdi": {"enabled": true} */
         char cdi_dir[DP_PATH_LEN];    /* "cdi": {"spec_dir": ...}, host path */
+        bool have_pool;               /* "cores": {"cpus": ...} narrows the isolated-core pool */
+        cpuset pool;
 } run_settings;
 
 typedef struct run_ctx run_ctx;
@@ -81,6 +83,8 @@ static void settings_load(const config *c, run_settings *ret)
         snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", c->hugetlbfs.mount_point);
         s.cdi = c->cdi.enabled;
         snprintf(s.cdi_dir, sizeof(s.cdi_dir), "%s", c->cdi.spec_dir);
+        s.have_pool = c->cores.have_cpus;
+        s.pool = c->cores.cpus;
         *ret = s;
 }
 
@@ -111,9 +115,11 @@ static void prep_reload(run_ctx *ctx)
         if (prep_daemon_reload(ctx->prep, true) < 0)
                 return;
         settings_load(prep_daemon_config(ctx->prep), &now);
-        if (memcmp(&now, &ctx->set, sizeof(now)) != 0)
-                log_warn("config: resource_prefix, hugetlbfs.mount_point and cdi take effect at the next "
-                         "start of the agent, ignoring them for now");
+        if (strcmp(now.prefix, ctx->set.prefix) != 0 || strcmp(now.hugetlbfs, ctx->set.hugetlbfs) != 0 ||
+            now.cdi != ctx->set.cdi || strcmp(now.cdi_dir, ctx->set.cdi_dir) != 0 ||
+            now.have_pool != ctx->set.have_pool || !cpuset_equal(&now.pool, &ctx->set.pool))
+                log_warn("config: resource_prefix, hugetlbfs.mount_point, cdi and cores take effect at the "
+                         "next start of the agent, ignoring them for now");
 }
 
 static void prep_stop(run_ctx *ctx)
@@ -221,13 +227,15 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, dp_device
         for (size_t i = 0; i < inv->n_cores; i++) {
                 const inv_core *c = &inv->cores[i];
                 bool known = dp_device_list_find(&ctx->cores, c->id, strlen(c->id)) != NULL;
-                if (!c->isolated && !known)
+                /* "cores.cpus" narrows the pool to cores whose CPUs it lists. */
+                bool pooled = c->isolated && (!ctx->set.have_pool || cpuset_subset(&c->cpus, &ctx->set.pool));
+                if (!pooled && !known)
                         continue;
                 dp_device d;
                 memset(&d, 0, sizeof(d));
                 snprintf(d.id, sizeof(d.id), "%s", c->id);
                 d.numa_node = c->numa_node;
-                d.healthy = c->isolated;
+                d.healthy = pooled;
                 d.cpus = c->cpus;
                 (void)dp_device_list_add(ret_cores, &d);
         }

@@ -63,7 +63,7 @@ static void test_daemon(const char *b)
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
         snprintf(cfg, sizeof(cfg), "%s/run-config.json", dir);
         snprintf(logp, sizeof(logp), "%s/run.log", dir);
-        write_file(cfg, "{}");
+        write_file(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}}");
         pid_t pid = fork();
         if (pid == 0) {
                 FILE *f = freopen(logp, "w", stdout);
@@ -75,12 +75,14 @@ static void test_daemon(const char *b)
         CHECK(pid > 0);
         CHECK(wait_for_text(logp, "node preparation: applying the config (start)", 5000));
         CHECK(wait_for_text(logp, "PASS prep-nic-binding: 0 NIC(s) bound to vfio-pci now, 2 already bound", 5000));
+        /* cores.cpus narrows the 6 isolated cores (2-7 with siblings 10-15) to 3. */
+        CHECK(wait_for_text(logp, "spinlane.io/isolated-core: 3 devices, 3 healthy", 5000));
         /* A bad config: rejected, the agent keeps running. */
         write_file(cfg, "{\"nics\":{\"max\":-1}}");
         CHECK(wait_for_text(logp, "config: \"nics.max\": expected an integer from 0 to 256, got -1", 5000));
         CHECK(wait_for_text(logp, "config reload rejected; keeping the last good config", 5000));
         /* A good change is applied. */
-        write_file(cfg, "{\"hugepages\":{\"per_node\":{\"0\":1024}}}");
+        write_file(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"hugepages\":{\"per_node\":{\"0\":1024}}}");
         CHECK(wait_for_text(logp, "node preparation: applying the config (config changed)", 5000));
         CHECK(wait_for_text(logp, "PASS prep-hugepages: reserved node 0: 1024 x 2 MiB", 5000));
         /* SIGHUP re-applies. */
