@@ -53,7 +53,7 @@ struct tr_endpoint {
 };
 
 struct tr_port {
-        uint16_t port_id, n_queues, burst, mtu, ctl_qid;
+        uint16_t port_id, n_queues, n_rxq, burst, mtu, ctl_qid;
         uint8_t mac[6];
         uint8_t ttl, igmp_version;
         uint32_t ip, mask, gateway;
@@ -281,7 +281,10 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         }
         uint64_t want_rx = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
         conf.rxmode.offloads = info.rx_offload_capa & want_rx;
-        r = rte_eth_dev_configure(p->port_id, nq, nq + 1, &conf);
+        /* A spare RX queue mirrors the control TX queue where the device has one: a
+         * memif peer's control ring lands there, and queue 0's poller drains it. */
+        p->n_rxq = info.max_rx_queues > nq ? nq + 1 : nq;
+        r = rte_eth_dev_configure(p->port_id, p->n_rxq, nq + 1, &conf);
         if (r < 0) {
                 set_err(err, errlen, "rte_eth_dev_configure(port %u, %u queues): %s", p->port_id, nq, strerror(-r));
                 goto fail;
@@ -301,7 +304,7 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
                 }
         }
         int socket = rte_eth_dev_socket_id(p->port_id);
-        for (uint16_t i = 0; i < nq; i++) {
+        for (uint16_t i = 0; i < p->n_rxq; i++) {
                 r = rte_eth_rx_queue_setup(p->port_id, i, rx_ring, (unsigned)socket, NULL, p->pool);
                 if (r < 0) {
                         set_err(err, errlen, "RX queue %u (%u descriptors): %s", i, rx_ring, strerror(-r));
@@ -754,16 +757,13 @@ static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         return delivered;
 }
 
-int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
+static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clientd)
 {
         struct tr_port *p = q->port;
         struct rte_mbuf *pkts[TR_MAX_BURST];
         int delivered = 0;
 
-        if (p->host_local && (q->polls++ % TR_HOST_LOCAL_EVERY) == 0)
-                delivered += poll_host_local(q, fn, clientd);
-
-        uint16_t n = rte_eth_rx_burst(p->port_id, q->qid, pkts, p->burst);
+        uint16_t n = rte_eth_rx_burst(p->port_id, rxq, pkts, p->burst);
         if (n == 0)
                 return delivered;
         CNT_ADD(q, rx_frames, n);
@@ -819,6 +819,19 @@ int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         rte_pktmbuf_free_bulk(pkts, n);
         CNT_ADD(q, rx_bytes, bytes);
         CNT_ADD(q, rx_datagrams, (uint64_t)delivered);
+        return delivered;
+}
+
+int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
+{
+        struct tr_port *p = q->port;
+        int delivered = 0;
+
+        if (p->host_local && (q->polls++ % TR_HOST_LOCAL_EVERY) == 0)
+                delivered += poll_host_local(q, fn, clientd);
+        delivered += poll_rxq(q, q->qid, fn, clientd);
+        if (q->qid == 0 && p->n_rxq > p->n_queues)
+                delivered += poll_rxq(q, p->ctl_qid, fn, clientd);
         return delivered;
 }
 

@@ -34,8 +34,9 @@ static inline void t_eal_start(const char *tag, const char *extra)
         static struct tr_eal_args a;
         if (geteuid() != 0)
                 TEST_SKIP("DPDK vdev tests need root");
-        snprintf(s, sizeof(s), "--no-huge --no-pci -m 256 --file-prefix sl-tr-%s-%d --log-level=error %s",
-                 tag, (int)getpid(), extra ? extra : "");
+        const char *lvl = getenv("SPINLANE_TEST_DPDK_LOG"); /* e.g. "*memif*:debug" */
+        snprintf(s, sizeof(s), "--no-huge --no-pci -m 256 --file-prefix sl-tr-%s-%d --log-level=%s %s",
+                 tag, (int)getpid(), lvl ? lvl : "error", extra ? extra : "");
         if (tr_eal_args_split(s, strlen(s), "test", &a) != 0)
                 abort();
         int r = tr_eal_init(&a);
