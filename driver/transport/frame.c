@@ -55,53 +55,76 @@ static inline uint32_t rd32_raw(const uint8_t *p)
         return v;
 }
 
-uint32_t tr_csum_partial(const void *buf, size_t len, uint32_t sum)
+/* One's complement sum of len bytes into a 64-bit accumulator with end-around carry;
+ * words are loaded in host order, which folding makes position-independent (RFC 1071). */
+static inline uint64_t sum64(const uint8_t *p, size_t len, uint64_t s)
 {
-        const uint8_t *p = buf;
-        uint64_t s = sum;
-
         while (len >= 8) {
-                uint32_t a, b;
-                memcpy(&a, p, 4);
-                memcpy(&b, p + 4, 4);
-                s += (uint64_t)a + b;
+                uint64_t v;
+                memcpy(&v, p, 8);
+                s += v;
+                s += s < v;
                 p += 8;
                 len -= 8;
         }
-        while (len >= 2) {
-                uint16_t w;
-                memcpy(&w, p, 2);
-                s += w;
+        if (len >= 4) {
+                uint32_t v;
+                memcpy(&v, p, 4);
+                s += v;
+                s += s < v;
+                p += 4;
+                len -= 4;
+        }
+        if (len >= 2) {
+                uint16_t v;
+                memcpy(&v, p, 2);
+                s += v;
+                s += s < v;
                 p += 2;
                 len -= 2;
         }
         if (len) {
-                uint16_t w = 0;
-                memcpy(&w, p, 1); /* the odd byte is the high byte in network order */
-                s += w;
+                uint16_t v = 0;
+                memcpy(&v, p, 1); /* the odd byte is the first (network-high) byte of a word */
+                s += v;
+                s += s < v;
         }
-        while (s >> 32)
-                s = (s & 0xffffffffu) + (s >> 32);
+        return s;
+}
+
+static inline uint16_t fold64(uint64_t s)
+{
+        s = (s & 0xffffffffu) + (s >> 32);
+        s = (s & 0xffffffffu) + (s >> 32);
+        s = (s & 0xffff) + (s >> 16);
+        s = (s & 0xffff) + (s >> 16);
+        s = (s & 0xffff) + (s >> 16);
+        return (uint16_t)~s;
+}
+
+uint32_t tr_csum_partial(const void *buf, size_t len, uint32_t sum)
+{
+        uint64_t s = sum64(buf, len, sum);
+        s = (s & 0xffffffffu) + (s >> 32);
+        s = (s & 0xffffffffu) + (s >> 32);
         return (uint32_t)s;
 }
 
 uint16_t tr_csum_fold(uint32_t sum)
 {
-        while (sum >> 16)
-                sum = (sum & 0xffff) + (sum >> 16);
-        return (uint16_t)~sum;
+        return fold64(sum);
 }
 
-/* Sum of the UDP pseudo header (network-order words as stored in memory). */
-static uint32_t pseudo_sum(uint32_t src, uint32_t dst, uint16_t udp_len)
+/* Sum of the UDP pseudo header: the host-order loads of its network-order words. */
+static inline uint64_t pseudo_sum(uint32_t src, uint32_t dst, uint16_t udp_len)
 {
-        uint8_t ph[12];
-        memcpy(ph, &src, 4);
-        memcpy(ph + 4, &dst, 4);
-        ph[8] = 0;
-        ph[9] = TR_IPPROTO_UDP;
-        wr16(ph + 10, udp_len);
-        return tr_csum_partial(ph, sizeof(ph), 0);
+        uint16_t proto_be = 0, len_be;
+        uint8_t b[2] = { 0, TR_IPPROTO_UDP };
+        memcpy(&proto_be, b, 2);
+        b[0] = (uint8_t)(udp_len >> 8);
+        b[1] = (uint8_t)udp_len;
+        memcpy(&len_be, b, 2);
+        return (uint64_t)src + dst + proto_be + len_be;
 }
 
 static bool bad_source(uint32_t ip_be)
@@ -140,8 +163,8 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         f->drop = TR_DROP_NONE;
         if (!frame || len < TR_ETH_HLEN)
                 return drop(f, TR_DROP_RUNT);
-        memcpy(f->dst_mac, frame, 6);
-        memcpy(f->src_mac, frame + 6, 6);
+        f->dst_mac = frame;
+        f->src_mac = frame + 6;
         uint16_t et = rd16(frame + 12);
         const uint8_t *ip = frame + TR_ETH_HLEN;
         size_t room = len - TR_ETH_HLEN;
@@ -161,7 +184,7 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         size_t tot = rd16(ip + 2);
         if (tot < ihl || tot > room)
                 return drop(f, TR_DROP_IP_LENGTH);
-        if (!(flags & TR_PARSE_IP_CSUM_DONE) && tr_csum_fold(tr_csum_partial(ip, ihl, 0)) != 0)
+        if (!(flags & TR_PARSE_IP_CSUM_DONE) && fold64(sum64(ip, ihl, 0)) != 0)
                 return drop(f, TR_DROP_IP_CHECKSUM);
         if (rd16(ip + 6) & 0x3fff) /* MF or a fragment offset */
                 return drop(f, TR_DROP_IP_FRAGMENT);
@@ -173,7 +196,7 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         const uint8_t *l4 = ip + ihl;
         size_t l4len = tot - ihl;
         if (ip[9] == TR_IPPROTO_IGMP) {
-                if (l4len < 8 || tr_csum_fold(tr_csum_partial(l4, l4len, 0)) != 0)
+                if (l4len < 8 || fold64(sum64(l4, l4len, 0)) != 0)
                         return drop(f, TR_DROP_IGMP_MALFORMED);
                 f->igmp_type = l4[0];
                 f->igmp_group = rd32_raw(l4 + 4);
@@ -190,8 +213,7 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         if (ulen < TR_UDP_HLEN || ulen > l4len)
                 return drop(f, TR_DROP_UDP_LENGTH);
         if (!(flags & TR_PARSE_L4_CSUM_DONE) && rd16(l4 + 6) != 0) {
-                uint32_t s = pseudo_sum(f->ip_src, f->ip_dst, (uint16_t)ulen);
-                if (tr_csum_fold(tr_csum_partial(l4, ulen, s)) != 0)
+                if (fold64(sum64(l4, ulen, pseudo_sum(f->ip_src, f->ip_dst, (uint16_t)ulen))) != 0)
                         return drop(f, TR_DROP_UDP_CHECKSUM);
         }
         f->src_port = rd16(l4);
@@ -215,7 +237,7 @@ static void write_ipv4(uint8_t *ip, size_t ihl, size_t tot, uint16_t id, uint8_t
         memcpy(ip + 12, &src, 4);
         memcpy(ip + 16, &dst, 4);
         if (csum) {
-                uint16_t c = tr_csum_fold(tr_csum_partial(ip, ihl, 0));
+                uint16_t c = fold64(sum64(ip, ihl, 0));
                 memcpy(ip + 10, &c, 2);
         }
 }
@@ -237,7 +259,7 @@ int tr_frame_build_udp(uint8_t *hdr, size_t payload_len, const struct tr_udp_hdr
         wr16(u + 4, ulen);
         u[6] = u[7] = 0;
         if (a->udp_csum) {
-                uint16_t c = tr_csum_fold(tr_csum_partial(u, ulen, pseudo_sum(a->ip_src, a->ip_dst, ulen)));
+                uint16_t c = fold64(sum64(u, ulen, pseudo_sum(a->ip_src, a->ip_dst, ulen)));
                 if (c == 0)
                         c = 0xffff; /* 0 means "no checksum" in UDP over IPv4 */
                 memcpy(u + 6, &c, 2);

@@ -62,7 +62,7 @@ enum tr_frame_kind {
 struct tr_frame {
         enum tr_frame_kind kind;
         enum tr_drop drop;      /* set when kind == TR_FRAME_DROP */
-        uint8_t dst_mac[6], src_mac[6];
+        const uint8_t *dst_mac, *src_mac; /* point into the frame (valid while it is) */
         /* ARP */
         uint16_t arp_op;        /* host order: 1 request, 2 reply */
         uint8_t arp_sha[6];

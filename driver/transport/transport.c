@@ -58,7 +58,7 @@ struct tr_port {
         uint8_t ttl, igmp_version;
         uint32_t ip, mask, gateway;
         bool host_local, ip_csum_offload, udp_csum_offload;
-        uint64_t tsc_hz;
+        uint64_t tsc_hz, ns_mult; /* ns = cycles * ns_mult >> 32 */
         uint16_t next_ephemeral;
         struct rte_mempool *pool;
         struct tr_queue q[TR_MAX_QUEUES];
@@ -88,7 +88,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 static inline uint64_t now_ns(const struct tr_port *p)
 {
-        return (uint64_t)((unsigned __int128)rte_get_tsc_cycles() * 1000000000u / p->tsc_hz);
+        return (uint64_t)(((unsigned __int128)rte_get_tsc_cycles() * p->ns_mult) >> 32);
 }
 
 int tr_eal_init(struct tr_eal_args *args)
@@ -246,6 +246,7 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         p->igmp_version = cfg->igmp_version ? cfg->igmp_version : 3;
         p->host_local = !cfg->no_host_local;
         p->tsc_hz = rte_get_tsc_hz();
+        p->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / p->tsc_hz);
         p->next_ephemeral = 49152;
         rte_rwlock_init(&p->bind_lock);
         rte_spinlock_init(&p->arp_lock);
@@ -555,15 +556,12 @@ static int host_local_send(struct tr_queue *q, struct tr_endpoint *ep, const str
         return 1;
 }
 
-/* Build one datagram into a fresh mbuf; NULL when the pool is empty. */
-static inline struct rte_mbuf *build(struct tr_queue *q, const struct tr_endpoint *ep, uint32_t src_ip,
-                                     const uint8_t dmac[6], const struct sockaddr_in *dst,
-                                     const void *data, size_t len)
+/* Write one datagram into m (fresh from the pool). */
+static inline void build(struct tr_queue *q, struct rte_mbuf *m, const struct tr_endpoint *ep,
+                         uint32_t src_ip, const uint8_t dmac[6], const struct sockaddr_in *dst,
+                         const void *data, size_t len)
 {
         struct tr_port *p = q->port;
-        struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
-        if (unlikely(!m))
-                return NULL;
         uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
         memcpy(d + TR_UDP_HDRS, data, len);
         struct tr_udp_hdr_args a = {
@@ -577,7 +575,8 @@ static inline struct rte_mbuf *build(struct tr_queue *q, const struct tr_endpoin
                 memset(d + flen, 0, TR_ETH_MIN_FRAME - flen);
                 flen = TR_ETH_MIN_FRAME;
         }
-        m->data_len = m->pkt_len = (uint32_t)flen;
+        m->data_len = (uint16_t)flen;
+        m->pkt_len = (uint32_t)flen;
         if (p->udp_csum_offload) {
                 struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + TR_ETH_HLEN);
                 struct rte_udp_hdr *u = (struct rte_udp_hdr *)(d + TR_ETH_HLEN + TR_IP_HLEN);
@@ -586,7 +585,6 @@ static inline struct rte_mbuf *build(struct tr_queue *q, const struct tr_endpoin
                 m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
                 u->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
         }
-        return m;
 }
 
 static inline uint32_t source_ip(const struct tr_port *p, const struct tr_endpoint *ep)
@@ -605,17 +603,19 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
 {
         struct tr_port *p = q->port;
         struct rte_mbuf *out[TR_MAX_BURST];
+        uint8_t macs[TR_MAX_BURST][6];
         size_t done = 0;
         uint32_t src = source_ip(p, ep);
         int err = 0;
 
-        while (done < n) {
+        while (done < n && !err) {
+                /* 1. how many of the next datagrams can go, and to which MAC (one ARP
+                 *    lookup per run of datagrams to the same destination) */
                 unsigned k = 0;
-                bool stop = false;
-                while (done + k < n && k < p->burst && !stop) {
+                uint32_t last_dst = 0;
+                while (done + k < n && k < p->burst) {
                         const struct tr_msg *m = &msgs[done + k];
-                        uint8_t dmac[6];
-                        int r;
+                        uint32_t dip = m->dst->sin_addr.s_addr;
                         if (unlikely(m->len > p->mtu)) {
                                 err = -EMSGSIZE;
                                 break;
@@ -624,46 +624,54 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                                 err = -EAFNOSUPPORT;
                                 break;
                         }
-                        if (unlikely(is_host_local(p, m->dst->sin_addr.s_addr))) {
-                                if (k) /* keep order: flush what is built first */
+                        if (unlikely(is_host_local(p, dip))) {
+                                if (k) /* keep order: send what came before first */
                                         break;
-                                r = host_local_send(q, ep, m->dst, m->data, m->len);
+                                int r = host_local_send(q, ep, m->dst, m->data, m->len);
                                 if (r <= 0) {
-                                        err = r;
-                                        stop = true;
+                                        err = r ? r : 1;
                                         break;
                                 }
                                 done++;
                                 continue;
                         }
-                        r = next_hop_mac(q, m->dst->sin_addr.s_addr, dmac);
-                        if (r <= 0) {
-                                err = r;
-                                break;
-                        }
-                        out[k] = build(q, ep, src, dmac, m->dst, m->data, m->len);
-                        if (unlikely(!out[k])) {
-                                CNT_INC(q, tx_wouldblock_nombuf);
-                                break;
+                        if (k && dip == last_dst) {
+                                memcpy(macs[k], macs[k - 1], 6);
+                        } else {
+                                int r = next_hop_mac(q, dip, macs[k]);
+                                if (r <= 0) {
+                                        err = r ? r : 1;
+                                        break;
+                                }
+                                last_dst = dip;
                         }
                         k++;
                 }
                 if (k == 0)
                         break;
-                uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)k);
+                /* 2. mbufs for all of them at once, or would-block */
+                if (unlikely(rte_pktmbuf_alloc_bulk(p->pool, out, k) != 0)) {
+                        CNT_INC(q, tx_wouldblock_nombuf);
+                        break;
+                }
                 uint64_t bytes = 0;
-                for (unsigned i = 0; i < sent; i++)
-                        bytes += msgs[done + i].len;
+                for (unsigned i = 0; i < k; i++) {
+                        const struct tr_msg *m = &msgs[done + i];
+                        build(q, out[i], ep, src, macs[i], m->dst, m->data, m->len);
+                        bytes += m->len;
+                }
+                /* 3. hand them to the NIC; what it does not take is freed, not queued */
+                uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)k);
+                if (unlikely(sent < k)) {
+                        for (unsigned i = sent; i < k; i++)
+                                bytes -= msgs[done + i].len;
+                        rte_pktmbuf_free_bulk(out + sent, k - sent);
+                        CNT_INC(q, tx_wouldblock_ring);
+                        err = 1;
+                }
                 CNT_ADD(q, tx_datagrams, sent);
                 CNT_ADD(q, tx_bytes, bytes);
                 done += sent;
-                if (sent < k) {
-                        rte_pktmbuf_free_bulk(out + sent, k - sent);
-                        CNT_INC(q, tx_wouldblock_ring);
-                        break;
-                }
-                if (err || stop)
-                        break;
         }
         if (done == 0 && err < 0)
                 return err;
