@@ -218,7 +218,10 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         }
         uint16_t rx_fit = fit_ring(rx_ring, &info.rx_desc_lim);
         uint16_t tx_fit = fit_ring(tx_ring, &info.tx_desc_lim);
-        if (cfg->strict_rings && (rx_fit != rx_ring || tx_fit != tx_ring)) {
+        /* defaults are fitted silently; sizes the caller chose are refused with the
+         * device's limits (MANA: 256) unless clamping was asked for */
+        bool explicit_ring = (cfg->rx_ring && rx_fit != rx_ring) || (cfg->tx_ring && tx_fit != tx_ring);
+        if (explicit_ring && !cfg->clamp_rings) {
                 set_err(err, errlen,
                         "rings %u/%u outside what %s accepts (RX %u..%u, TX %u..%u descriptors)",
                         rx_ring, tx_ring, info.driver_name, info.rx_desc_lim.nb_min,

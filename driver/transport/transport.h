@@ -30,8 +30,8 @@ int tr_port_find(const char *name, uint16_t *ret_port_id);
 struct tr_port_config {
         uint16_t port_id;
         uint16_t n_queues;      /* polling threads (1..TR_MAX_QUEUES); 0 = 1 */
-        uint16_t rx_ring;       /* RX descriptors; 0 = 1024, clamped to the device's max */
-        uint16_t tx_ring;       /* TX descriptors; 0 = 1024, clamped likewise */
+        uint16_t rx_ring;       /* RX descriptors; 0 = 1024 (or the device's max if lower) */
+        uint16_t tx_ring;       /* TX descriptors; 0 = 1024 (likewise) */
         uint16_t burst;         /* RX/TX burst; 0 = 32, at most 256 */
         uint16_t mtu;           /* largest UDP payload (Aeron MTU); 0 = 1408 */
         uint32_t ipv4;          /* our address, network order */
@@ -44,7 +44,7 @@ struct tr_port_config {
         uint8_t igmp_version;   /* 2 or 3; 0 = 3 */
         uint8_t ttl;            /* IPv4 TTL of datagrams; 0 = 64 */
         bool no_host_local;     /* do not open kernel sockets for host-local peers */
-        bool strict_rings;      /* refuse (rather than clamp) rings outside device limits */
+        bool clamp_rings;       /* fit explicit ring sizes to the device instead of refusing */
 };
 
 struct tr_port;
