@@ -28,6 +28,7 @@
 
 #include "arp_table.h"
 #include "demux.h"
+#include "sizing.h"
 
 #define TR_MAX_BURST 256
 #define TR_HOST_LOCAL_EVERY 16 /* polls between two looks at the kernel sockets */
@@ -115,14 +116,7 @@ int tr_port_find(const char *name, uint16_t *ret_port_id)
 
 static uint16_t fit_ring(uint16_t want, const struct rte_eth_desc_lim *lim)
 {
-        uint16_t v = want;
-        if (lim->nb_max && v > lim->nb_max)
-                v = lim->nb_max;
-        if (v < lim->nb_min)
-                v = lim->nb_min;
-        if (lim->nb_align > 1)
-                v = (uint16_t)(v / lim->nb_align * lim->nb_align);
-        return v;
+        return tr_ring_fit(want, lim->nb_min, lim->nb_max, lim->nb_align);
 }
 
 /* Push the joined groups' MACs to the device; allmulticast when it has no list. */
@@ -266,7 +260,7 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         /* Pool: every RX descriptor full, every TX descriptor in flight, a burst per
          * thread being built, the control queue, and the per-lcore caches. */
         unsigned cache = 256;
-        unsigned n_mbufs = nq * (rx_ring + tx_ring + 2u * burst) + tx_ring + 512 + cache * RTE_MAX_LCORE / 8;
+        unsigned n_mbufs = tr_pool_size(nq, rx_ring, tx_ring, burst, cache, rte_lcore_count());
         snprintf(name, sizeof(name), "sl-tr-%u", cfg->port_id);
         p->pool = rte_pktmbuf_pool_create(name, n_mbufs, cache, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                           rte_eth_dev_socket_id(cfg->port_id));

@@ -178,17 +178,20 @@ int main(void)
                    "ip netns exec %s sysctl -qw net.ipv4.ip_forward=1;"
                    "ip -n %s link set lo up; ip -n %s addr add 10.3.0.2/24 dev %s; ip -n %s link set %s up;"
                    "ip -n %s route add default via 10.3.0.254;"
-                   /* the kernel must put full checksums in the frames DPDK reads */
-                   "ip netns exec %s ethtool -K %s tx off >/dev/null",
+                   "true",
                    va, ns_d, vb, ns_r, vc, ns_r, vd, ns_f,
                    ns_d, ns_d, va,
                    ns_r, ns_r, vb, ns_r, vb,
                    ns_r, vc, ns_r, vc,
                    ns_r,
                    ns_f, ns_f, vd, ns_f, vd,
-                   ns_f, ns_r, vb);
+                   ns_f);
         if (r != 0)
                 TEST_SKIP("cannot build the veth/namespace topology (exit %d)", r);
+        /* veth hands af_packet frames with partial (offloaded) checksums unless the
+         * sender's TX checksumming is off: the kernel must put full checksums on the wire */
+        if (sh("ip netns exec %s ethtool -K %s tx off >/dev/null 2>&1", ns_r, vb) != 0)
+                TEST_SKIP("ethtool cannot turn off veth TX checksum offload (Debian package ethtool)");
 
         pid_t kids[2];
         for (int i = 0; i < 2; i++) {
