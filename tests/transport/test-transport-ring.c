@@ -469,6 +469,53 @@ static void test_host_local(void)
         tr_endpoint_close(ep);
 }
 
+/* Two polling threads' queues on one port: each sends on its own TX ring, all RX lands
+ * on queue 0, control frames go out on the spare TX ring. */
+static void test_multiqueue(void)
+{
+        struct rte_ring *rx[2], *tx[3];
+        char name[32], err[256] = "";
+        for (int i = 0; i < 2; i++) {
+                snprintf(name, sizeof(name), "mq-rx%d", i);
+                rx[i] = rte_ring_create(name, 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        }
+        for (int i = 0; i < 3; i++) {
+                snprintf(name, sizeof(name), "mq-tx%d", i);
+                tx[i] = rte_ring_create(name, 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        }
+        int id = rte_eth_from_rings("mq", rx, 2, tx, 3, 0);
+        CHECK(id >= 0);
+        struct tr_port_config cfg = { .port_id = (uint16_t)id, .n_queues = 2, .rx_ring = 128, .tx_ring = 128,
+                                      .ipv4 = t_ip4("10.5.0.1"), .prefix_len = 24, .no_host_local = true };
+        struct tr_port *mp;
+        int r = tr_port_open(&cfg, &mp, err, sizeof(err));
+        if (r < 0)
+                fprintf(stderr, "mq open: %s\n", err);
+        CHECK_INT(r, 0);
+        if (r < 0)
+                return;
+        struct rte_mbuf *m;
+        CHECK_INT(rte_ring_dequeue(tx[2], (void **)&m), 0); /* the gratuitous ARP: control ring */
+        rte_pktmbuf_free(m);
+        struct tr_endpoint *ep;
+        struct sockaddr_in b = t_sin(NULL, 5000), dst = t_sin("239.0.0.9", 5000);
+        CHECK_INT(tr_endpoint_open(mp, &b, NULL, &ep), 0);
+        CHECK_INT(tr_send(tr_port_queue(mp, 0), ep, &dst, "q0", 2), 1);
+        CHECK_INT(tr_send(tr_port_queue(mp, 1), ep, &dst, "q1", 2), 1);
+        CHECK_INT(tr_send(tr_port_queue(mp, 1), ep, &dst, "q1", 2), 1);
+        CHECK_INT(rte_ring_count(tx[0]), 1);
+        CHECK_INT(rte_ring_count(tx[1]), 2);
+        CHECK_INT(rte_ring_count(tx[2]), 0);
+        struct tr_counters c;
+        tr_port_counters(mp, &c);
+        CHECK_INT(c.tx_datagrams, 3);
+        for (int i = 0; i < 3; i++)
+                while (rte_ring_dequeue(tx[i], (void **)&m) == 0)
+                        rte_pktmbuf_free(m);
+        tr_endpoint_close(ep);
+        tr_port_close(mp);
+}
+
 int main(void)
 {
         t_eal_start("ring", NULL);
@@ -479,6 +526,7 @@ int main(void)
         test_arp_flood();
         test_multicast();
         test_host_local();
+        test_multiqueue();
         struct tr_counters c;
         tr_port_counters(port, &c);
         printf("rx_frames %llu, rx_datagrams %llu, tx_datagrams %llu, drops %llu\n",
