@@ -494,7 +494,7 @@ static void test_multiqueue(void)
         CHECK_INT(r, 0);
         if (r < 0)
                 return;
-        struct rte_mbuf *m;
+        struct rte_mbuf *m = NULL;
         CHECK_INT(rte_ring_dequeue(tx[2], (void **)&m), 0); /* the gratuitous ARP: control ring */
         rte_pktmbuf_free(m);
         struct tr_endpoint *ep;
