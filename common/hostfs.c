@@ -106,7 +106,7 @@ static int read_fd(int fd, char *buf, size_t size, size_t *ret_len)
 
 int hostfs_read(const hostfs *h, const char *path, char *buf, size_t size, size_t *ret_len)
 {
-        size_t len;
+        size_t len = 0;
         int r;
 
         _cleanup_close_ int fd = open_regular(h, path);
@@ -122,7 +122,7 @@ int hostfs_read(const hostfs *h, const char *path, char *buf, size_t size, size_
 
 int hostfs_read_str(const hostfs *h, const char *path, char *buf, size_t size)
 {
-        size_t len;
+        size_t len = 0;
         int r = hostfs_read(h, path, buf, size, &len);
         if (r < 0)
                 return r;
@@ -134,7 +134,7 @@ int hostfs_read_str(const hostfs *h, const char *path, char *buf, size_t size)
 
 int hostfs_read_alloc(const hostfs *h, const char *path, size_t max, char **ret, size_t *ret_len)
 {
-        size_t len;
+        size_t len = 0;
         int r;
 
         if (max == 0 || max > HOSTFS_MAX_FILE)

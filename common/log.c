@@ -34,7 +34,7 @@ int log_format_from_string(const char *s, log_format *ret)
 
 static void log_v(log_level level, const char *suffix, const char *fmt, va_list ap)
 {
-        char msg[2048], ts[40];
+        char msg[2048], ts[96];
         struct timespec now;
         struct tm tm;
 
@@ -43,7 +43,11 @@ static void log_v(log_level level, const char *suffix, const char *fmt, va_list 
         vsnprintf(msg, sizeof(msg), fmt, ap);
         if (suffix) {
                 size_t n = strlen(msg);
-                snprintf(msg + n, sizeof(msg) - n, ": %s", suffix);
+                size_t k = strlen(suffix);
+                if (n + 2 + k < sizeof(msg)) {
+                        memcpy(msg + n, ": ", 2);
+                        memcpy(msg + n + 2, suffix, k + 1);
+                }
         }
         clock_gettime(CLOCK_REALTIME, &now);
         gmtime_r(&now.tv_sec, &tm);

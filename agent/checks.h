@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The node checks: verdicts (stable id, pass/warn/fail/skip, message, remedy, evidence)
+ * computed from an inventory. Pure: no I/O, never logs; the ids and their meaning are
+ * documented in docs/verdicts.md ("## Node checks"). */
+#ifndef SPIN_AGENT_CHECKS_H
+#define SPIN_AGENT_CHECKS_H
+
+#include "inventory.h"
+#include "verdict.h"
+
+/* Check ids, in the order checks_node() emits them. */
+#define CHECK_ISOLATED_CPUS "isolated-cpus"
+#define CHECK_SMT_SIBLINGS "smt-siblings"
+#define CHECK_NOHZ_FULL "nohz-full"
+#define CHECK_HUGEPAGES "hugepages"
+#define CHECK_HUGETLBFS "hugetlbfs"
+#define CHECK_IOMMU "iommu"
+#define CHECK_NIC_BINDING "nic-binding"
+#define CHECK_PRIMARY_NIC "primary-nic"
+#define CHECK_WRITE_COMBINING "write-combining"
+#define CHECK_NUMA_ALIGNMENT "numa-alignment"
+
+typedef struct checks_options {
+        /* Which NICs the node is meant to hand to DPDK pods. NULL: every ENA or MANA
+         * device that does not carry the default route. Node preparation (#4) plugs the
+         * config's NIC selectors in here. */
+        bool (*nic_selected)(const inv_nic *nic, void *userdata);
+        void *userdata;
+        /* The driver a selected ENA should be bound to (named in the remedy); NULL means
+         * "vfio-pci". */
+        const char *bind_driver;
+} checks_options;
+
+/* The default selection described above. */
+bool checks_nic_selected_default(const inv_nic *nic, void *userdata);
+
+/* Append every node check's verdict to *l (opt may be NULL for the defaults). Returns 0
+ * or -ENOMEM (the list then holds the verdicts added so far). */
+int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `spinlane-agent inventory [--root DIR] [--config FILE] --json`: the node inventory as
+ * one JSON document on stdout. */
+#include "cmd.h"
+
+#include "hostfs.h"
+#include "inventory.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_inventory(int argc, char **argv)
+{
+        static const char usage[] = "spinlane-agent inventory [--root DIR] [--config FILE] --json";
+        agent_options o;
+        hostfs h;
+        inventory *inv = NULL;
+        json_t *config = NULL;
+        int r;
+
+        r = agent_parse_options(argc, argv, usage, &o);
+        if (r != 0)
+                return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
+        if (!o.json) {
+                fprintf(stderr, "spinlane-agent inventory: only --json output exists\nusage: %s\n", usage);
+                return AGENT_EXIT_ERROR;
+        }
+        r = hostfs_init(&h, o.root);
+        if (r < 0) {
+                fprintf(stderr, "spinlane-agent inventory: --root %s: %s\n", o.root, strerror(-r));
+                return AGENT_EXIT_ERROR;
+        }
+        if (agent_load_config(&o, &config) < 0)
+                return AGENT_EXIT_ERROR;
+        r = inventory_scan(&h, &inv);
+        if (r < 0) {
+                fprintf(stderr, "spinlane-agent inventory: scan failed: %s\n", strerror(-r));
+                json_decref(config);
+                return AGENT_EXIT_ERROR;
+        }
+        json_t *j = inventory_to_json(inv, agent_resource_prefix(config));
+        char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        if (s)
+                printf("%s\n", s);
+        else
+                fprintf(stderr, "spinlane-agent inventory: out of memory\n");
+        free(s);
+        json_decref(j);
+        json_decref(config);
+        inventory_free(inv);
+        return s ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
+}

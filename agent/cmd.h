@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The spinlane-agent subcommands (one file each: cmd-<name>.c) and the options they
+ * share (--root, --config, --json). Commands return the process exit code: 0 ok,
+ * 1 a check failed, 2 usage or internal error; they log/print, main() only dispatches. */
+#ifndef SPIN_AGENT_CMD_H
+#define SPIN_AGENT_CMD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#define AGENT_EXIT_OK 0
+#define AGENT_EXIT_FAIL 1
+#define AGENT_EXIT_ERROR 2
+
+#define AGENT_CONFIG_DEFAULT "/etc/spinlane/config.json"
+
+typedef struct agent_options {
+        const char *root;   /* --root DIR; NULL = the real root */
+        const char *config; /* --config FILE; NULL = not given */
+        bool json;          /* --json */
+} agent_options;
+
+/* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
+ * --config FILE, --json, -h/--help. On a bad option or a stray argument prints usage to
+ * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
+int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
+
+/* The configuration hook. Until config parsing lands (#4) this only proves that the file
+ * given with --config is readable JSON (an object), and returns it in *ret (NULL when
+ * no --config was given). Logs the reason on failure (names the file). */
+int agent_load_config(const agent_options *o, json_t **ret);
+
+/* The resource prefix to use: the config's "resource_prefix" string if present (#4 will
+ * own its validation), else the default. */
+const char *agent_resource_prefix(const json_t *config);
+
+int cmd_preflight(int argc, char **argv);
+int cmd_inventory(int argc, char **argv);
+
+#endif

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The inventory as one JSON document (`spinlane-agent inventory --json`), including the
+ * `resources` object the device plugin advertises. Pure conversion: no I/O, never logs. */
+#include "inventory.h"
+
+#include "cleanup.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* json_object_set_new that turns a NULL value into a failure flag. */
+static void set(json_t *o, const char *k, json_t *v, bool *oom)
+{
+        if (!v || json_object_set_new(o, k, v) < 0)
+                *oom = true;
+}
+
+static void push(json_t *a, json_t *v, bool *oom)
+{
+        if (!v || json_array_append_new(a, v) < 0)
+                *oom = true;
+}
+
+static json_t *cpus_array(const cpuset *s, bool *oom)
+{
+        json_t *a = json_array();
+        if (!a) {
+                *oom = true;
+                return NULL;
+        }
+        CPUSET_FOREACH(cpu, s)
+                push(a, json_integer(cpu), oom);
+        return a;
+}
+
+static json_t *cpus_list(const cpuset *s)
+{
+        char buf[CPUSET_MAX * 6];
+        cpuset_format(s, buf, sizeof(buf));
+        return json_string(buf);
+}
+
+static json_t *huge_array(const inv_hugepages *h, size_t n, bool *oom)
+{
+        json_t *a = json_array();
+        if (!a) {
+                *oom = true;
+                return NULL;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_t *o = json_object();
+                if (!o) {
+                        *oom = true;
+                        break;
+                }
+                set(o, "size_kb", json_integer((json_int_t)h[i].size_kb), oom);
+                set(o, "total", json_integer((json_int_t)h[i].total), oom);
+                set(o, "free", json_integer((json_int_t)h[i].free), oom);
+                push(a, o, oom);
+        }
+        return a;
+}
+
+static json_t *devnodes_array(const inv_nic *n, bool *oom)
+{
+        json_t *a = json_array();
+        if (!a) {
+                *oom = true;
+                return NULL;
+        }
+        for (size_t i = 0; i < n->n_devnodes; i++) {
+                json_t *o = json_object();
+                if (!o) {
+                        *oom = true;
+                        break;
+                }
+                set(o, "host_path", json_string(n->devnodes[i].host), oom);
+                set(o, "container_path", json_string(n->devnodes[i].container), oom);
+                set(o, "permissions", json_string("rw"), oom);
+                push(a, o, oom);
+        }
+        return a;
+}
+
+static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
+
+static json_t *nic_object(const inv_nic *n, bool *oom)
+{
+        char ids[16], cls[16];
+        json_t *o = json_object();
+        if (!o) {
+                *oom = true;
+                return NULL;
+        }
+        snprintf(ids, sizeof(ids), "%04x:%04x", n->vendor, n->device);
+        snprintf(cls, sizeof(cls), "0x%06x", n->pci_class);
+        set(o, "pci", json_string(n->pci), oom);
+        set(o, "ids", json_string(ids), oom);
+        set(o, "class", json_string(cls), oom);
+        set(o, "kind", json_string(inv_nic_kind_name(n->kind)), oom);
+        set(o, "driver", str_or_null(n->driver), oom);
+        set(o, "iommu_group", json_integer(n->iommu_group), oom);
+        set(o, "noiommu", json_boolean(n->noiommu), oom);
+        set(o, "numa_node", json_integer(n->numa_node), oom);
+        set(o, "netdev", str_or_null(n->netdev), oom);
+        set(o, "mac", str_or_null(n->mac), oom);
+        set(o, "primary", json_boolean(n->primary), oom);
+        set(o, "has_ipv4", json_boolean(n->has_ipv4), oom);
+        set(o, "dpdk_ready", json_boolean(n->dpdk_ready), oom);
+        set(o, "dpdk_reason", json_string(n->dpdk_reason), oom);
+        set(o, "devices", devnodes_array(n, oom), oom);
+        set(o, "write_combining",
+            n->write_combining < 0 ? json_string("unknown") : json_boolean(n->write_combining), oom);
+        return o;
+}
+
+json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
+{
+        char name[256];
+        bool oom = false;
+
+        if (!resource_prefix)
+                resource_prefix = INV_RESOURCE_PREFIX_DEFAULT;
+        json_t *root = json_object();
+        if (!root)
+                return NULL;
+
+        /* resources: what the device plugin would advertise */
+        json_t *res = json_object(), *rn = json_array(), *rc = json_array();
+        set(root, "resources", res, &oom);
+        if (res) {
+                snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_NIC);
+                set(res, name, rn, &oom);
+                snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_CORE);
+                set(res, name, rc, &oom);
+        } else {
+                json_decref(rn);
+                json_decref(rc);
+                rn = rc = NULL;
+        }
+        for (size_t i = 0; rn && i < inv->n_nics; i++) {
+                const inv_nic *n = &inv->nics[i];
+                if (!inv_nic_advertisable(n))
+                        continue;
+                json_t *o = json_object();
+                if (!o) {
+                        oom = true;
+                        break;
+                }
+                set(o, "id", json_string(n->pci), &oom);
+                set(o, "pci", json_string(n->pci), &oom);
+                set(o, "kind", json_string(inv_nic_kind_name(n->kind)), &oom);
+                set(o, "driver", json_string(n->driver), &oom);
+                set(o, "numa_node", json_integer(n->numa_node), &oom);
+                set(o, "netdev", str_or_null(n->netdev), &oom);
+                set(o, "mac", str_or_null(n->mac), &oom);
+                set(o, "devices", devnodes_array(n, &oom), &oom);
+                push(rn, o, &oom);
+        }
+        for (size_t i = 0; rc && i < inv->n_cores; i++) {
+                const inv_core *c = &inv->cores[i];
+                if (!c->isolated)
+                        continue;
+                json_t *o = json_object();
+                if (!o) {
+                        oom = true;
+                        break;
+                }
+                set(o, "id", json_string(c->id), &oom);
+                set(o, "cpus", cpus_array(&c->cpus, &oom), &oom);
+                set(o, "numa_node", json_integer(c->numa_node), &oom);
+                push(rc, o, &oom);
+        }
+
+        /* cpus */
+        json_t *cpus = json_object();
+        set(root, "cpus", cpus, &oom);
+        if (cpus) {
+                set(cpus, "online", inv->have_online ? cpus_list(&inv->online) : json_null(), &oom);
+                set(cpus, "isolated", inv->have_isolated ? cpus_list(&inv->isolated) : json_null(), &oom);
+                set(cpus, "nohz_full", inv->have_nohz_full ? cpus_list(&inv->nohz_full) : json_null(), &oom);
+                set(cpus, "pool", cpus_list(&inv->pool), &oom);
+                set(cpus, "smt", json_boolean(inv->smt), &oom);
+                json_t *per = json_array();
+                set(cpus, "cpus", per, &oom);
+                for (size_t cpu = 0; per && cpu < inv->n_cpu_core; cpu++) {
+                        int ci = inv->cpu_core[cpu];
+                        if (ci < 0)
+                                continue;
+                        const inv_core *c = &inv->cores[ci];
+                        json_t *o = json_object();
+                        if (!o) {
+                                oom = true;
+                                break;
+                        }
+                        set(o, "cpu", json_integer((json_int_t)cpu), &oom);
+                        set(o, "package", json_integer(c->package), &oom);
+                        set(o, "core_id", json_integer(c->core_id), &oom);
+                        set(o, "core", json_string(c->id), &oom);
+                        set(o, "siblings", cpus_list(&c->cpus), &oom);
+                        push(per, o, &oom);
+                }
+        }
+        json_t *cores = json_array();
+        set(root, "cores", cores, &oom);
+        for (size_t i = 0; cores && i < inv->n_cores; i++) {
+                const inv_core *c = &inv->cores[i];
+                json_t *o = json_object();
+                if (!o) {
+                        oom = true;
+                        break;
+                }
+                set(o, "id", json_string(c->id), &oom);
+                set(o, "cpus", cpus_array(&c->cpus, &oom), &oom);
+                set(o, "numa_node", json_integer(c->numa_node), &oom);
+                set(o, "isolated", json_boolean(c->isolated), &oom);
+                set(o, "split", json_boolean(c->split), &oom);
+                push(cores, o, &oom);
+        }
+
+        /* numa */
+        json_t *numa = json_array();
+        set(root, "numa", numa, &oom);
+        for (size_t i = 0; numa && i < inv->n_numa; i++) {
+                const inv_numa *n = &inv->numa[i];
+                json_t *o = json_object();
+                if (!o) {
+                        oom = true;
+                        break;
+                }
+                set(o, "id", json_integer(n->id), &oom);
+                set(o, "cpus", cpus_list(&n->cpus), &oom);
+                set(o, "hugepages", huge_array(n->huge, n->n_huge, &oom), &oom);
+                push(numa, o, &oom);
+        }
+
+        /* nics */
+        json_t *nics = json_array();
+        set(root, "nics", nics, &oom);
+        for (size_t i = 0; nics && i < inv->n_nics; i++)
+                push(nics, nic_object(&inv->nics[i], &oom), &oom);
+
+        /* memory */
+        json_t *mem = json_object();
+        set(root, "memory", mem, &oom);
+        if (mem) {
+                set(mem, "hugepages", huge_array(inv->huge, inv->n_huge, &oom), &oom);
+                set(mem, "default_hugepage_kb", json_integer((json_int_t)inv->default_huge_kb), &oom);
+                json_t *mounts = json_array();
+                set(mem, "hugetlbfs", mounts, &oom);
+                for (size_t i = 0; mounts && i < inv->n_mounts; i++) {
+                        json_t *o = json_object();
+                        if (!o) {
+                                oom = true;
+                                break;
+                        }
+                        set(o, "path", json_string(inv->mounts[i].path), &oom);
+                        set(o, "pagesize_kb", json_integer((json_int_t)inv->mounts[i].pagesize_kb), &oom);
+                        push(mounts, o, &oom);
+                }
+        }
+
+        /* kernel */
+        json_t *k = json_object();
+        set(root, "kernel", k, &oom);
+        if (k) {
+                json_t *cmd = json_object();
+                set(k, "cmdline", cmd, &oom);
+                for (size_t i = 0; cmd && i < inv->n_cmdline; i++) {
+                        const inv_cmdline_flag *f = &inv->cmdline[i];
+                        json_t *v = f->has_value ? json_string(f->value) : json_true();
+                        json_t *old = json_object_get(cmd, f->name);
+                        if (!old) {
+                                set(cmd, f->name, v, &oom);
+                        } else if (json_is_array(old)) {
+                                push(old, v, &oom);
+                        } else {
+                                json_t *a = json_array();
+                                push(a, json_incref(old), &oom);
+                                push(a, v, &oom);
+                                set(cmd, f->name, a, &oom);
+                        }
+                }
+                set(k, "vfio_noiommu", inv->vfio_noiommu < 0 ? json_null() : json_boolean(inv->vfio_noiommu),
+                    &oom);
+                set(k, "iommu_present", json_boolean(inv->iommu_present), &oom);
+                set(k, "cgroup", json_string(inv_cgroup_name(inv->cgroup)), &oom);
+                set(k, "x86", json_boolean(inv->arch_x86), &oom);
+        }
+
+        /* problems */
+        json_t *probs = json_array();
+        set(root, "problems", probs, &oom);
+        for (size_t i = 0; probs && i < inv->n_problems; i++) {
+                const inv_problem *p = &inv->problems[i];
+                json_t *o = json_object();
+                if (!o) {
+                        oom = true;
+                        break;
+                }
+                set(o, "topic", json_string(inv_topic_name(p->topic)), &oom);
+                set(o, "path", json_string(p->path), &oom);
+                set(o, "error", json_string(strerror(-p->err)), &oom);
+                set(o, "errno", json_integer(-p->err), &oom);
+                set(o, "what", json_string(p->what), &oom);
+                push(probs, o, &oom);
+        }
+        if (inv->n_problems_dropped)
+                set(root, "problems_dropped", json_integer((json_int_t)inv->n_problems_dropped), &oom);
+
+        if (oom) {
+                json_decref(root);
+                return NULL;
+        }
+        return root;
+}

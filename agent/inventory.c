@@ -1,0 +1,1005 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The node inventory scan: reads sysfs/procfs under --root (bounded, read-only) and fills
+ * an inventory value; bad inputs become problems, never errors or guesses. Never logs.
+ * Content parsing lives in procparse.c and cpuset.c; this file only walks and reads. */
+#include "inventory.h"
+
+#include "cleanup.h"
+#include "parse.h"
+#include "procparse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYS_CPU "/sys/devices/system/cpu"
+#define SYS_NODE "/sys/devices/system/node"
+#define SYS_PCI "/sys/bus/pci/devices"
+#define SYS_HUGE "/sys/kernel/mm/hugepages"
+#define PAT_LIST "/sys/kernel/debug/x86/pat_memtype_list"
+
+/* Limits for files read whole; sysfs attributes are one page at most. */
+#define SMALL_FILE 4096
+#define PROC_FILE (128 * 1024)
+
+static const char *const cmdline_keys[] = {INV_CMDLINE_KEYS, NULL};
+
+const char *inv_nic_kind_name(inv_nic_kind kind)
+{
+        switch (kind) {
+        case INV_NIC_ENA: return "ena";
+        case INV_NIC_MANA: return "mana";
+        default: return "other";
+        }
+}
+
+inv_nic_kind inv_nic_kind_from_ids(uint16_t vendor, uint16_t device)
+{
+        if (vendor == 0x1d0f &&
+            (device == 0xec20 || device == 0xec21 || device == 0x0ec2 || device == 0x1ec2))
+                return INV_NIC_ENA;
+        if (vendor == 0x1414 && device == 0x00ba)
+                return INV_NIC_MANA;
+        return INV_NIC_OTHER;
+}
+
+const char *inv_cgroup_name(inv_cgroup v)
+{
+        static const char *const names[] = {"unknown", "v1", "hybrid", "v2"};
+        return (unsigned)v < ELEMENTSOF(names) ? names[v] : "unknown";
+}
+
+const char *inv_topic_name(inv_topic t)
+{
+        static const char *const names[] = {"cpu", "numa", "nic", "memory", "kernel"};
+        return (unsigned)t < ELEMENTSOF(names) ? names[t] : "?";
+}
+
+static void problem(inventory *inv, inv_topic topic, const char *path, int err, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static void problem(inventory *inv, inv_topic topic, const char *path, int err, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (inv->n_problems >= INV_MAX_PROBLEMS) {
+                inv->n_problems_dropped++;
+                return;
+        }
+        inv_problem *p = &inv->problems[inv->n_problems++];
+        p->topic = topic;
+        p->err = err < 0 ? err : -err;
+        snprintf(p->path, sizeof(p->path), "%s", path);
+        va_start(ap, fmt);
+        vsnprintf(p->what, sizeof(p->what), fmt, ap);
+        va_end(ap);
+}
+
+/* Read a CPU list file. 1 read, 0 absent (ENOENT, no problem when optional), <0 problem. */
+static int read_cpulist(inventory *inv, const hostfs *h, const char *path, bool optional,
+                        inv_topic topic, const char *what, cpuset *ret)
+{
+        char buf[SMALL_FILE];
+        size_t len;
+        int r;
+
+        r = hostfs_read(h, path, buf, sizeof(buf), &len);
+        if (r == -ENOENT && optional)
+                return 0;
+        if (r >= 0)
+                r = cpuset_parse(buf, len, ret);
+        if (r < 0) {
+                problem(inv, topic, path, r, "%s", what);
+                return r;
+        }
+        return 1;
+}
+
+/* ---- CPUs and cores ------------------------------------------------------------- */
+
+typedef struct cpu_topo {
+        int package, core_id;
+} cpu_topo;
+
+static int read_topo(inventory *inv, const hostfs *h, unsigned cpu, bool record, cpu_topo *ret)
+{
+        char p[PATH_MAX];
+        int pkg, core, r;
+
+        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/physical_package_id", cpu) < 0)
+                return -ENAMETOOLONG;
+        r = hostfs_read_int(h, p, -1, 1 << 20, &pkg);
+        if (r < 0) {
+                if (record)
+                        problem(inv, INV_TOPIC_CPU, p, r, "package of CPU %u", cpu);
+                return r;
+        }
+        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/core_id", cpu) < 0)
+                return -ENAMETOOLONG;
+        r = hostfs_read_int(h, p, -1, 1 << 20, &core);
+        if (r < 0) {
+                if (record)
+                        problem(inv, INV_TOPIC_CPU, p, r, "core id of CPU %u", cpu);
+                return r;
+        }
+        ret->package = pkg;
+        ret->core_id = core;
+        return 0;
+}
+
+static int add_core(inventory *inv, size_t *cap, const cpuset *cpus, const cpu_topo *t)
+{
+        if (inv->n_cores == *cap) {
+                size_t ncap = *cap ? *cap * 2 : 32;
+                inv_core *n = realloc(inv->cores, ncap * sizeof(*n));
+                if (!n)
+                        return -ENOMEM;
+                inv->cores = n;
+                *cap = ncap;
+        }
+        inv_core *c = &inv->cores[inv->n_cores];
+        memset(c, 0, sizeof(*c));
+        c->cpus = *cpus;
+        c->package = t ? t->package : -1;
+        c->core_id = t ? t->core_id : -1;
+        c->numa_node = -1;
+        CPUSET_FOREACH(cpu, cpus)
+                if ((size_t)cpu < inv->n_cpu_core && inv->cpu_core[cpu] < 0)
+                        inv->cpu_core[cpu] = (int)inv->n_cores;
+        inv->n_cores++;
+        return 0;
+}
+
+static int scan_cpus(inventory *inv, const hostfs *h)
+{
+        cpuset present;
+        size_t cap = 0;
+        int r, maxcpu = -1;
+
+        r = read_cpulist(inv, h, SYS_CPU "/online", false, INV_TOPIC_CPU, "online CPUs", &inv->online);
+        inv->have_online = r > 0;
+        r = read_cpulist(inv, h, SYS_CPU "/isolated", false, INV_TOPIC_CPU, "isolated CPUs", &inv->isolated);
+        inv->have_isolated = r > 0;
+        r = read_cpulist(inv, h, SYS_CPU "/nohz_full", true, INV_TOPIC_CPU, "nohz_full CPUs", &inv->nohz_full);
+        inv->have_nohz_full = r > 0;
+
+        /* the cpuN directories */
+        cpuset_zero(&present);
+        {
+                _cleanup_closedir_ DIR *d = NULL;
+                struct dirent *de;
+                r = hostfs_opendir(h, SYS_CPU, &d);
+                if (r < 0) {
+                        problem(inv, INV_TOPIC_CPU, SYS_CPU, r, "CPU directory");
+                        return 0;
+                }
+                while ((de = readdir(d))) {
+                        unsigned cpu;
+                        if (procparse_indexed_name(de->d_name, "cpu", CPUSET_MAX - 1, &cpu) < 0)
+                                continue;
+                        cpuset_set(&present, cpu);
+                        if ((int)cpu > maxcpu)
+                                maxcpu = (int)cpu;
+                }
+        }
+        if (maxcpu < 0)
+                return 0;
+        inv->n_cpu_core = (size_t)maxcpu + 1;
+        inv->cpu_core = malloc(inv->n_cpu_core * sizeof(int));
+        if (!inv->cpu_core)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_cpu_core; i++)
+                inv->cpu_core[i] = -1;
+
+        /* Online CPUs: one core per thread_siblings_list, read at its first CPU only. */
+        CPUSET_FOREACH(cpu, &present) {
+                char p[PATH_MAX];
+                cpuset sib;
+                cpu_topo t;
+                bool online = !inv->have_online || cpuset_has(&inv->online, (unsigned)cpu);
+
+                if (!online || inv->cpu_core[cpu] >= 0)
+                        continue;
+                if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%d/topology/thread_siblings_list", cpu) < 0)
+                        continue;
+                r = read_cpulist(inv, h, p, false, INV_TOPIC_CPU, "SMT siblings", &sib);
+                if (r <= 0)
+                        continue; /* no guess: this CPU belongs to no core */
+                if (!cpuset_has(&sib, (unsigned)cpu)) {
+                        problem(inv, INV_TOPIC_CPU, p, -EINVAL, "SMT siblings of CPU %d omit it", cpu);
+                        continue;
+                }
+                /* a sibling another core already claimed: keep the first claim */
+                cpuset claimed;
+                cpuset_zero(&claimed);
+                CPUSET_FOREACH(s, &sib)
+                        if ((size_t)s < inv->n_cpu_core && inv->cpu_core[s] >= 0)
+                                cpuset_set(&claimed, (unsigned)s);
+                if (!cpuset_empty(&claimed)) {
+                        problem(inv, INV_TOPIC_CPU, p, -EINVAL, "SMT siblings of CPU %d overlap another core", cpu);
+                        cpuset_andnot(&sib, &sib, &claimed);
+                }
+                bool have_t = read_topo(inv, h, (unsigned)cpu, true, &t) == 0;
+                r = add_core(inv, &cap, &sib, have_t ? &t : NULL);
+                if (r < 0)
+                        return r;
+        }
+        /* Offline CPUs: join the core with the same package and core id, if sysfs says. */
+        CPUSET_FOREACH(cpu, &present) {
+                cpu_topo t;
+                if (inv->cpu_core[cpu] >= 0)
+                        continue;
+                if (inv->have_online && cpuset_has(&inv->online, (unsigned)cpu))
+                        continue; /* online but unreadable: already a problem */
+                if (read_topo(inv, h, (unsigned)cpu, false, &t) < 0)
+                        continue;
+                size_t i;
+                for (i = 0; i < inv->n_cores; i++)
+                        if (inv->cores[i].package == t.package && inv->cores[i].core_id == t.core_id &&
+                            t.core_id >= 0)
+                                break;
+                if (i < inv->n_cores) {
+                        cpuset_set(&inv->cores[i].cpus, (unsigned)cpu);
+                        inv->cpu_core[cpu] = (int)i;
+                } else {
+                        cpuset one;
+                        cpuset_zero(&one);
+                        cpuset_set(&one, (unsigned)cpu);
+                        r = add_core(inv, &cap, &one, &t);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int cmp_core(const void *a, const void *b)
+{
+        int x = cpuset_next(&((const inv_core *)a)->cpus, 0), y = cpuset_next(&((const inv_core *)b)->cpus, 0);
+        return (x > y) - (x < y);
+}
+
+/* Sorting, ids, pool membership and NUMA nodes of the cores (after scan_numa). */
+static void finish_cores(inventory *inv)
+{
+        qsort(inv->cores, inv->n_cores, sizeof(inv_core), cmp_core);
+        for (size_t i = 0; i < inv->n_cpu_core; i++)
+                inv->cpu_core[i] = -1;
+        cpuset_zero(&inv->pool);
+        inv->smt = false;
+        for (size_t i = 0; i < inv->n_cores; i++) {
+                inv_core *c = &inv->cores[i];
+                int first = cpuset_next(&c->cpus, 0);
+                cpuset iso, on;
+
+                CPUSET_FOREACH(cpu, &c->cpus)
+                        if ((size_t)cpu < inv->n_cpu_core)
+                                inv->cpu_core[cpu] = (int)i;
+                if (cpuset_count(&c->cpus) > 1)
+                        inv->smt = true;
+                if (c->package >= 0 && c->core_id >= 0)
+                        snprintf(c->id, sizeof(c->id), "p%dc%d", c->package, c->core_id);
+                else
+                        snprintf(c->id, sizeof(c->id), "cpu%d", first);
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(inv->cores[j].id, c->id) == 0) {
+                                size_t n = strlen(c->id);
+                                snprintf(c->id + n, sizeof(c->id) - n, "-cpu%d", first);
+                                break;
+                        }
+                for (size_t n = 0; n < inv->n_numa; n++)
+                        if (first >= 0 && cpuset_has(&inv->numa[n].cpus, (unsigned)first)) {
+                                c->numa_node = inv->numa[n].id;
+                                break;
+                        }
+                cpuset_and(&iso, &c->cpus, &inv->isolated);
+                cpuset_and(&on, &c->cpus, &inv->online);
+                c->isolated = inv->have_isolated && inv->have_online && !cpuset_empty(&c->cpus) &&
+                              cpuset_equal(&iso, &c->cpus) && cpuset_equal(&on, &c->cpus);
+                c->split = inv->have_isolated && !cpuset_empty(&iso) && !c->isolated;
+                if (c->isolated)
+                        cpuset_or(&inv->pool, &inv->pool, &c->cpus);
+        }
+}
+
+/* ---- NUMA and memory ------------------------------------------------------------ */
+
+static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
+
+static int cmp_huge(const void *a, const void *b)
+{
+        return cmp_u64(((const inv_hugepages *)a)->size_kb, ((const inv_hugepages *)b)->size_kb);
+}
+
+/* Read hugepages-* under dir into arr; sorted by size. */
+static void scan_hugepages(inventory *inv, const hostfs *h, const char *dir, inv_hugepages *arr,
+                           size_t *n, inv_topic topic)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        *n = 0;
+        r = hostfs_opendir(h, dir, &d);
+        if (r < 0) {
+                if (r != -ENOENT)
+                        problem(inv, topic, dir, r, "hugepage sizes");
+                return;
+        }
+        while ((de = readdir(d))) {
+                char p[PATH_MAX];
+                uint64_t kb, total, freep;
+                if (procparse_hugepage_dirname(de->d_name, &kb) < 0)
+                        continue;
+                if (*n >= INV_MAX_HUGE_SIZES) {
+                        problem(inv, topic, dir, -E2BIG, "more than %d hugepage sizes", INV_MAX_HUGE_SIZES);
+                        break;
+                }
+                if (hostfs_fmt(p, sizeof(p), "%s/%s/nr_hugepages", dir, de->d_name) < 0)
+                        continue;
+                r = hostfs_read_u64(h, p, UINT64_MAX, &total);
+                if (r < 0) {
+                        problem(inv, topic, p, r, "hugepages of %" PRIu64 " kB", kb);
+                        continue;
+                }
+                if (hostfs_fmt(p, sizeof(p), "%s/%s/free_hugepages", dir, de->d_name) < 0)
+                        continue;
+                r = hostfs_read_u64(h, p, UINT64_MAX, &freep);
+                if (r < 0) {
+                        problem(inv, topic, p, r, "free hugepages of %" PRIu64 " kB", kb);
+                        continue;
+                }
+                if (freep > total) {
+                        problem(inv, topic, p, -EINVAL, "more free than total hugepages");
+                        continue;
+                }
+                arr[(*n)++] = (inv_hugepages){.size_kb = kb, .total = total, .free = freep};
+        }
+        qsort(arr, *n, sizeof(*arr), cmp_huge);
+}
+
+static int cmp_numa(const void *a, const void *b)
+{
+        int x = ((const inv_numa *)a)->id, y = ((const inv_numa *)b)->id;
+        return (x > y) - (x < y);
+}
+
+static void scan_numa(inventory *inv, const hostfs *h)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        r = hostfs_opendir(h, SYS_NODE, &d);
+        if (r < 0) {
+                /* kernels without CONFIG_NUMA have no node directory: one node, unknown */
+                if (r != -ENOENT)
+                        problem(inv, INV_TOPIC_NUMA, SYS_NODE, r, "NUMA nodes");
+                return;
+        }
+        while ((de = readdir(d))) {
+                char p[PATH_MAX];
+                unsigned id;
+                if (procparse_indexed_name(de->d_name, "node", INV_MAX_NUMA - 1, &id) < 0)
+                        continue;
+                if (inv->n_numa >= INV_MAX_NUMA)
+                        break;
+                inv_numa *n = &inv->numa[inv->n_numa];
+                memset(n, 0, sizeof(*n));
+                n->id = (int)id;
+                if (hostfs_fmt(p, sizeof(p), SYS_NODE "/node%u/cpulist", id) < 0)
+                        continue;
+                if (read_cpulist(inv, h, p, false, INV_TOPIC_NUMA, "CPUs of a NUMA node", &n->cpus) <= 0)
+                        cpuset_zero(&n->cpus);
+                if (hostfs_fmt(p, sizeof(p), SYS_NODE "/node%u/hugepages", id) < 0)
+                        continue;
+                scan_hugepages(inv, h, p, n->huge, &n->n_huge, INV_TOPIC_MEMORY);
+                inv->n_numa++;
+        }
+        qsort(inv->numa, inv->n_numa, sizeof(inv_numa), cmp_numa);
+}
+
+/* A per-process /proc file (mounts, net/route). /proc/mounts is /proc/self/mounts: under
+ * --root /host that would be the agent container's own view, so there the host's init
+ * (/proc/1/...) is read first, and /proc/<name> only when that is absent or refused.
+ * *ret_path names the file that was read (or last tried). */
+static int read_proc_of_host(const hostfs *h, const char *name, char **ret, size_t *ret_len, const char **ret_path,
+                             char *pathbuf, size_t size)
+{
+        int r = -ENOENT;
+
+        if (!hostfs_is_real_root(h) && hostfs_fmt(pathbuf, size, "/proc/1/%s", name) == 0) {
+                r = hostfs_read_alloc(h, pathbuf, PROC_FILE, ret, ret_len);
+                if (r >= 0 || (r != -ENOENT && r != -EACCES && r != -EPERM)) {
+                        *ret_path = pathbuf;
+                        return r;
+                }
+        }
+        if (hostfs_fmt(pathbuf, size, "/proc/%s", name) < 0)
+                return -ENAMETOOLONG;
+        *ret_path = pathbuf;
+        return hostfs_read_alloc(h, pathbuf, PROC_FILE, ret, ret_len);
+}
+
+static void scan_mounts(inventory *inv, const hostfs *h)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len, pos = 0;
+        bool v1 = false, v2_root = false, v2_other = false;
+        procparse_mount m;
+        int r;
+
+        char pathbuf[64];
+        const char *path = "/proc/mounts";
+        r = read_proc_of_host(h, "mounts", &buf, &len, &path, pathbuf, sizeof(pathbuf));
+        if (r < 0) {
+                problem(inv, INV_TOPIC_MEMORY, path, r, "mount table");
+                return;
+        }
+        while ((r = procparse_mount_next(buf, len, &pos, &m)) != 0) {
+                if (r < 0)
+                        continue; /* a line with too few fields: skip it */
+                if (strcmp(m.fstype, "cgroup2") == 0) {
+                        if (strcmp(m.target, "/sys/fs/cgroup") == 0)
+                                v2_root = true;
+                        else
+                                v2_other = true;
+                } else if (strcmp(m.fstype, "cgroup") == 0) {
+                        v1 = true;
+                } else if (strcmp(m.fstype, "hugetlbfs") == 0) {
+                        char ps[32];
+                        uint64_t kb = 0;
+                        if (m.truncated) {
+                                problem(inv, INV_TOPIC_MEMORY, path, -ENAMETOOLONG,
+                                        "hugetlbfs mount line too long");
+                                continue;
+                        }
+                        r = procparse_mount_option(m.options, "pagesize", ps, sizeof(ps));
+                        if (r > 0 && procparse_size_kb(ps, &kb) < 0) {
+                                problem(inv, INV_TOPIC_MEMORY, path, -EINVAL,
+                                        "bad pagesize= of hugetlbfs at %.60s", m.target);
+                                continue;
+                        }
+                        if (inv->n_mounts >= INV_MAX_MOUNTS) {
+                                problem(inv, INV_TOPIC_MEMORY, path, -E2BIG, "too many hugetlbfs mounts");
+                                continue;
+                        }
+                        inv_mount *im = &inv->mounts[inv->n_mounts++];
+                        snprintf(im->path, sizeof(im->path), "%s", m.target);
+                        im->pagesize_kb = kb;
+                }
+        }
+        if (v2_root && !v1)
+                inv->cgroup = INV_CGROUP_V2;
+        else if (v1 && (v2_other || v2_root))
+                inv->cgroup = INV_CGROUP_HYBRID;
+        else if (v1)
+                inv->cgroup = INV_CGROUP_V1;
+}
+
+static void scan_memory(inventory *inv, const hostfs *h)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        uint64_t kb;
+        int r;
+
+        scan_hugepages(inv, h, SYS_HUGE, inv->huge, &inv->n_huge, INV_TOPIC_MEMORY);
+        r = hostfs_read_alloc(h, "/proc/meminfo", PROC_FILE, &buf, &len);
+        if (r >= 0) {
+                r = procparse_meminfo(buf, len, "Hugepagesize", &kb);
+                if (r > 0)
+                        inv->default_huge_kb = kb;
+                else if (r < 0)
+                        problem(inv, INV_TOPIC_MEMORY, "/proc/meminfo", r, "Hugepagesize");
+        } else if (r != -ENOENT) {
+                problem(inv, INV_TOPIC_MEMORY, "/proc/meminfo", r, "memory info");
+        }
+        scan_mounts(inv, h);
+}
+
+/* ---- kernel --------------------------------------------------------------------- */
+
+static void scan_kernel(inventory *inv, const hostfs *h)
+{
+        char buf[SMALL_FILE];
+        size_t len;
+        int r;
+
+        r = hostfs_read(h, "/proc/cmdline", buf, sizeof(buf), &len);
+        if (r >= 0)
+                r = procparse_cmdline(buf, len, cmdline_keys, inv->cmdline, INV_MAX_CMDLINE, &inv->n_cmdline);
+        if (r < 0)
+                problem(inv, INV_TOPIC_KERNEL, "/proc/cmdline", r, "kernel command line");
+        else
+                inv->have_cmdline = true;
+
+        inv->vfio_noiommu = -1;
+        r = hostfs_read_str(h, "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode", buf, sizeof(buf));
+        if (r >= 0) {
+                if (strcmp(buf, "Y") == 0 || strcmp(buf, "1") == 0)
+                        inv->vfio_noiommu = 1;
+                else if (strcmp(buf, "N") == 0 || strcmp(buf, "0") == 0)
+                        inv->vfio_noiommu = 0;
+                else
+                        problem(inv, INV_TOPIC_KERNEL, "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode",
+                                -EINVAL, "vfio no-IOMMU mode");
+        } else if (r != -ENOENT) {
+                problem(inv, INV_TOPIC_KERNEL, "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode", r,
+                        "vfio no-IOMMU mode");
+        }
+
+        {
+                _cleanup_closedir_ DIR *d = NULL;
+                struct dirent *de;
+                if (hostfs_opendir(h, "/sys/class/iommu", &d) >= 0)
+                        while ((de = readdir(d)))
+                                if (de->d_name[0] != '.') {
+                                        inv->iommu_present = true;
+                                        break;
+                                }
+        }
+
+        r = hostfs_read(h, SYS_CPU "/modalias", buf, sizeof(buf), &len);
+        if (r == -EFBIG)
+                r = 0; /* long feature lists: the prefix is all we need, and it was read */
+        if (r >= 0)
+                inv->arch_x86 = strncmp(buf, "cpu:type:x86", 12) == 0;
+        else
+                problem(inv, INV_TOPIC_KERNEL, SYS_CPU "/modalias", r, "CPU architecture");
+}
+
+/* ---- NICs ----------------------------------------------------------------------- */
+
+typedef struct route_info {
+        procparse_route *routes;
+        size_t n;
+} route_info;
+
+static void scan_routes(inventory *inv, const hostfs *h, route_info *ri)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len, pos = 0, cap = 0;
+        procparse_route rt;
+        int r;
+
+        char pathbuf[64];
+        const char *path = "/proc/net/route";
+        r = read_proc_of_host(h, "net/route", &buf, &len, &path, pathbuf, sizeof(pathbuf));
+        if (r < 0) {
+                problem(inv, INV_TOPIC_NIC, path, r, "IPv4 routes");
+                return;
+        }
+        bool bad = false;
+        while ((r = procparse_route_next(buf, len, &pos, &rt)) != 0) {
+                if (r == -EBADMSG) {
+                        problem(inv, INV_TOPIC_NIC, path, r, "IPv4 routes: no header");
+                        return;
+                }
+                if (r < 0) {
+                        bad = true;
+                        continue;
+                }
+                if (ri->n == cap) {
+                        size_t ncap = cap ? cap * 2 : 16;
+                        if (ncap > 65536)
+                                break;
+                        procparse_route *n = realloc(ri->routes, ncap * sizeof(*n));
+                        if (!n)
+                                break;
+                        ri->routes = n;
+                        cap = ncap;
+                }
+                ri->routes[ri->n++] = rt;
+        }
+        if (bad)
+                problem(inv, INV_TOPIC_NIC, path, -EINVAL, "IPv4 routes: garbled lines skipped");
+}
+
+/* First entry of dir whose name is prefix<N>: its index; -ENOENT when none. */
+static int find_indexed(const hostfs *h, const char *dir, const char *prefix, unsigned *ret)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r = hostfs_opendir(h, dir, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d)))
+                if (procparse_indexed_name(de->d_name, prefix, 1u << 20, ret) == 0)
+                        return 0;
+        return -ENOENT;
+}
+
+/* The first entry of dir not starting with '.', into buf. */
+static int first_entry(const hostfs *h, const char *dir, char *buf, size_t size)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r = hostfs_opendir(h, dir, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        return hostfs_fmt(buf, size, "%s", de->d_name);
+        return -ENOENT;
+}
+
+static void add_devnode(inv_nic *nic, const char *host, const char *container)
+{
+        if (nic->n_devnodes >= INV_MAX_DEVNODES)
+                return;
+        inv_devnode *d = &nic->devnodes[nic->n_devnodes++];
+        snprintf(d->host, sizeof(d->host), "%s", host);
+        snprintf(d->container, sizeof(d->container), "%s", container);
+}
+
+/* Every device node of the NIC present? Fills missing with the first absent one. */
+static bool devnodes_present(const hostfs *h, const inv_nic *nic, const char **missing)
+{
+        for (size_t i = 0; i < nic->n_devnodes; i++)
+                if (hostfs_is_chardev(h, nic->devnodes[i].host) != 1) {
+                        *missing = nic->devnodes[i].host;
+                        return false;
+                }
+        return nic->n_devnodes > 0;
+}
+
+/* MANA: the uverbs device of the PCI device or of one of its children (mana.rdma.0). */
+static int find_uverbs(const hostfs *h, const char *dev, unsigned *ret)
+{
+        char p[PATH_MAX];
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+
+        if (hostfs_fmt(p, sizeof(p), "%s/infiniband_verbs", dev) == 0 &&
+            find_indexed(h, p, "uverbs", ret) == 0)
+                return 0;
+        if (hostfs_opendir(h, dev, &d) < 0)
+                return -ENOENT;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.' || strcmp(de->d_name, "driver") == 0 ||
+                    strcmp(de->d_name, "subsystem") == 0 || strcmp(de->d_name, "iommu_group") == 0 ||
+                    strcmp(de->d_name, "firmware_node") == 0 || strcmp(de->d_name, "physfn") == 0 ||
+                    strncmp(de->d_name, "virtfn", 6) == 0)
+                        continue;
+                if (hostfs_fmt(p, sizeof(p), "%s/%s/infiniband_verbs", dev, de->d_name) == 0 &&
+                    find_indexed(h, p, "uverbs", ret) == 0)
+                        return 0;
+        }
+        return -ENOENT;
+}
+
+typedef struct pat_cache {
+        bool loaded;
+        int err;
+        char *buf;
+        size_t len;
+} pat_cache;
+
+static void nic_write_combining(inventory *inv, const hostfs *h, const char *dev, inv_nic *nic, pat_cache *pat)
+{
+        char p[PATH_MAX], buf[SMALL_FILE], type[48];
+        size_t len;
+        int r;
+
+        nic->write_combining = -1;
+        if (hostfs_fmt(p, sizeof(p), "%s/resource", dev) < 0)
+                return;
+        r = hostfs_read(h, p, buf, sizeof(buf), &len);
+        if (r >= 0)
+                r = procparse_pci_prefetch_bar(buf, len, &nic->wc_bar_start, &nic->wc_bar_end);
+        if (r < 0) {
+                problem(inv, INV_TOPIC_NIC, p, r, "BARs of %s", nic->pci);
+                return;
+        }
+        if (r == 0)
+                return;
+        if (!pat->loaded) {
+                pat->loaded = true;
+                pat->err = hostfs_read_alloc(h, PAT_LIST, HOSTFS_MAX_FILE, &pat->buf, &pat->len);
+                if (pat->err < 0)
+                        problem(inv, INV_TOPIC_NIC, PAT_LIST, pat->err, "x86 PAT memory types");
+        }
+        if (pat->err < 0)
+                return;
+        r = procparse_pat_lookup(pat->buf, pat->len, nic->wc_bar_start, nic->wc_bar_end, type, sizeof(type));
+        if (r > 0)
+                nic->write_combining = strcmp(type, "write-combining") == 0;
+        /* r == 0: not mapped by anyone yet (DPDK not running): unknown */
+}
+
+static int cmp_nic(const void *a, const void *b)
+{
+        return strcmp(((const inv_nic *)a)->pci, ((const inv_nic *)b)->pci);
+}
+
+static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const route_info *ri, pat_cache *pat)
+{
+        char dev[PATH_MAX], p[PATH_MAX], buf[SMALL_FILE], val[64], name[64];
+        size_t len;
+        unsigned idx;
+        int r;
+        inv_nic nic = {.iommu_group = -1, .numa_node = -1, .write_combining = -1};
+
+        if (hostfs_fmt(dev, sizeof(dev), SYS_PCI "/%s", pci) < 0 ||
+            hostfs_fmt(p, sizeof(p), "%s/uevent", dev) < 0)
+                return;
+        r = hostfs_read(h, p, buf, sizeof(buf), &len);
+        if (r < 0) {
+                problem(inv, INV_TOPIC_NIC, p, r, "PCI device");
+                return;
+        }
+        uint64_t cls;
+        if (procparse_uevent_get(buf, len, "PCI_CLASS", val, sizeof(val)) <= 0 ||
+            parse_hex_u64(val, 0xffffff, &cls) < 0) {
+                problem(inv, INV_TOPIC_NIC, p, -EINVAL, "PCI_CLASS of %s", pci);
+                return;
+        }
+        if ((cls >> 16) != 0x02)
+                return; /* not a network controller */
+        if (procparse_uevent_get(buf, len, "PCI_ID", val, sizeof(val)) <= 0 ||
+            procparse_pci_id(val, &nic.vendor, &nic.device) < 0) {
+                problem(inv, INV_TOPIC_NIC, p, -EINVAL, "PCI_ID of %s", pci);
+                return;
+        }
+        if (inv->n_nics >= INV_MAX_NICS) {
+                problem(inv, INV_TOPIC_NIC, SYS_PCI, -E2BIG, "more than %d NICs", INV_MAX_NICS);
+                return;
+        }
+        memcpy(nic.pci, pci, strlen(pci) + 1); /* parse_is_pci_addr(): 12 chars */
+        nic.pci_class = (uint32_t)cls;
+        nic.kind = inv_nic_kind_from_ids(nic.vendor, nic.device);
+
+        /* driver: the link is the truth (uevent DRIVER= says the same when bound) */
+        if (hostfs_fmt(p, sizeof(p), "%s/driver", dev) == 0) {
+                r = hostfs_readlink_base(h, p, nic.driver, sizeof(nic.driver));
+                if (r < 0 && r != -ENOENT) {
+                        problem(inv, INV_TOPIC_NIC, p, r, "driver of %s", pci);
+                        nic.driver[0] = '\0';
+                }
+        }
+        if (hostfs_fmt(p, sizeof(p), "%s/iommu_group", dev) == 0 &&
+            hostfs_readlink_base(h, p, name, sizeof(name)) == 0) {
+                int g;
+                if (parse_int(name, 0, 1 << 20, &g) == 0) {
+                        nic.iommu_group = g;
+                        if (hostfs_fmt(p, sizeof(p), "/sys/kernel/iommu_groups/%d/name", g) == 0 &&
+                            hostfs_read_str(h, p, val, sizeof(val)) == 0 && strcmp(val, "vfio-noiommu") == 0)
+                                nic.noiommu = true;
+                } else {
+                        problem(inv, INV_TOPIC_NIC, p, -EINVAL, "IOMMU group of %s", pci);
+                }
+        }
+        if (hostfs_fmt(p, sizeof(p), "%s/numa_node", dev) == 0) {
+                r = hostfs_read_int(h, p, -1, INV_MAX_NUMA - 1, &nic.numa_node);
+                if (r < 0) {
+                        nic.numa_node = -1;
+                        if (r != -ENOENT)
+                                problem(inv, INV_TOPIC_NIC, p, r, "NUMA node of %s", pci);
+                }
+        }
+        /* netdev: <dev>/net/<if>, or <dev>/virtioN/net/<if> */
+        if (hostfs_fmt(p, sizeof(p), "%s/net", dev) < 0 ||
+            first_entry(h, p, nic.netdev, sizeof(nic.netdev)) < 0) {
+                nic.netdev[0] = '\0';
+                if (find_indexed(h, dev, "virtio", &idx) == 0 &&
+                    hostfs_fmt(p, sizeof(p), "%s/virtio%u/net", dev, idx) == 0 &&
+                    first_entry(h, p, nic.netdev, sizeof(nic.netdev)) < 0)
+                        nic.netdev[0] = '\0';
+        }
+        if (nic.netdev[0] && hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", nic.netdev) == 0) {
+                uint8_t mac[6];
+                r = hostfs_read_str(h, p, val, sizeof(val));
+                if (r >= 0 && parse_mac(val, mac) == 0)
+                        snprintf(nic.mac, sizeof(nic.mac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
+                                 mac[2], mac[3], mac[4], mac[5]);
+                else
+                        problem(inv, INV_TOPIC_NIC, p, r < 0 ? r : -EINVAL, "MAC of %s", nic.netdev);
+        }
+        for (size_t i = 0; nic.netdev[0] && i < ri->n; i++)
+                if (strcmp(ri->routes[i].iface, nic.netdev) == 0) {
+                        nic.has_ipv4 = true;
+                        if (procparse_route_is_default(&ri->routes[i]))
+                                nic.primary = true;
+                }
+
+        /* device nodes and readiness */
+        const char *missing = NULL;
+        if (strcmp(nic.driver, "vfio-pci") == 0) {
+                add_devnode(&nic, "/dev/vfio/vfio", "/dev/vfio/vfio");
+                if (nic.iommu_group >= 0) {
+                        char host[INV_DEVPATH_LEN], cont[INV_DEVPATH_LEN];
+                        snprintf(cont, sizeof(cont), "/dev/vfio/%d", nic.iommu_group);
+                        snprintf(host, sizeof(host), nic.noiommu ? "/dev/vfio/noiommu-%d" : "/dev/vfio/%d",
+                                 nic.iommu_group);
+                        add_devnode(&nic, host, cont);
+                }
+        } else if (strcmp(nic.driver, "igb_uio") == 0 || strcmp(nic.driver, "uio_pci_generic") == 0) {
+                if (hostfs_fmt(p, sizeof(p), "%s/uio", dev) == 0 && find_indexed(h, p, "uio", &idx) == 0) {
+                        char node[INV_DEVPATH_LEN];
+                        snprintf(node, sizeof(node), "/dev/uio%u", idx);
+                        add_devnode(&nic, node, node);
+                }
+        } else if (nic.kind == INV_NIC_MANA && strcmp(nic.driver, "mana") == 0) {
+                if (find_uverbs(h, dev, &idx) == 0) {
+                        char node[INV_DEVPATH_LEN];
+                        snprintf(node, sizeof(node), "/dev/infiniband/uverbs%u", idx);
+                        add_devnode(&nic, node, node);
+                }
+        }
+
+        if (nic.kind == INV_NIC_OTHER) {
+                snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "not an ENA or MANA device (%04x:%04x)",
+                         nic.vendor, nic.device);
+        } else if (nic.kind == INV_NIC_ENA) {
+                if (!nic.driver[0])
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "no driver bound");
+                else if (strcmp(nic.driver, "vfio-pci") == 0 && nic.iommu_group < 0)
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to vfio-pci but has no IOMMU group");
+                else if (strcmp(nic.driver, "vfio-pci") == 0 || strcmp(nic.driver, "igb_uio") == 0 ||
+                         strcmp(nic.driver, "uio_pci_generic") == 0) {
+                        if (devnodes_present(h, &nic, &missing)) {
+                                nic.dpdk_ready = true;
+                                snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to %s, %s present",
+                                         nic.driver, nic.devnodes[nic.n_devnodes - 1].host);
+                        } else {
+                                snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to %s but %s is missing",
+                                         nic.driver, missing ? missing : "its uio device");
+                        }
+                } else {
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to the kernel driver %s%s%s",
+                                 nic.driver, nic.netdev[0] ? " as " : "", nic.netdev);
+                }
+                if (nic.driver[0] && strcmp(nic.driver, "ena") != 0 && inv->arch_x86)
+                        nic_write_combining(inv, h, dev, &nic, pat);
+        } else { /* MANA */
+                int ib = hostfs_exists(h, "/sys/module/mana_ib");
+                if (strcmp(nic.driver, "mana") != 0)
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "MANA needs the kernel driver mana, bound: %s",
+                                 nic.driver[0] ? nic.driver : "none");
+                else if (ib != 1)
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "kernel module mana_ib is not loaded");
+                else if (nic.n_devnodes == 0)
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "no infiniband_verbs device (ib_uverbs loaded?)");
+                else if (!devnodes_present(h, &nic, &missing))
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "%s is missing", missing);
+                else {
+                        nic.dpdk_ready = true;
+                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "mana with mana_ib, %s present",
+                                 nic.devnodes[0].host);
+                }
+        }
+        inv->nics[inv->n_nics++] = nic;
+}
+
+static void scan_nics(inventory *inv, const hostfs *h)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        route_info ri = {0};
+        pat_cache pat = {0};
+        int r;
+
+        scan_routes(inv, h, &ri);
+        r = hostfs_opendir(h, SYS_PCI, &d);
+        if (r < 0) {
+                problem(inv, INV_TOPIC_NIC, SYS_PCI, r, "PCI devices");
+        } else {
+                while ((de = readdir(d)))
+                        if (parse_is_pci_addr(de->d_name))
+                                scan_nic(inv, h, de->d_name, &ri, &pat);
+        }
+        qsort(inv->nics, inv->n_nics, sizeof(inv_nic), cmp_nic);
+        /* A default route through a netdev whose device link names a PCI device. */
+        for (size_t i = 0; i < ri.n; i++) {
+                char p[PATH_MAX], name[64];
+                if (!procparse_route_is_default(&ri.routes[i]))
+                        continue;
+                if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/device", ri.routes[i].iface) == 0 &&
+                    hostfs_readlink_base(h, p, name, sizeof(name)) == 0)
+                        for (size_t n = 0; n < inv->n_nics; n++)
+                                if (strcmp(inv->nics[n].pci, name) == 0)
+                                        inv->nics[n].primary = true;
+                /* A synthetic netdev (Azure hv_netvsc) whose VF is a PCI NIC: same MAC. */
+                uint8_t mac[6];
+                char smac[18];
+                if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", ri.routes[i].iface) < 0 ||
+                    hostfs_read_str(h, p, name, sizeof(name)) < 0 || parse_mac(name, mac) < 0)
+                        continue;
+                snprintf(smac, sizeof(smac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+                         mac[4], mac[5]);
+                for (size_t n = 0; n < inv->n_nics; n++)
+                        if (strcmp(inv->nics[n].mac, smac) == 0)
+                                inv->nics[n].primary = true;
+        }
+        free(ri.routes);
+        free(pat.buf);
+}
+
+/* ---- entry points --------------------------------------------------------------- */
+
+int inventory_scan(const hostfs *h, inventory **ret)
+{
+        int r;
+
+        if (!h || !ret)
+                return -EINVAL;
+        inventory *inv = calloc(1, sizeof(*inv));
+        if (!inv)
+                return -ENOMEM;
+        r = scan_cpus(inv, h);
+        if (r < 0) {
+                inventory_free(inv);
+                return r;
+        }
+        scan_numa(inv, h);
+        finish_cores(inv);
+        scan_kernel(inv, h);
+        scan_memory(inv, h);
+        scan_nics(inv, h);
+        *ret = inv;
+        return 0;
+}
+
+void inventory_free(inventory *inv)
+{
+        if (!inv)
+                return;
+        free(inv->cores);
+        free(inv->cpu_core);
+        free(inv);
+}
+
+const inv_nic *inventory_find_nic(const inventory *inv, const char *pci)
+{
+        for (size_t i = 0; i < inv->n_nics; i++)
+                if (strcmp(inv->nics[i].pci, pci) == 0)
+                        return &inv->nics[i];
+        return NULL;
+}
+
+const inv_core *inventory_find_core(const inventory *inv, const char *id)
+{
+        for (size_t i = 0; i < inv->n_cores; i++)
+                if (strcmp(inv->cores[i].id, id) == 0)
+                        return &inv->cores[i];
+        return NULL;
+}
+
+const inv_numa *inventory_find_numa(const inventory *inv, int id)
+{
+        for (size_t i = 0; i < inv->n_numa; i++)
+                if (inv->numa[i].id == id)
+                        return &inv->numa[i];
+        return NULL;
+}
+
+const char *inventory_cmdline(const inventory *inv, const char *name)
+{
+        for (size_t i = 0; i < inv->n_cmdline; i++)
+                if (strcmp(inv->cmdline[i].name, name) == 0)
+                        return inv->cmdline[i].value;
+        return NULL;
+}
+
+uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb)
+{
+        const inv_hugepages *arr = inv->huge;
+        size_t n = inv->n_huge;
+
+        if (node >= 0) {
+                const inv_numa *nn = inventory_find_numa(inv, node);
+                if (!nn)
+                        return 0;
+                arr = nn->huge;
+                n = nn->n_huge;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (arr[i].size_kb == size_kb)
+                        return arr[i].free;
+        return 0;
+}
+
+bool inv_nic_advertisable(const inv_nic *nic) { return nic->dpdk_ready && !nic->primary; }

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The daemon's one event loop: epoll over file descriptors, with helpers for signals
+ * (signalfd) and timers (timerfd). Single-threaded; other threads hand work in through
+ * an eventfd they write to. Owns the signalfd/timerfd it creates; never logs. */
+#ifndef SPIN_LOOP_H
+#define SPIN_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+typedef struct loop loop;
+
+/* Called with the epoll events of fd. A negative return stops loop_run() with it. */
+typedef int (*loop_fd_fn)(loop *l, int fd, uint32_t events, void *userdata);
+typedef int (*loop_signal_fn)(loop *l, int signo, void *userdata);
+typedef int (*loop_timer_fn)(loop *l, void *userdata);
+
+int loop_new(loop **ret);
+/* Frees the loop and closes the signalfd/timerfds it created (not the caller's fds). */
+void loop_free(loop *l);
+
+/* Watch fd (not owned) for events (EPOLLIN, …). -EEXIST if already watched. */
+int loop_add_fd(loop *l, int fd, uint32_t events, loop_fd_fn fn, void *userdata);
+/* Stop watching fd; safe to call from inside a callback (also for that very fd). */
+int loop_remove_fd(loop *l, int fd);
+
+/* Block these signals and deliver them through a signalfd. One handler per loop. */
+int loop_add_signals(loop *l, const int *signals, size_t n, loop_signal_fn fn, void *userdata);
+
+/* A timerfd: first expiry after first_ms, then every interval_ms (0 = once).
+ * ret_fd (optional) identifies it for loop_timer_set() and loop_remove_timer(). */
+int loop_add_timer(loop *l, uint64_t first_ms, uint64_t interval_ms, loop_timer_fn fn,
+                   void *userdata, int *ret_fd);
+/* Re-arm (0, 0 disarms). */
+int loop_timer_set(loop *l, int timer_fd, uint64_t first_ms, uint64_t interval_ms);
+int loop_remove_timer(loop *l, int timer_fd);
+
+/* Dispatch until loop_exit() or a callback error. Returns the exit code given to
+ * loop_exit(), or the callback's negative errno. */
+int loop_run(loop *l);
+/* Run one round: wait at most timeout_ms (-1 forever) and dispatch what is ready.
+ * Returns 1 if loop_exit() was called, 0 otherwise, negative on error. */
+int loop_run_once(loop *l, int timeout_ms);
+void loop_exit(loop *l, int code);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+uint64_t loop_now_ms(void);
+
+#endif

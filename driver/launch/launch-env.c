@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Parsing of the pod's environment into a launch_env. Pure: no I/O, no globals, never
+ * logs; every value is length-limited and checked, and a bad one is recorded as an error
+ * naming the variable. */
+#include "launch-env.h"
+
+#include "parse.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *lenv_get(const char *const *envp, const char *name)
+{
+        size_t n = strlen(name);
+
+        if (!envp)
+                return NULL;
+        for (size_t i = 0; envp[i] && i < LENV_MAX_ENV; i++)
+                if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+                        return envp[i] + n + 1;
+        return NULL;
+}
+
+void lenv_quote(const char *s, char *buf, size_t size)
+{
+        size_t n = 0, len = strlen(s);
+
+        if (size == 0)
+                return;
+        for (size_t i = 0; i < len && n + 1 < size; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (len > 64 && i == 61 && size > 4) {
+                        memcpy(buf + n, "...", 3 < size - 1 - n ? 3 : size - 1 - n);
+                        n += 3 < size - 1 - n ? 3 : size - 1 - n;
+                        break;
+                }
+                buf[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+        }
+        buf[n] = '\0';
+}
+
+const char *lenv_kind_name(lenv_nic_kind k)
+{
+        return k == LENV_KIND_ENA ? "ena" : k == LENV_KIND_MANA ? "mana" : "other";
+}
+
+const char *lenv_driver_name(lenv_nic_driver d)
+{
+        return d == LENV_DRV_VFIO ? "vfio-pci" : d == LENV_DRV_IGB_UIO ? "igb_uio" : "mana";
+}
+
+static void add_err(launch_env *env, const char *check, const char *var, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static void add_err(launch_env *env, const char *check, const char *var, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (env->n_errs >= LENV_MAX_ERRS) {
+                env->n_errs_dropped++;
+                return;
+        }
+        lenv_err *e = &env->errs[env->n_errs++];
+        e->check = check;
+        snprintf(e->var, sizeof(e->var), "%s", var);
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+        va_end(ap);
+}
+
+/* Get a variable and bound its length; a too-long value is an error. */
+static const char *get_bounded(const char *const *envp, launch_env *env, const char *check,
+                               const char *name, size_t max)
+{
+        const char *v = lenv_get(envp, name);
+        if (v && strnlen(v, max + 1) > max) {
+                add_err(env, check, name, "%s is longer than %zu characters", name, max);
+                return NULL;
+        }
+        return v;
+}
+
+/* A comma-separated list into at most max items of item_size; -E2BIG, -ENAMETOOLONG,
+ * -EINVAL (empty item). */
+static int split_list(const char *s, char *items, size_t item_size, unsigned max, unsigned *ret_n)
+{
+        unsigned n = 0;
+
+        for (const char *p = s;;) {
+                const char *c = strchr(p, ',');
+                size_t l = c ? (size_t)(c - p) : strlen(p);
+                if (l == 0)
+                        return -EINVAL;
+                if (n >= max)
+                        return -E2BIG;
+                if (l >= item_size)
+                        return -ENAMETOOLONG;
+                memcpy(items + n * item_size, p, l);
+                items[n * item_size + l] = '\0';
+                n++;
+                if (!c)
+                        break;
+                p = c + 1;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static bool safe_chars(const char *s, const char *extra)
+{
+        for (const char *p = s; *p; p++) {
+                char c = *p;
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      strchr(extra, c)))
+                        return false;
+        }
+        return true;
+}
+
+static bool safe_abs_path(const char *s)
+{
+        return s[0] == '/' && safe_chars(s, "/._-") && !strstr(s, "/../") &&
+               !(strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0);
+}
+
+static void parse_cpus(const char *const *envp, launch_env *env)
+{
+        char q[80];
+        const char *v = get_bounded(envp, env, "allocation-env", "SPINLANE_ISOLATED_CPUS", 4096);
+        cpuset set;
+        int r;
+
+        if (!v) {
+                if (!lenv_get(envp, "SPINLANE_ISOLATED_CPUS"))
+                        add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
+                                "SPINLANE_ISOLATED_CPUS is not set: the container was granted no spinlane.io/isolated-core");
+                return;
+        }
+        lenv_quote(v, q, sizeof(q));
+        r = cpuset_parse(v, strlen(v), &set);
+        if (r == -ERANGE) {
+                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
+                        "SPINLANE_ISOLATED_CPUS=\"%s\" names a CPU >= %d", q, CPUSET_MAX);
+                return;
+        }
+        if (r < 0) {
+                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
+                        "SPINLANE_ISOLATED_CPUS=\"%s\" is not a CPU list (like \"2-3,6-7\")", q);
+                return;
+        }
+        if (cpuset_empty(&set)) {
+                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
+                        "SPINLANE_ISOLATED_CPUS is empty: the container was granted no CPUs");
+                return;
+        }
+        env->cpus = set;
+        env->have_cpus = true;
+
+        v = get_bounded(envp, env, "allocation-env", "SPINLANE_ISOLATED_CORES", 4096);
+        if (!v)
+                return;
+        lenv_quote(v, q, sizeof(q));
+        if (cpuset_parse(v, strlen(v), &set) < 0 || cpuset_empty(&set)) {
+                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CORES",
+                        "SPINLANE_ISOLATED_CORES=\"%s\" is not a list of core ids", q);
+                return;
+        }
+        if (cpuset_count(&set) > cpuset_count(&env->cpus)) {
+                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CORES",
+                        "SPINLANE_ISOLATED_CORES=\"%s\" names %u cores but SPINLANE_ISOLATED_CPUS only %u CPUs",
+                        q, cpuset_count(&set), cpuset_count(&env->cpus));
+                return;
+        }
+        env->cores = set;
+        env->have_cores = true;
+}
+
+/* One NIC's SPINLANE_NIC_<i>_* variables; false on any error (already recorded). */
+static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, const char *bdf)
+{
+        lenv_nic *nic = &env->nics[i];
+        char name[48], q[80];
+        const char *v;
+        bool ok = true;
+        int r;
+
+        memset(nic, 0, sizeof(*nic));
+        size_t bl = strnlen(bdf, sizeof(nic->pci) - 1);
+        memcpy(nic->pci, bdf, bl);
+        nic->pci[bl] = '\0';
+        nic->numa = -1;
+
+#define NICVAR(suffix) (snprintf(name, sizeof(name), "SPINLANE_NIC_%u_%s", i, suffix), name)
+        v = get_bounded(envp, env, "allocation-env", NICVAR("PCI"), 64);
+        if (v && strcmp(v, bdf) != 0) {
+                lenv_quote(v, q, sizeof(q));
+                add_err(env, "allocation-env", name,
+                        "%s=\"%s\" contradicts entry %u of SPINLANE_DPDK_NICS (\"%s\")", name, q, i, bdf);
+                ok = false;
+        }
+        v = get_bounded(envp, env, "allocation-env", NICVAR("MAC"), 64);
+        if (v) {
+                uint8_t mac[6];
+                lenv_quote(v, q, sizeof(q));
+                if (parse_mac(v, mac) < 0) {
+                        add_err(env, "allocation-env", name, "%s=\"%s\" is not a MAC address", name, q);
+                        ok = false;
+                } else
+                        snprintf(nic->mac, sizeof(nic->mac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0],
+                                 mac[1], mac[2], mac[3], mac[4], mac[5]);
+        }
+        v = get_bounded(envp, env, "allocation-env", NICVAR("NUMA"), 64);
+        if (v) {
+                lenv_quote(v, q, sizeof(q));
+                r = parse_int(v, -1, 1023, &nic->numa);
+                if (r < 0) {
+                        add_err(env, "allocation-env", name, "%s=\"%s\" is not a NUMA node (-1..1023)", name, q);
+                        ok = false;
+                }
+        }
+        v = get_bounded(envp, env, "allocation-env", NICVAR("KIND"), 64);
+        if (v) {
+                lenv_quote(v, q, sizeof(q));
+                if (strcmp(v, "ena") == 0)
+                        nic->kind = LENV_KIND_ENA;
+                else if (strcmp(v, "mana") == 0)
+                        nic->kind = LENV_KIND_MANA;
+                else if (strcmp(v, "other") == 0)
+                        nic->kind = LENV_KIND_OTHER;
+                else {
+                        add_err(env, "allocation-env", name, "%s=\"%s\" is not one of ena, mana, other", name, q);
+                        ok = false;
+                }
+        }
+        v = get_bounded(envp, env, "allocation-env", NICVAR("DRIVER"), 64);
+        if (!v) {
+                if (!lenv_get(envp, name))
+                        add_err(env, "allocation-env", name, "%s is not set", name);
+                ok = false;
+        } else {
+                lenv_quote(v, q, sizeof(q));
+                if (strcmp(v, "vfio-pci") == 0)
+                        nic->driver = LENV_DRV_VFIO;
+                else if (strcmp(v, "igb_uio") == 0)
+                        nic->driver = LENV_DRV_IGB_UIO;
+                else if (strcmp(v, "mana") == 0)
+                        nic->driver = LENV_DRV_MANA;
+                else {
+                        add_err(env, "allocation-env", name,
+                                "%s=\"%s\" is not one of vfio-pci, igb_uio, mana", name, q);
+                        ok = false;
+                }
+                if (ok && ((nic->driver == LENV_DRV_MANA) != (nic->kind == LENV_KIND_MANA))) {
+                        add_err(env, "allocation-env", name,
+                                "%s=%s contradicts SPINLANE_NIC_%u_KIND=%s (MANA NICs and only they use the mana driver)",
+                                name, v, i, lenv_kind_name(nic->kind));
+                        ok = false;
+                }
+        }
+        if (ok && nic->kind == LENV_KIND_MANA && !nic->mac[0]) {
+                add_err(env, "allocation-env", NICVAR("MAC"),
+                        "%s is not set: a MANA port is selected by its MAC", name);
+                ok = false;
+        }
+        v = get_bounded(envp, env, "allocation-env", NICVAR("DEVARGS"), sizeof(nic->devargs) - 1);
+        if (v) {
+                bl = strlen(bdf);
+                lenv_quote(v, q, sizeof(q));
+                if (strncmp(v, bdf, bl) != 0 || (v[bl] != '\0' && v[bl] != ',') ||
+                    !safe_chars(v, ":.,=_-")) {
+                        add_err(env, "allocation-env", name,
+                                "%s=\"%s\" must be the NIC's PCI address \"%s\" with optional \",key=value\" devargs",
+                                name, q, bdf);
+                        ok = false;
+                } else
+                        snprintf(nic->devargs, sizeof(nic->devargs), "%s", v);
+        } else if (lenv_get(envp, name))
+                ok = false;
+        else if (nic->kind == LENV_KIND_MANA) {
+                char mac[sizeof(nic->mac)];
+                memcpy(mac, nic->mac, sizeof(mac));
+                snprintf(nic->devargs, sizeof(nic->devargs), "%s,mac=%s", nic->pci, mac);
+        }
+        else
+                snprintf(nic->devargs, sizeof(nic->devargs), "%s", bdf);
+
+        v = get_bounded(envp, env, "allocation-env", NICVAR("DEVICES"), 1024);
+        if (!v) {
+                if (!lenv_get(envp, name))
+                        add_err(env, "allocation-env", name,
+                                "%s is not set: the device plugin passed no device nodes", name);
+                return false;
+        }
+        lenv_quote(v, q, sizeof(q));
+        r = split_list(v, &nic->devices[0][0], sizeof(nic->devices[0]), LENV_MAX_DEVICES, &nic->n_devices);
+        if (r < 0) {
+                add_err(env, "allocation-env", name,
+                        "%s=\"%s\" is not a comma-separated list of at most %d device paths", name, q,
+                        LENV_MAX_DEVICES);
+                return false;
+        }
+        for (unsigned d = 0; d < nic->n_devices; d++)
+                if (strncmp(nic->devices[d], "/dev/", 5) != 0 || !safe_abs_path(nic->devices[d])) {
+                        add_err(env, "allocation-env", name, "%s=\"%s\": device paths must lie under /dev/",
+                                name, q);
+                        return false;
+                }
+#undef NICVAR
+        return ok;
+}
+
+static void parse_nics(const char *const *envp, launch_env *env)
+{
+        char list[LENV_MAX_NICS][16], q[80];
+        unsigned n;
+        bool ok = true;
+        const char *v = get_bounded(envp, env, "allocation-env", "SPINLANE_DPDK_NICS", 1024);
+
+        if (!v) {
+                if (!lenv_get(envp, "SPINLANE_DPDK_NICS"))
+                        add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
+                                "SPINLANE_DPDK_NICS is not set: the container was granted no spinlane.io/dpdk-nic");
+                return;
+        }
+        lenv_quote(v, q, sizeof(q));
+        if (split_list(v, &list[0][0], sizeof(list[0]), LENV_MAX_NICS, &n) < 0) {
+                add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
+                        "SPINLANE_DPDK_NICS=\"%s\" is not a comma-separated list of at most %d PCI addresses",
+                        q, LENV_MAX_NICS);
+                return;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                if (!parse_is_pci_addr(list[i])) {
+                        add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
+                                "SPINLANE_DPDK_NICS=\"%s\": entry %u is not a PCI address (dddd:bb:dd.f)", q, i);
+                        return;
+                }
+                for (unsigned j = 0; j < i; j++)
+                        if (strcmp(list[i], list[j]) == 0) {
+                                add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
+                                        "SPINLANE_DPDK_NICS=\"%s\" names %s twice", q, list[i]);
+                                return;
+                        }
+        }
+        for (unsigned i = 0; i < n; i++)
+                if (!parse_nic(envp, env, i, list[i]))
+                        ok = false;
+        env->n_nics = n;
+        env->have_nics = ok;
+}
+
+static void parse_memory(const char *const *envp, launch_env *env)
+{
+        char q[80];
+        const char *v = get_bounded(envp, env, "hugepages", "SPINLANE_HUGEPAGE_DIR", sizeof(env->huge_dir) - 1);
+
+        snprintf(env->huge_dir, sizeof(env->huge_dir), "%s", LENV_DEFAULT_HUGE_DIR);
+        if (v) {
+                lenv_quote(v, q, sizeof(q));
+                if (!safe_abs_path(v))
+                        add_err(env, "hugepages", "SPINLANE_HUGEPAGE_DIR",
+                                "SPINLANE_HUGEPAGE_DIR=\"%s\" is not an absolute path of [A-Za-z0-9/._-]", q);
+                else
+                        snprintf(env->huge_dir, sizeof(env->huge_dir), "%s", v);
+        }
+        env->memory_mb = LENV_DEFAULT_MEMORY_MB;
+        v = get_bounded(envp, env, "hugepages", "SPINLANE_DPDK_MEMORY_MB", 64);
+        if (v) {
+                uint64_t mb;
+                lenv_quote(v, q, sizeof(q));
+                if (parse_u64(v, LENV_MAX_MEMORY_MB, &mb) < 0 || mb == 0)
+                        add_err(env, "hugepages", "SPINLANE_DPDK_MEMORY_MB",
+                                "SPINLANE_DPDK_MEMORY_MB=\"%s\" is not a size in MiB (1..%d)", q, LENV_MAX_MEMORY_MB);
+                else
+                        env->memory_mb = mb;
+        }
+}
+
+static void parse_identity(const char *const *envp, launch_env *env)
+{
+        static const char *const names[] = { "SPINLANE_POD_UID", "POD_UID", "HOSTNAME" };
+        const char *v = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !v; i++) {
+                v = lenv_get(envp, names[i]);
+                if (v && !*v)
+                        v = NULL;
+        }
+        if (!v)
+                v = "local";
+        /* keep [A-Za-z0-9-], at most 40 characters: it names files under /var/run/dpdk */
+        for (const char *p = v; *p && n < 40; p++)
+                if (safe_chars((char[]){ *p, 0 }, "-"))
+                        env->pod_id[n++] = *p;
+        env->pod_id[n] = '\0';
+        if (n == 0)
+                snprintf(env->pod_id, sizeof(env->pod_id), "local");
+
+        v = get_bounded(envp, env, "allocation-env", "SPINLANE_EAL_EXTRA_ARGS", sizeof(env->eal_extra) - 1);
+        if (v) {
+                if (!safe_chars(v, " /:.,=_-+@")) {
+                        char q[80];
+                        lenv_quote(v, q, sizeof(q));
+                        add_err(env, "allocation-env", "SPINLANE_EAL_EXTRA_ARGS",
+                                "SPINLANE_EAL_EXTRA_ARGS=\"%s\" holds characters other than [A-Za-z0-9 /:.,=_+@-]", q);
+                } else
+                        snprintf(env->eal_extra, sizeof(env->eal_extra), "%s", v);
+        }
+}
+
+static void parse_affinity(const char *const *envp, launch_env *env, const char *name, int *ret, bool *ret_set)
+{
+        const char *v = get_bounded(envp, env, "aeron-config", name, 64);
+        char q[80];
+
+        *ret = -1;
+        *ret_set = false;
+        if (!v)
+                return;
+        lenv_quote(v, q, sizeof(q));
+        if (parse_int(v, -1, CPUSET_MAX - 1, ret) < 0) {
+                *ret = -1;
+                add_err(env, "aeron-config", name, "%s=\"%s\" is not a CPU id (or -1)", name, q);
+                return;
+        }
+        *ret_set = true;
+}
+
+static void parse_string(const char *const *envp, launch_env *env, const char *name, char *buf, size_t size)
+{
+        const char *v = get_bounded(envp, env, "aeron-config", name, size - 1);
+
+        buf[0] = '\0';
+        if (!v)
+                return;
+        if (!*v || !safe_chars(v, "_-.:")) {
+                char q[80];
+                lenv_quote(v, q, sizeof(q));
+                add_err(env, "aeron-config", name, "%s=\"%s\" is not a name Aeron knows", name, q);
+                return;
+        }
+        snprintf(buf, size, "%s", v);
+}
+
+/* Aeron reads a port range as two numbers separated by white space ("20000 20999"). */
+static void parse_ports(const char *const *envp, launch_env *env, const char *name, bool *ret_set,
+                        unsigned *ret_lo, unsigned *ret_hi)
+{
+        const char *v = get_bounded(envp, env, "aeron-config", name, 64);
+        char buf[65], q[80], *sp;
+        uint64_t lo, hi;
+
+        *ret_set = false;
+        if (!v)
+                return;
+        lenv_quote(v, q, sizeof(q));
+        snprintf(buf, sizeof(buf), "%s", v);
+        sp = strchr(buf, ' ');
+        if (!sp)
+                goto bad;
+        *sp = '\0';
+        while (*++sp == ' ')
+                ;
+        if (parse_u64(buf, 65535, &lo) < 0 || parse_u64(sp, 65535, &hi) < 0)
+                goto bad;
+        if (lo > hi) {
+                add_err(env, "aeron-config", name, "%s=\"%s\" is an empty range (low > high)", name, q);
+                return;
+        }
+        *ret_lo = (unsigned)lo;
+        *ret_hi = (unsigned)hi;
+        *ret_set = true;
+        return;
+bad:
+        add_err(env, "aeron-config", name,
+                "%s=\"%s\" is not \"<low> <high>\" (two ports separated by a space, as Aeron reads it)", name, q);
+}
+
+static void parse_mtu(const char *const *envp, launch_env *env)
+{
+        const char *v = get_bounded(envp, env, "aeron-config", "AERON_MTU_LENGTH", 32);
+        char buf[33], q[80];
+        uint64_t mul = 1, n;
+        size_t l;
+
+        env->aeron.mtu = 0;
+        if (!v)
+                return;
+        lenv_quote(v, q, sizeof(q));
+        snprintf(buf, sizeof(buf), "%s", v);
+        l = strlen(buf);
+        if (l > 0 && (buf[l - 1] == 'k' || buf[l - 1] == 'K'))
+                mul = 1024, buf[l - 1] = '\0';
+        else if (l > 0 && (buf[l - 1] == 'm' || buf[l - 1] == 'M'))
+                mul = 1024 * 1024, buf[l - 1] = '\0';
+        if (parse_u64(buf, UINT32_MAX, &n) < 0 || n == 0) {
+                add_err(env, "aeron-config", "AERON_MTU_LENGTH", "AERON_MTU_LENGTH=\"%s\" is not a length", q);
+                return;
+        }
+        env->aeron.mtu = n * mul;
+}
+
+int lenv_parse(const char *const *envp, launch_env *ret)
+{
+        launch_env *env = ret;
+        lenv_aeron *a = &env->aeron;
+
+        memset(env, 0, sizeof(*env));
+        parse_cpus(envp, env);
+        parse_nics(envp, env);
+        parse_memory(envp, env);
+        parse_identity(envp, env);
+
+        parse_string(envp, env, "AERON_THREADING_MODE", a->threading_mode, sizeof(a->threading_mode));
+        parse_string(envp, env, "AERON_SENDER_IDLE_STRATEGY", a->idle_sender, sizeof(a->idle_sender));
+        parse_string(envp, env, "AERON_RECEIVER_IDLE_STRATEGY", a->idle_receiver, sizeof(a->idle_receiver));
+        parse_string(envp, env, "AERON_CONDUCTOR_IDLE_STRATEGY", a->idle_conductor, sizeof(a->idle_conductor));
+        parse_affinity(envp, env, "AERON_SENDER_CPU_AFFINITY", &a->aff_sender, &a->aff_sender_set);
+        parse_affinity(envp, env, "AERON_RECEIVER_CPU_AFFINITY", &a->aff_receiver, &a->aff_receiver_set);
+        parse_affinity(envp, env, "AERON_CONDUCTOR_CPU_AFFINITY", &a->aff_conductor, &a->aff_conductor_set);
+        parse_mtu(envp, env);
+        parse_ports(envp, env, "AERON_SENDER_WILDCARD_PORT_RANGE", &a->sender_ports_set, &a->sender_lo, &a->sender_hi);
+        parse_ports(envp, env, "AERON_RECEIVER_WILDCARD_PORT_RANGE", &a->receiver_ports_set, &a->receiver_lo,
+                    &a->receiver_hi);
+        return 0;
+}

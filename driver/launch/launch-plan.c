@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The driver's environment from the allocation, and the aeron-config check. Pure: no
+ * I/O, no globals, never logs. Aeron's names (threading modes, idle strategies, the
+ * port-range syntax) are the ones its C driver's context parser accepts. */
+#include "launch-plan.h"
+
+#include "cleanup.h"
+#include "launch-report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void lplan_topo_init(lplan_topo *t)
+{
+        for (unsigned i = 0; i < CPUSET_MAX; i++)
+                t->core_of[i] = -1;
+}
+
+int lplan_idle_never_parks(const char *name)
+{
+        static const char *const yes[] = { "spinning", "noop", "aeron_idle_strategy_busy_spinning",
+                                           "aeron_idle_strategy_noop" };
+        static const char *const no[] = { "sleeping", "yielding", "backoff", "aeron_idle_strategy_sleeping",
+                                          "aeron_idle_strategy_yielding", "aeron_idle_strategy_backoff", "" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcmp(name, yes[i]) == 0)
+                        return 1;
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (strcmp(name, no[i]) == 0)
+                        return 0;
+        return -1;
+}
+
+static int core_key(const lplan_topo *t, int cpu)
+{
+        if (cpu < 0 || cpu >= CPUSET_MAX)
+                return -1;
+        return t->core_of[cpu] >= 0 ? t->core_of[cpu] : cpu;
+}
+
+/* printf-append into buf; false when it did not fit. */
+static bool cat(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool cat(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t n = strlen(buf);
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = vsnprintf(buf + n, size - n, fmt, ap);
+        va_end(ap);
+        return k >= 0 && (size_t)k < size - n;
+}
+
+static int add_var(lplan *p, const char *name, const char *value, bool defaulted)
+{
+        size_t n = strlen(value);
+
+        if (p->n_set >= LPLAN_MAX_SET || n >= sizeof(p->set[0].value))
+                return -ENAMETOOLONG;
+        p->set[p->n_set].name = name;
+        memmove(p->set[p->n_set].value, value, n + 1); /* value may live inside *p */
+        p->set[p->n_set].defaulted = defaulted;
+        p->n_set++;
+        return 0;
+}
+
+/* Give the unset agents CPUs of the granted cores: the conductor a core of its own
+ * when there are enough, then sender and receiver one core each. */
+static void assign_affinities(const launch_env *env, const lplan_topo *topo, lplan *p)
+{
+        int lead[CPUSET_MAX / 2 + 1]; /* first granted CPU of each free core, in order */
+        unsigned nfree = 0, next = 0, want = 0;
+        int *aff[3] = { &p->aeron.aff_sender, &p->aeron.aff_receiver, &p->aeron.aff_conductor };
+        const bool set[3] = { env->aeron.aff_sender_set, env->aeron.aff_receiver_set, env->aeron.aff_conductor_set };
+        cpuset seen;
+
+        cpuset_zero(&seen);
+        for (unsigned a = 0; a < 3; a++)
+                if (set[a] && *aff[a] >= 0 && core_key(topo, *aff[a]) >= 0)
+                        cpuset_set(&seen, (unsigned)core_key(topo, *aff[a]));
+        CPUSET_FOREACH(c, &env->cpus) {
+                int k = core_key(topo, c);
+                if (cpuset_has(&seen, (unsigned)k) || nfree >= ELEMENTSOF(lead))
+                        continue;
+                cpuset_set(&seen, (unsigned)k);
+                lead[nfree++] = c;
+        }
+        for (unsigned a = 0; a < 2; a++)
+                if (!set[a])
+                        want++;
+        if (!set[2] && nfree > want) {
+                p->aeron.aff_conductor = lead[next++];
+                p->aff_defaulted[2] = true;
+        }
+        for (unsigned a = 0; a < 2; a++) {
+                if (set[a])
+                        continue;
+                if (next < nfree) {
+                        *aff[a] = lead[next++];
+                        p->aff_defaulted[a] = true;
+                        continue;
+                }
+                /* out of whole cores: take any granted CPU nobody has (the aeron-config
+                 * check then says which two share a core) */
+                CPUSET_FOREACH(c, &env->cpus) {
+                        if (c != p->aeron.aff_sender && c != p->aeron.aff_receiver && c != p->aeron.aff_conductor) {
+                                *aff[a] = c;
+                                p->aff_defaulted[a] = true;
+                                break;
+                        }
+                }
+        }
+}
+
+int lplan_build(const launch_env *env, const lplan_topo *topo, lplan *ret)
+{
+        static const char *const aff_names[3] = { "AERON_SENDER_CPU_AFFINITY", "AERON_RECEIVER_CPU_AFFINITY",
+                                                  "AERON_CONDUCTOR_CPU_AFFINITY" };
+        _cleanup_free_ lplan *p = NULL;
+        char cpus[1024], num[16];
+        int r, main_lcore, numa = -2;
+
+        if (!env->have_cpus)
+                return -EINVAL;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->aeron = env->aeron;
+        if (!p->aeron.threading_mode[0]) {
+                snprintf(p->aeron.threading_mode, sizeof(p->aeron.threading_mode), "DEDICATED");
+                p->threading_defaulted = true;
+        }
+        assign_affinities(env, topo, p);
+        if (!p->aeron.idle_sender[0]) {
+                snprintf(p->aeron.idle_sender, sizeof(p->aeron.idle_sender), "noop");
+                p->idle_sender_defaulted = true;
+        }
+        if (!p->aeron.idle_receiver[0]) {
+                snprintf(p->aeron.idle_receiver, sizeof(p->aeron.idle_receiver), "noop");
+                p->idle_receiver_defaulted = true;
+        }
+        /* a conductor on a core of its own may spin; one that floats must not */
+        if (!p->aeron.idle_conductor[0] && p->aeron.aff_conductor >= 0) {
+                snprintf(p->aeron.idle_conductor, sizeof(p->aeron.idle_conductor), "spinning");
+                p->idle_conductor_defaulted = true;
+        }
+
+        /* EAL: lcores = the granted CPUs, main lcore = the conductor's CPU */
+        if (cpuset_format(&env->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
+                return -ENAMETOOLONG;
+        main_lcore = p->aeron.aff_conductor >= 0 && cpuset_has(&env->cpus, (unsigned)p->aeron.aff_conductor)
+                             ? p->aeron.aff_conductor
+                             : cpuset_next(&env->cpus, 0);
+        bool ok = cat(p->eal_args, sizeof(p->eal_args), "-l %s --main-lcore %d --file-prefix spinlane-%s --huge-dir %s",
+                      cpus, main_lcore, env->pod_id, env->huge_dir);
+        for (unsigned i = 0; i < env->n_nics; i++)
+                numa = (numa == -2 || numa == env->nics[i].numa) ? env->nics[i].numa : -1;
+        if (numa >= 0 && numa < 64) {
+                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " --socket-mem ");
+                for (int n = 0; n < numa; n++)
+                        ok = ok && cat(p->eal_args, sizeof(p->eal_args), "0,");
+                ok = ok && cat(p->eal_args, sizeof(p->eal_args), "%llu", (unsigned long long)env->memory_mb);
+        } else
+                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " -m %llu", (unsigned long long)env->memory_mb);
+        for (unsigned i = 0; i < env->n_nics; i++)
+                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " -a %s", env->nics[i].devargs);
+        if (env->eal_extra[0])
+                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " %s", env->eal_extra);
+        if (!ok)
+                return -ENAMETOOLONG;
+
+        r = add_var(p, "SPINLANE_EAL_ARGS", p->eal_args, true);
+        if (r < 0)
+                return r;
+        if (p->threading_defaulted && (r = add_var(p, "AERON_THREADING_MODE", p->aeron.threading_mode, true)) < 0)
+                return r;
+        const int affs[3] = { p->aeron.aff_sender, p->aeron.aff_receiver, p->aeron.aff_conductor };
+        for (unsigned a = 0; a < 3; a++) {
+                if (!p->aff_defaulted[a])
+                        continue;
+                snprintf(num, sizeof(num), "%d", affs[a]);
+                if ((r = add_var(p, aff_names[a], num, true)) < 0)
+                        return r;
+        }
+        if (p->idle_sender_defaulted && (r = add_var(p, "AERON_SENDER_IDLE_STRATEGY", p->aeron.idle_sender, true)) < 0)
+                return r;
+        if (p->idle_receiver_defaulted &&
+            (r = add_var(p, "AERON_RECEIVER_IDLE_STRATEGY", p->aeron.idle_receiver, true)) < 0)
+                return r;
+        if (p->idle_conductor_defaulted &&
+            (r = add_var(p, "AERON_CONDUCTOR_IDLE_STRATEGY", p->aeron.idle_conductor, true)) < 0)
+                return r;
+        *ret = *p;
+        return 0;
+}
+
+static void check_idle(lreport *rep, const char *var, const char *value, bool network)
+{
+        int k = lplan_idle_never_parks(value);
+
+        if (k == 1)
+                return;
+        if (strcmp(value, "spin") == 0) {
+                lreport_add(rep, VERDICT_FAIL,
+                            "%s=spin is not a strategy Aeron's C driver knows (it would look up a symbol \"spin\" and refuse to start)",
+                            var);
+                lreport_remedy(rep, "Use the idle strategy names \"spinning\" or \"noop\".");
+                return;
+        }
+        if (!network) /* a conductor may idle politely */
+                return;
+        if (k == 0) {
+                lreport_add(rep, VERDICT_FAIL, "%s=%s parks or yields the thread (latency clusters of ~150 us)", var,
+                            value);
+                lreport_remedy(rep, "Set AERON_SENDER_IDLE_STRATEGY and AERON_RECEIVER_IDLE_STRATEGY to noop or spinning (or leave them unset: the launcher sets noop).");
+        } else
+                lreport_add(rep, VERDICT_WARN, "%s=%s is a custom strategy; the launcher cannot tell whether it sleeps",
+                            var, value);
+}
+
+int lplan_check_aeron(const launch_env *env, const lplan *plan, const lplan_topo *topo, verdict_list *vl)
+{
+        static const char *const names[3] = { "sender", "receiver", "conductor" };
+        const lenv_aeron *a = &plan->aeron;
+        const int aff[3] = { a->aff_sender, a->aff_receiver, a->aff_conductor };
+        lreport rep;
+        json_t *ev;
+
+        lreport_init(&rep);
+        lreport_env(&rep, env, "aeron-config");
+        if (strcmp(a->threading_mode, "DEDICATED") != 0) {
+                lreport_add(&rep, VERDICT_FAIL,
+                            "AERON_THREADING_MODE=%s: the sender and receiver must each spin on a thread of their own",
+                            a->threading_mode);
+                lreport_remedy(&rep, "Set AERON_THREADING_MODE=DEDICATED or leave it unset.");
+        }
+        check_idle(&rep, "AERON_SENDER_IDLE_STRATEGY", a->idle_sender, true);
+        check_idle(&rep, "AERON_RECEIVER_IDLE_STRATEGY", a->idle_receiver, true);
+        if (a->idle_conductor[0])
+                check_idle(&rep, "AERON_CONDUCTOR_IDLE_STRATEGY", a->idle_conductor, false);
+        for (unsigned i = 0; i < 3; i++) {
+                if (aff[i] < 0) {
+                        if (i < 2) {
+                                lreport_add(&rep, VERDICT_FAIL, "the %s thread is not pinned (AERON_%s_CPU_AFFINITY unset or -1) and no granted CPU was left for it",
+                                            names[i], i == 0 ? "SENDER" : "RECEIVER");
+                                lreport_remedy(&rep, "Request at least 2 spinlane.io/isolated-core (3 to give the conductor its own core).");
+                        }
+                        continue;
+                }
+                if (!cpuset_has(&env->cpus, (unsigned)aff[i]))
+                        lreport_add(&rep, VERDICT_FAIL, "the %s is pinned to CPU %d, which is not in SPINLANE_ISOLATED_CPUS",
+                                    names[i], aff[i]);
+                for (unsigned j = 0; j < i; j++) {
+                        if (aff[j] < 0)
+                                continue;
+                        if (aff[j] == aff[i])
+                                lreport_add(&rep, VERDICT_FAIL, "the %s and the %s are both pinned to CPU %d", names[j],
+                                            names[i], aff[i]);
+                        else if (core_key(topo, aff[j]) == core_key(topo, aff[i]))
+                                lreport_add(&rep, VERDICT_FAIL,
+                                            "the %s (CPU %d) and the %s (CPU %d) share one physical core", names[j],
+                                            aff[j], names[i], aff[i]);
+                        else
+                                continue;
+                        lreport_remedy(&rep, "Pin sender, receiver and conductor to different physical cores among the granted CPUs, or leave the AERON_*_CPU_AFFINITY variables unset.");
+                }
+        }
+        if (a->mtu && (a->mtu > LPLAN_TRANSPORT_MTU_MAX || a->mtu % LPLAN_FRAME_ALIGNMENT)) {
+                lreport_add(&rep, VERDICT_FAIL,
+                            "AERON_MTU_LENGTH=%llu does not fit one DPDK packet buffer of the transport (at most %d, a multiple of %d)",
+                            (unsigned long long)a->mtu, LPLAN_TRANSPORT_MTU_MAX, LPLAN_FRAME_ALIGNMENT);
+                lreport_remedy(&rep, "Set AERON_MTU_LENGTH to 1408 or less, or leave it unset.");
+        }
+        if (a->sender_ports_set && a->receiver_ports_set && a->sender_lo <= a->receiver_hi &&
+            a->receiver_lo <= a->sender_hi) {
+                lreport_add(&rep, VERDICT_FAIL,
+                            "AERON_SENDER_WILDCARD_PORT_RANGE (%u-%u) and AERON_RECEIVER_WILDCARD_PORT_RANGE (%u-%u) overlap",
+                            a->sender_lo, a->sender_hi, a->receiver_lo, a->receiver_hi);
+                lreport_remedy(&rep, "Give sender and receiver disjoint wildcard port ranges.");
+        }
+        ev = json_pack("{s:s,s:s,s:s,s:s?,s:i,s:i,s:i}", "threading_mode", a->threading_mode, "sender_idle",
+                       a->idle_sender, "receiver_idle", a->idle_receiver, "conductor_idle",
+                       a->idle_conductor[0] ? a->idle_conductor : NULL, "sender_cpu", aff[0], "receiver_cpu", aff[1],
+                       "conductor_cpu", aff[2]);
+        if (ev && a->mtu)
+                json_object_set_new(ev, "mtu", json_integer((json_int_t)a->mtu));
+        char pass[512], cond[48];
+        if (aff[2] >= 0)
+                snprintf(cond, sizeof(cond), "conductor CPU %d", aff[2]);
+        else
+                snprintf(cond, sizeof(cond), "conductor unpinned");
+        snprintf(pass, sizeof(pass), "DEDICATED; sender CPU %d, receiver CPU %d, %s, on separate physical cores; sender/receiver idle %s/%s",
+                 aff[0], aff[1], cond, a->idle_sender, a->idle_receiver);
+        return lreport_emit(&rep, vl, "aeron-config", ev, pass);
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Exact node verdicts per fixture node: level of every check id in order, and the
+ * messages and remedies a person reads for the ones that matter. */
+#include "checks.h"
+#include "fixture.h"
+#include "hostfs.h"
+#include "inventory.h"
+
+#include "cleanup.h"
+
+static char dir[512];
+
+typedef struct expect {
+        const char *check;
+        verdict_level level;
+        const char *message; /* exact, or NULL: not compared */
+} expect;
+
+static void run(const char *name, const checks_options *opt, const expect *e, size_t n, verdict_list *ret)
+{
+        char root[1024];
+        hostfs h;
+        inventory *inv = NULL;
+
+        snprintf(root, sizeof(root), "%s/%s", dir, name);
+        CHECK_INT(hostfs_init(&h, root), 0);
+        CHECK_INT(inventory_scan(&h, &inv), 0);
+        if (!inv)
+                exit(1);
+        CHECK_INT(checks_node(inv, opt, ret), 0);
+        CHECK_INT(ret->n, n);
+        for (size_t i = 0; i < n && i < ret->n; i++) {
+                const verdict *v = &ret->items[i];
+                CHECK_STR(v->check, e[i].check);
+                if (v->level != e[i].level)
+                        fprintf(stderr, "%s: %s is %s: %s\n", name, v->check, verdict_level_name(v->level),
+                                v->message);
+                CHECK_INT(v->level, e[i].level);
+                if (e[i].message)
+                        CHECK_STR(v->message, e[i].message);
+                CHECK(json_is_object(v->evidence));
+                /* a verdict that is not a pass tells what to do, unless it is a plain skip */
+                if (v->level == VERDICT_WARN || v->level == VERDICT_FAIL)
+                        CHECK(v->remedy && *v->remedy);
+        }
+        inventory_free(inv);
+}
+
+static void test_eks(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, "6 isolated physical cores (CPUs 2-7,10-15)"},
+                {"smt-siblings", VERDICT_PASS, "every isolated CPU's SMT siblings are isolated too"},
+                {"nohz-full", VERDICT_PASS, "every isolated CPU is nohz_full (2-7,10-15)"},
+                {"hugepages", VERDICT_PASS, "2048 kB: 1024 free of 1024, 1048576 kB: 0 free of 0"},
+                {"hugetlbfs", VERDICT_PASS, "hugetlbfs at /dev/hugepages (pagesize 2048 kB)"},
+                {"iommu", VERDICT_WARN,
+                 "vfio runs without an IOMMU for 0000:00:06.0, 0000:00:07.0: a DPDK process there can DMA anywhere "
+                 "in host memory, so it is as trusted as the kernel"},
+                {"nic-binding", VERDICT_PASS, "2 DPDK-ready NICs: 0000:00:06.0 (vfio-pci), 0000:00:07.0 (vfio-pci)"},
+                {"primary-nic", VERDICT_PASS, "primary NIC 0000:00:05.0 (eth0) carries the default route and stays on ena"},
+                {"write-combining", VERDICT_PASS, "ENA memory BAR mapped write-combining for 0000:00:06.0, 0000:00:07.0"},
+                {"numa-alignment", VERDICT_PASS,
+                 "isolated cores and free hugepages on the NUMA node of 0000:00:06.0 (node 0), 0000:00:07.0 (node 0)"},
+        };
+        verdict_list l = {0};
+        run("eks-x86", NULL, e, ELEMENTSOF(e), &l);
+        CHECK_INT(verdict_exit_code(&l), 0);
+        verdict_list_free(&l);
+}
+
+static void test_graviton(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, "6 isolated physical cores (CPUs 2-7)"},
+                {"smt-siblings", VERDICT_PASS, "no SMT: every physical core is one CPU"},
+                {"nohz-full", VERDICT_PASS, NULL},
+                {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},
+                {"iommu", VERDICT_PASS, "an IOMMU is active: vfio-pci isolates device DMA"},
+                {"nic-binding", VERDICT_PASS, "1 DPDK-ready NIC: 0000:00:06.0 (vfio-pci)"},
+                {"primary-nic", VERDICT_PASS, NULL},
+                {"write-combining", VERDICT_SKIP, "not an x86 node: the PAT write-combining check does not apply"},
+                {"numa-alignment", VERDICT_PASS, NULL},
+        };
+        verdict_list l = {0};
+        run("graviton", NULL, e, ELEMENTSOF(e), &l);
+        CHECK_INT(verdict_exit_code(&l), 0);
+        verdict_list_free(&l);
+}
+
+static void test_aks(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, "3 isolated physical cores (CPUs 2-7)"},
+                {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},
+                {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},
+                {"iommu", VERDICT_SKIP, "no NIC here needs vfio (no IOMMU present)"},
+                {"nic-binding", VERDICT_PASS, "1 DPDK-ready NIC: 8a3c:00:00.0 (mana)"},
+                {"primary-nic", VERDICT_PASS,
+                 "primary NIC 7870:00:00.0 (enP30832s1) carries the default route and stays on mana"},
+                {"write-combining", VERDICT_SKIP, "no ENA bound to vfio-pci or igb_uio"},
+                {"numa-alignment", VERDICT_PASS, NULL},
+        };
+        verdict_list l = {0};
+        run("aks-mana", NULL, e, ELEMENTSOF(e), &l);
+        verdict_list_free(&l);
+}
+
+static void test_broken(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, "1 isolated physical core (CPUs 2,6)"},
+                {"smt-siblings", VERDICT_WARN, "1 split core: core p0c3 (CPUs 3,7): CPU 3 isolated, 7 not"},
+                {"nohz-full", VERDICT_WARN, "isolated CPUs 2,6 are not nohz_full: the scheduler tick still interrupts them"},
+                {"hugepages", VERDICT_FAIL, "no free hugepages (2048 kB: 0 free of 0)"},
+                {"hugetlbfs", VERDICT_FAIL, "no hugetlbfs mount in /proc/mounts"},
+                {"iommu", VERDICT_WARN, "no IOMMU and vfio no-IOMMU mode is off: vfio-pci cannot take an ENA here"},
+                {"nic-binding", VERDICT_FAIL,
+                 "no DPDK-ready NIC; not ready: 0000:00:06.0 (ena, eth1): bound to the kernel driver ena as eth1"},
+                {"primary-nic", VERDICT_PASS, NULL},
+                {"write-combining", VERDICT_SKIP, NULL},
+                {"numa-alignment", VERDICT_SKIP, "no DPDK-ready NIC to align"},
+        };
+        verdict_list l = {0};
+        run("broken", NULL, e, ELEMENTSOF(e), &l);
+        const verdict *v = verdict_find(&l, "nic-binding");
+        CHECK_STR(v->remedy, "0000:00:06.0: ip link set eth1 down; dpdk-devbind.py --bind=vfio-pci 0000:00:06.0");
+        v = verdict_find(&l, "smt-siblings");
+        CHECK(strstr(v->remedy, "add CPUs 7 to isolcpus/nohz_full (or remove CPUs 3 from them)") != NULL);
+        CHECK_INT(verdict_exit_code(&l), 1);
+        verdict_list_free(&l);
+}
+
+/* A config that selects the primary NIC: primary-nic fails before anything is bound. */
+static bool select_all_ena(const inv_nic *nic, void *userdata)
+{
+        (void)userdata;
+        return nic->kind == INV_NIC_ENA;
+}
+
+static void test_selection(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, NULL},
+                {"smt-siblings", VERDICT_WARN, NULL},
+                {"nohz-full", VERDICT_WARN, NULL},
+                {"hugepages", VERDICT_FAIL, NULL},
+                {"hugetlbfs", VERDICT_FAIL, NULL},
+                {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_FAIL, NULL},
+                {"primary-nic", VERDICT_FAIL,
+                 "NIC 0000:00:05.0 (eth0) carries the default route and is selected for DPDK: giving it to a pod "
+                 "would cut the node off"},
+                {"write-combining", VERDICT_SKIP, NULL},
+                {"numa-alignment", VERDICT_SKIP, NULL},
+        };
+        checks_options o = {.nic_selected = select_all_ena, .bind_driver = "igb_uio"};
+        verdict_list l = {0};
+        run("broken", &o, e, ELEMENTSOF(e), &l);
+        const verdict *v = verdict_find(&l, "nic-binding");
+        CHECK(strstr(v->remedy, "dpdk-devbind.py --bind=igb_uio 0000:00:06.0") != NULL);
+        verdict_list_free(&l);
+}
+
+static void test_big(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, "88 isolated physical cores (CPUs 4-47,52-95,100-143,148-191)"},
+                {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},
+                {"hugepages", VERDICT_PASS, "2048 kB: 8000 free of 8192, 1048576 kB: 8 free of 8"},
+                {"hugetlbfs", VERDICT_PASS,
+                 "hugetlbfs at /dev/hugepages (pagesize 2048 kB), /dev/hugepages-1G (pagesize 1048576 kB)"},
+                {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_PASS, NULL},
+                {"primary-nic", VERDICT_PASS, NULL},
+                {"write-combining", VERDICT_PASS, NULL},
+                {"numa-alignment", VERDICT_PASS, NULL},
+        };
+        verdict_list l = {0};
+        run("big", NULL, e, ELEMENTSOF(e), &l);
+        verdict_list_free(&l);
+}
+
+int main(void)
+{
+        fixture_make(dir, sizeof(dir), NULL);
+        test_eks();
+        test_graviton();
+        test_aks();
+        test_broken();
+        test_selection();
+        test_big();
+        fixture_remove(dir);
+        return test_done();
+}

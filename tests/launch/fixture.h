@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pod-view fixture trees for the launcher tests: what a container sees under /proc,
+ * /sys and /dev, built in a fresh temporary directory (never committed) and removed
+ * at the end. Header-only test helper. */
+#ifndef SPIN_TEST_LAUNCH_FIXTURE_H
+#define SPIN_TEST_LAUNCH_FIXTURE_H
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef enum fx_cgroup { FX_V1, FX_V2, FX_HYBRID } fx_cgroup;
+
+typedef struct fx_pod {
+        fx_cgroup cg;
+        const char *cgroup_path;   /* this container's cgroup ("/" = cgroup namespace) */
+        const char *quota;         /* v2 cpu.max text or v1 "quota period"; NULL = none */
+        const char *parent_quota;  /* the same on the parent cgroup; NULL = none */
+        const char *cpus_allowed;  /* Cpus_allowed_list */
+        const char *online;        /* /sys/devices/system/cpu/online */
+        const char *isolated;
+        unsigned free_hugepages;
+        const char *hugetlb_limit; /* bytes or "max"; NULL = no hugetlb controller file */
+        bool no_hugetlbfs;
+        const char *memlock;       /* soft limit field of /proc/self/limits */
+        bool no_vfio_group;        /* leave /dev/vfio/7 out */
+        bool no_proc_cgroup;       /* leave /proc/self/cgroup out */
+        bool no_cpu_max;           /* v2: leave cpu.max out of the container's cgroup */
+} fx_pod;
+
+static void fx_die(const char *what)
+{
+        perror(what);
+        exit(1);
+}
+
+static void fx_mkdirs(const char *path)
+{
+        char buf[4096];
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                                fx_die(buf);
+                        *p = '/';
+                }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                fx_die(buf);
+}
+
+static void fx_write(const char *root, const char *rel, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fx_write(const char *root, const char *rel, const char *fmt, ...)
+{
+        char path[4096], dir[4096];
+        va_list ap;
+
+        snprintf(path, sizeof(path), "%s%s", root, rel);
+        snprintf(dir, sizeof(dir), "%s", path);
+        *strrchr(dir, '/') = '\0';
+        fx_mkdirs(dir);
+        FILE *f = fopen(path, "w");
+        if (!f)
+                fx_die(path);
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        fclose(f);
+}
+
+static int fx_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st, (void)flag, (void)ftw;
+        return remove(p);
+}
+
+static void fx_remove(const char *root)
+{
+        nftw(root, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *fx_new_root(void)
+{
+        char tmpl[] = "/tmp/sl-launch-fx-XXXXXX";
+        if (!mkdtemp(tmpl))
+                fx_die("mkdtemp");
+        return strdup(tmpl);
+}
+
+/* The cgroup dir (host-relative) of the container for a controller mount point. */
+static void fx_cgdir(const fx_pod *p, const char *mnt, char *buf, size_t size)
+{
+        snprintf(buf, size, "%s%s", mnt, strcmp(p->cgroup_path, "/") == 0 ? "" : p->cgroup_path);
+}
+
+static void fx_parent(const char *dir, char *buf, size_t size)
+{
+        snprintf(buf, size, "%s", dir);
+        *strrchr(buf, '/') = '\0';
+}
+
+/* 8 CPUs, SMT pairs (n, n+4), one NUMA node; the pod's cgroups per p. */
+static void fx_build(const char *root, const fx_pod *p)
+{
+        char d[1024], par[1024];
+
+        for (int c = 0; c < 8; c++) {
+                char rel[128];
+                snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+                fx_write(root, rel, "%d,%d\n", c % 4, c % 4 + 4);
+        }
+        fx_write(root, "/sys/devices/system/cpu/online", "%s\n", p->online ? p->online : "0-7");
+        fx_write(root, "/sys/devices/system/cpu/isolated", "%s\n", p->isolated ? p->isolated : "1-3,5-7");
+        fx_write(root, "/sys/devices/system/cpu/nohz_full", "%s\n", p->isolated ? p->isolated : "1-3,5-7");
+        fx_write(root, "/proc/self/status", "Name:\tspinlane-launch\nCpus_allowed:\tcc\nCpus_allowed_list:\t%s\nMems_allowed_list:\t0\n",
+                 p->cpus_allowed ? p->cpus_allowed : "2-3,6-7");
+        fx_write(root, "/proc/self/limits",
+                 "Limit                     Soft Limit           Hard Limit           Units     \n"
+                 "Max open files            1048576              1048576              files     \n"
+                 "Max locked memory         %-20s unlimited            bytes     \n",
+                 p->memlock ? p->memlock : "unlimited");
+        fx_write(root, "/proc/meminfo", "MemTotal:       16000000 kB\nHugepagesize:       2048 kB\n");
+        fx_write(root, "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "%u\n", p->free_hugepages);
+        fx_mkdirs((snprintf(d, sizeof(d), "%s/dev/hugepages", root), d));
+        fx_write(root, "/dev/vfio/vfio", "%s", "");
+        if (!p->no_vfio_group)
+                fx_write(root, "/dev/vfio/7", "%s", "");
+
+        char mi[4096];
+        const char *huge = p->no_hugetlbfs ? "" : "90 80 0:50 / /dev/hugepages rw,relatime - hugetlbfs nodev rw,pagesize=2M\n";
+        if (!p->no_proc_cgroup) {
+                if (p->cg == FX_V2)
+                        fx_write(root, "/proc/self/cgroup", "0::%s\n", p->cgroup_path);
+                else if (p->cg == FX_V1)
+                        fx_write(root, "/proc/self/cgroup", "12:hugetlb:%s\n5:cpuset:%s\n3:cpu,cpuacct:%s\n1:name=systemd:%s\n",
+                                 p->cgroup_path, p->cgroup_path, p->cgroup_path, p->cgroup_path);
+                else
+                        fx_write(root, "/proc/self/cgroup", "5:cpuset:%s\n3:cpu:%s\n2:cpuacct:%s\n0::%s\n", p->cgroup_path,
+                                 p->cgroup_path, p->cgroup_path, p->cgroup_path);
+        }
+        if (p->cg == FX_V2) {
+                snprintf(mi, sizeof(mi),
+                         "70 60 0:30 / /sys/fs/cgroup ro,nosuid,nodev,noexec,relatime - cgroup2 cgroup rw,nsdelegate\n%s", huge);
+                fx_write(root, "/proc/self/mountinfo", "%s", mi);
+                fx_cgdir(p, "/sys/fs/cgroup", d, sizeof(d));
+                char rel[1100];
+                snprintf(rel, sizeof(rel), "%s/cgroup.controllers", d);
+                fx_write(root, rel, "cpuset cpu io memory hugetlb pids\n");
+                if (!p->no_cpu_max) {
+                        snprintf(rel, sizeof(rel), "%s/cpu.max", d);
+                        fx_write(root, rel, "%s\n", p->quota ? p->quota : "max 100000");
+                }
+                snprintf(rel, sizeof(rel), "%s/cpu.stat", d);
+                fx_write(root, rel, "usage_usec 1000\nuser_usec 500\nsystem_usec 500\nnr_periods 100\nnr_throttled 12\nthrottled_usec 3456\n");
+                snprintf(rel, sizeof(rel), "%s/cpuset.cpus.effective", d);
+                fx_write(root, rel, "%s\n", p->cpus_allowed ? p->cpus_allowed : "2-3,6-7");
+                if (p->hugetlb_limit) {
+                        snprintf(rel, sizeof(rel), "%s/hugetlb.2MB.max", d);
+                        fx_write(root, rel, "%s\n", p->hugetlb_limit);
+                        snprintf(rel, sizeof(rel), "%s/hugetlb.2MB.current", d);
+                        fx_write(root, rel, "0\n");
+                }
+                if (strcmp(p->cgroup_path, "/") != 0) {
+                        fx_parent(d, par, sizeof(par));
+                        snprintf(rel, sizeof(rel), "%s/cpu.max", par);
+                        fx_write(root, rel, "%s\n", p->parent_quota ? p->parent_quota : "max 100000");
+                }
+                return;
+        }
+        /* v1 and hybrid: cpu (v1: with cpuacct) and cpuset as v1 controllers */
+        const char *cpumnt = p->cg == FX_V1 ? "/sys/fs/cgroup/cpu,cpuacct" : "/sys/fs/cgroup/cpu";
+        snprintf(mi, sizeof(mi),
+                 "70 60 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,mode=755\n"
+                 "71 70 0:31 / %s rw,nosuid,nodev,noexec,relatime - cgroup cgroup rw,%s\n"
+                 "72 70 0:32 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime - cgroup cgroup rw,cpuset\n"
+                 "%s%s",
+                 cpumnt, p->cg == FX_V1 ? "cpu,cpuacct" : "cpu",
+                 p->cg == FX_V1 ? "73 70 0:33 / /sys/fs/cgroup/hugetlb rw,nosuid,nodev,noexec,relatime - cgroup cgroup rw,hugetlb\n"
+                                : "74 70 0:34 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime - cgroup2 cgroup2 rw\n",
+                 huge);
+        fx_write(root, "/proc/self/mountinfo", "%s", mi);
+        char rel[1100];
+        fx_cgdir(p, cpumnt, d, sizeof(d));
+        unsigned long long q = 0, per = 100000;
+        bool has_q = p->quota && sscanf(p->quota, "%llu %llu", &q, &per) == 2;
+        snprintf(rel, sizeof(rel), "%s/cpu.cfs_quota_us", d);
+        if (has_q)
+                fx_write(root, rel, "%llu\n", q);
+        else
+                fx_write(root, rel, "-1\n");
+        snprintf(rel, sizeof(rel), "%s/cpu.cfs_period_us", d);
+        fx_write(root, rel, "%llu\n", per);
+        snprintf(rel, sizeof(rel), "%s/cpu.stat", d);
+        fx_write(root, rel, "nr_periods 100\nnr_throttled 12\nthrottled_time 3456000\n");
+        if (strcmp(p->cgroup_path, "/") != 0) {
+                fx_parent(d, par, sizeof(par));
+                has_q = p->parent_quota && sscanf(p->parent_quota, "%llu %llu", &q, &per) == 2;
+                snprintf(rel, sizeof(rel), "%s/cpu.cfs_quota_us", par);
+                if (has_q)
+                        fx_write(root, rel, "%llu\n", q);
+                else
+                        fx_write(root, rel, "-1\n");
+                snprintf(rel, sizeof(rel), "%s/cpu.cfs_period_us", par);
+                fx_write(root, rel, "%llu\n", per);
+        }
+        fx_cgdir(p, "/sys/fs/cgroup/cpuset", d, sizeof(d));
+        snprintf(rel, sizeof(rel), "%s/cpuset.effective_cpus", d);
+        fx_write(root, rel, "%s\n", p->cpus_allowed ? p->cpus_allowed : "2-3,6-7");
+        if (p->cg == FX_V1 && p->hugetlb_limit) {
+                fx_cgdir(p, "/sys/fs/cgroup/hugetlb", d, sizeof(d));
+                snprintf(rel, sizeof(rel), "%s/hugetlb.2MB.limit_in_bytes", d);
+                fx_write(root, rel, "%s\n", p->hugetlb_limit);
+                snprintf(rel, sizeof(rel), "%s/hugetlb.2MB.usage_in_bytes", d);
+                fx_write(root, rel, "0\n");
+        }
+}
+
+#endif

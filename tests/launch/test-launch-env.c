@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The environment parser: a good allocation, defaults, and a table of bad or
+ * contradictory values, each of which must produce an error naming its variable. */
+#include "launch-env.h"
+#include "testutil.h"
+
+#include "cleanup.h"
+
+static const char *GOOD[] = {
+        "SPINLANE_ISOLATED_CPUS=2-3,6-7",
+        "SPINLANE_ISOLATED_CORES=2,3",
+        "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0",
+        "SPINLANE_NIC_0_PCI=0000:00:06.0",
+        "SPINLANE_NIC_0_KIND=ena",
+        "SPINLANE_NIC_0_DRIVER=vfio-pci",
+        "SPINLANE_NIC_0_NUMA=1",
+        "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7",
+        "SPINLANE_NIC_1_KIND=mana",
+        "SPINLANE_NIC_1_DRIVER=mana",
+        "SPINLANE_NIC_1_MAC=00:0D:3A:00:00:01",
+        "SPINLANE_NIC_1_DEVICES=/dev/infiniband/uverbs0",
+        "SPINLANE_HUGEPAGE_DIR=/hugepages",
+        "SPINLANE_DPDK_MEMORY_MB=512",
+        "HOSTNAME=driver-7f9c/x_y",
+        "AERON_SENDER_CPU_AFFINITY=3",
+        "AERON_RECEIVER_WILDCARD_PORT_RANGE=21000   21999",
+        "AERON_MTU_LENGTH=1k",
+        NULL,
+};
+
+static void test_good(void)
+{
+        launch_env env;
+
+        CHECK_INT(lenv_parse(GOOD, &env), 0);
+        CHECK_INT(env.n_errs, 0);
+        for (unsigned i = 0; i < env.n_errs; i++)
+                fprintf(stderr, "unexpected: %s\n", env.errs[i].msg);
+        CHECK(env.have_cpus && env.have_nics && env.have_cores);
+        CHECK_INT(cpuset_count(&env.cpus), 4);
+        CHECK_INT(env.n_nics, 2);
+        CHECK_STR(env.nics[0].devargs, "0000:00:06.0");
+        CHECK_INT(env.nics[0].numa, 1);
+        CHECK_INT(env.nics[0].n_devices, 2);
+        CHECK_STR(env.nics[1].devargs, "0000:00:07.0,mac=00:0d:3a:00:00:01");
+        CHECK_INT(env.nics[1].driver, LENV_DRV_MANA);
+        CHECK_STR(env.huge_dir, "/hugepages");
+        CHECK_INT(env.memory_mb, 512);
+        CHECK_STR(env.pod_id, "driver-7f9cxy");
+        CHECK_INT(env.aeron.aff_sender, 3);
+        CHECK(env.aeron.aff_sender_set && !env.aeron.aff_receiver_set);
+        CHECK_INT(env.aeron.aff_receiver, -1);
+        CHECK(env.aeron.receiver_ports_set);
+        CHECK_INT(env.aeron.receiver_lo, 21000);
+        CHECK_INT(env.aeron.receiver_hi, 21999);
+        CHECK_INT(env.aeron.mtu, 1024);
+
+        const char *none[] = { NULL };
+        CHECK_INT(lenv_parse(none, &env), 0);
+        CHECK_INT(env.n_errs, 2); /* no CPUs, no NICs */
+        CHECK_STR(env.errs[0].var, "SPINLANE_ISOLATED_CPUS");
+        CHECK_STR(env.errs[1].var, "SPINLANE_DPDK_NICS");
+        CHECK_STR(env.huge_dir, "/dev/hugepages");
+        CHECK_INT(env.memory_mb, 256);
+        CHECK_STR(env.pod_id, "local");
+}
+
+/* Each bad value, put in front of GOOD (first match wins), must give exactly one error
+ * naming var. */
+static const struct {
+        const char *assign;
+        const char *var;
+        const char *check;
+} BAD[] = {
+        { "SPINLANE_ISOLATED_CPUS=2-", "SPINLANE_ISOLATED_CPUS", "allocation-env" },
+        { "SPINLANE_ISOLATED_CPUS=", "SPINLANE_ISOLATED_CPUS", "allocation-env" },
+        { "SPINLANE_ISOLATED_CPUS=5000", "SPINLANE_ISOLATED_CPUS", "allocation-env" },
+        { "SPINLANE_ISOLATED_CORES=1,2,3,4,5", "SPINLANE_ISOLATED_CORES", "allocation-env" },
+        { "SPINLANE_DPDK_NICS=0000:00:06.0,,x", "SPINLANE_DPDK_NICS", "allocation-env" },
+        { "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:06.0", "SPINLANE_DPDK_NICS", "allocation-env" },
+        { "SPINLANE_DPDK_NICS=00:06.0", "SPINLANE_DPDK_NICS", "allocation-env" },
+        { "SPINLANE_NIC_0_PCI=0000:00:08.0", "SPINLANE_NIC_0_PCI", "allocation-env" },
+        { "SPINLANE_NIC_0_KIND=virtio", "SPINLANE_NIC_0_KIND", "allocation-env" },
+        { "SPINLANE_NIC_0_DRIVER=mana", "SPINLANE_NIC_0_DRIVER", "allocation-env" },
+        { "SPINLANE_NIC_0_NUMA=-2", "SPINLANE_NIC_0_NUMA", "allocation-env" },
+        { "SPINLANE_NIC_0_MAC=zz:00:00:00:00:00", "SPINLANE_NIC_0_MAC", "allocation-env" },
+        { "SPINLANE_NIC_0_DEVARGS=0000:00:07.0", "SPINLANE_NIC_0_DEVARGS", "allocation-env" },
+        { "SPINLANE_NIC_0_DEVARGS=0000:00:06.0 --vdev x", "SPINLANE_NIC_0_DEVARGS", "allocation-env" },
+        { "SPINLANE_NIC_0_DEVICES=/etc/passwd", "SPINLANE_NIC_0_DEVICES", "allocation-env" },
+        { "SPINLANE_NIC_0_DEVICES=/dev/../etc/shadow", "SPINLANE_NIC_0_DEVICES", "allocation-env" },
+        { "SPINLANE_NIC_0_DEVICES=/dev/a,,/dev/b", "SPINLANE_NIC_0_DEVICES", "allocation-env" },
+        { "SPINLANE_HUGEPAGE_DIR=relative", "SPINLANE_HUGEPAGE_DIR", "hugepages" },
+        { "SPINLANE_HUGEPAGE_DIR=/huge pages", "SPINLANE_HUGEPAGE_DIR", "hugepages" },
+        { "SPINLANE_DPDK_MEMORY_MB=0", "SPINLANE_DPDK_MEMORY_MB", "hugepages" },
+        { "SPINLANE_DPDK_MEMORY_MB=12x", "SPINLANE_DPDK_MEMORY_MB", "hugepages" },
+        { "SPINLANE_EAL_EXTRA_ARGS=--vdev=x;rm", "SPINLANE_EAL_EXTRA_ARGS", "allocation-env" },
+        { "AERON_SENDER_CPU_AFFINITY=two", "AERON_SENDER_CPU_AFFINITY", "aeron-config" },
+        { "AERON_CONDUCTOR_CPU_AFFINITY=-5", "AERON_CONDUCTOR_CPU_AFFINITY", "aeron-config" },
+        { "AERON_MTU_LENGTH=big", "AERON_MTU_LENGTH", "aeron-config" },
+        { "AERON_SENDER_WILDCARD_PORT_RANGE=20000-20999", "AERON_SENDER_WILDCARD_PORT_RANGE", "aeron-config" },
+        { "AERON_SENDER_WILDCARD_PORT_RANGE=2 1", "AERON_SENDER_WILDCARD_PORT_RANGE", "aeron-config" },
+        { "AERON_SENDER_WILDCARD_PORT_RANGE=1 65536", "AERON_SENDER_WILDCARD_PORT_RANGE", "aeron-config" },
+        { "AERON_THREADING_MODE=", "AERON_THREADING_MODE", "aeron-config" },
+        { "AERON_SENDER_IDLE_STRATEGY=a b", "AERON_SENDER_IDLE_STRATEGY", "aeron-config" },
+};
+
+static void test_bad(void)
+{
+        for (unsigned i = 0; i < ELEMENTSOF(BAD); i++) {
+                const char *envp[ELEMENTSOF(GOOD) + 1];
+                launch_env env;
+                envp[0] = BAD[i].assign;
+                memcpy(envp + 1, GOOD, sizeof(GOOD));
+                CHECK_INT(lenv_parse(envp, &env), 0);
+                CHECK_INT(env.n_errs, 1);
+                if (env.n_errs != 1)
+                        fprintf(stderr, "  for %s\n", BAD[i].assign);
+                if (env.n_errs >= 1) {
+                        CHECK_STR(env.errs[0].var, BAD[i].var);
+                        CHECK_STR(env.errs[0].check, BAD[i].check);
+                        CHECK(strstr(env.errs[0].msg, BAD[i].var) != NULL);
+                }
+        }
+        /* a value with control characters is quoted harmlessly */
+        const char *envp[] = { "SPINLANE_ISOLATED_CPUS=1\033[2J", NULL };
+        launch_env env;
+        lenv_parse(envp, &env);
+        CHECK(env.n_errs >= 1 && strstr(env.errs[0].msg, "\"1?[2J\"") != NULL);
+}
+
+int main(void)
+{
+        test_good();
+        test_bad();
+        return test_done();
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The real spinlane-launch binary on pod-view fixtures: a passing pod execs a command
+ * that prints the environment it received (env(1)), which must hold the computed EAL
+ * arguments and AERON_* defaults and keep what the pod set; a failing pod exits 1 and
+ * starts nothing; --check-only, --warn-only, --json and usage errors. */
+#include "fixture.h"
+#include "runner.h"
+#include "testutil.h"
+
+#include <jansson.h>
+
+static const char *launcher;
+
+#define BASE_ENV                                                                                   \
+        "SPINLANE_ISOLATED_CPUS=1-3,5-7", "SPINLANE_ISOLATED_CORES=1,2,3",                         \
+                "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0", "SPINLANE_NIC_0_KIND=ena",         \
+                "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=0",                         \
+                "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_1_KIND=ena",    \
+                "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=0",                         \
+                "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "HOSTNAME=aeron-md-0",        \
+                "PATH=/usr/bin:/bin"
+
+static char *find_env(void)
+{
+        static const char *const cands[] = { "/usr/bin/env", "/bin/env" };
+        for (unsigned i = 0; i < 2; i++)
+                if (access(cands[i], X_OK) == 0)
+                        return (char *)cands[i];
+        TEST_SKIP("no env(1) to print the environment");
+}
+
+static void test_exec(const char *root)
+{
+        char *out, buf[1024];
+        char *envp[] = { BASE_ENV, "AERON_RECEIVER_IDLE_STRATEGY=spinning", "AERON_DIR=/dev/shm/aeron", NULL };
+        char *argv[] = { (char *)launcher, "--root", (char *)root, "--", find_env(), NULL };
+
+        int rc = run_capture(argv, envp, NULL, &out);
+        CHECK_INT(rc, 0);
+        if (rc != 0)
+                fprintf(stderr, "%s\n", out);
+        CHECK_STR(env_line(out, "SPINLANE_EAL_ARGS", buf, sizeof(buf)),
+                  "-l 1-3,5-7 --main-lcore 1 --file-prefix spinlane-aeron-md-0 --huge-dir /dev/hugepages --socket-mem 256 -a 0000:00:06.0 -a 0000:00:07.0");
+        CHECK_STR(env_line(out, "AERON_THREADING_MODE", buf, sizeof(buf)), "DEDICATED");
+        CHECK_STR(env_line(out, "AERON_CONDUCTOR_CPU_AFFINITY", buf, sizeof(buf)), "1");
+        CHECK_STR(env_line(out, "AERON_SENDER_CPU_AFFINITY", buf, sizeof(buf)), "2");
+        CHECK_STR(env_line(out, "AERON_RECEIVER_CPU_AFFINITY", buf, sizeof(buf)), "3");
+        CHECK_STR(env_line(out, "AERON_SENDER_IDLE_STRATEGY", buf, sizeof(buf)), "noop");
+        CHECK_STR(env_line(out, "AERON_RECEIVER_IDLE_STRATEGY", buf, sizeof(buf)), "spinning"); /* the pod's own */
+        CHECK_STR(env_line(out, "AERON_CONDUCTOR_IDLE_STRATEGY", buf, sizeof(buf)), "spinning");
+        CHECK_STR(env_line(out, "AERON_DIR", buf, sizeof(buf)), "/dev/shm/aeron");
+        CHECK(strstr(out, "summary: 8 pass, 0 warn, 0 fail, 0 skip\n") != NULL);
+        free(out);
+}
+
+static void test_refuse(const char *root)
+{
+        char marker[512], *out;
+        snprintf(marker, sizeof(marker), "%s/started", root);
+        char *envp[] = { "AERON_THREADING_MODE=SHARED", BASE_ENV, NULL };
+        char *argv[] = { (char *)launcher, "--root", (char *)root, "--", "/usr/bin/touch", marker, NULL };
+
+        CHECK_INT(run_capture(argv, envp, NULL, &out), 1);
+        CHECK(access(marker, F_OK) != 0); /* nothing started */
+        CHECK(strstr(out, "FAIL aeron-config: AERON_THREADING_MODE=SHARED") != NULL);
+        CHECK(strstr(out, "not starting /usr/bin/touch: 1 check(s) failed") != NULL);
+        free(out);
+
+        /* --warn-only starts it anyway, loudly */
+        char *argv2[] = { (char *)launcher, "--warn-only", "--root", (char *)root, "--", "/usr/bin/touch", marker, NULL };
+        CHECK_INT(run_capture(argv2, envp, NULL, &out), 0);
+        CHECK(access(marker, F_OK) == 0);
+        CHECK(strstr(out, "WARNING --warn-only: starting despite 1 failed check(s)") != NULL);
+        unlink(marker);
+        free(out);
+
+        /* --check-only never starts anything */
+        char *envp_ok[] = { BASE_ENV, NULL };
+        char *argv3[] = { (char *)launcher, "--check-only", "--root", (char *)root, "--", "/usr/bin/touch", marker, NULL };
+        CHECK_INT(run_capture(argv3, envp_ok, NULL, &out), 0);
+        CHECK(access(marker, F_OK) != 0);
+        free(out);
+        CHECK_INT(run_capture(argv3, envp, NULL, &out), 1);
+        free(out);
+}
+
+static void test_json(const char *root)
+{
+        char *out;
+        char *envp[] = { "SPINLANE_ISOLATED_CPUS=2-", BASE_ENV, NULL };
+        char *argv[] = { (char *)launcher, "--json", "--check-only", "--root", (char *)root, NULL };
+        unsigned lines = 0, fails = 0;
+
+        CHECK_INT(run_capture(argv, envp, NULL, &out), 1);
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+                json_error_t err;
+                json_t *o = json_loads(line, 0, &err);
+                CHECK(o != NULL);
+                if (!o)
+                        continue;
+                lines++;
+                const char *v = json_string_value(json_object_get(o, "verdict"));
+                if (v && strcmp(v, "fail") == 0) {
+                        fails++;
+                        CHECK_STR(json_string_value(json_object_get(o, "check")), "allocation-env");
+                        CHECK(strstr(json_string_value(json_object_get(o, "message")), "SPINLANE_ISOLATED_CPUS") != NULL);
+                }
+                json_t *s = json_object_get(o, "summary");
+                if (s)
+                        CHECK_INT(json_integer_value(json_object_get(s, "fail")), 1);
+                json_decref(o);
+        }
+        CHECK_INT(lines, 9);
+        CHECK_INT(fails, 1);
+        free(out);
+}
+
+static void test_usage(const char *root)
+{
+        char *out;
+        char *envp[] = { BASE_ENV, NULL };
+        char *a1[] = { (char *)launcher, "--bogus", NULL };
+        char *a2[] = { (char *)launcher, "--root", "/nonexistent/sl-launch", NULL };
+        char *a3[] = { (char *)launcher, "--root", (char *)root, "stray", NULL };
+        char *a4[] = { (char *)launcher, "--check-only", "--warn-only", NULL };
+        char *a5[] = { (char *)launcher, "--root", (char *)root, "--", "/nonexistent/sl-launch-cmd", NULL };
+
+        CHECK_INT(run_capture(a1, envp, NULL, &out), 2);
+        free(out);
+        CHECK_INT(run_capture(a2, envp, NULL, &out), 2);
+        free(out);
+        CHECK_INT(run_capture(a3, envp, NULL, &out), 2);
+        free(out);
+        CHECK_INT(run_capture(a4, envp, NULL, &out), 2);
+        free(out);
+        CHECK_INT(run_capture(a5, envp, NULL, &out), 127);
+        free(out);
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2)
+                TEST_SKIP("usage: test-launch-run PATH-TO-spinlane-launch");
+        launcher = argv[1];
+        char *root = fx_new_root();
+        fx_pod p = { .cg = FX_V2, .cgroup_path = "/", .free_hugepages = 512, .cpus_allowed = "1-3,5-7" };
+        fx_build(root, &p);
+        test_exec(root);
+        test_refuse(root);
+        test_json(root);
+        test_usage(root);
+        fx_remove(root);
+        free(root);
+        return test_done();
+}
