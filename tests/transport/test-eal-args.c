@@ -23,6 +23,13 @@ static void test_good(void)
         CHECK_INT(tr_eal_args_split("", 0, "x", &a), 0);
         CHECK_INT(a.argc, 1);
         CHECK(a.argv[1] == NULL);
+        /* what spinlane-launch puts in SPINLANE_EAL_ARGS (docs/launch.md) */
+        const char *l = "-l 1-3,5-7 --main-lcore 1 --file-prefix spinlane-aeron-md-0 --huge-dir /dev/hugepages "
+                        "--socket-mem 256 -a 0000:00:06.0";
+        CHECK_INT(tr_eal_args_split(l, strlen(l), "aeronmd", &a), 0);
+        CHECK_INT(a.argc, 13);
+        CHECK_STR(a.argv[2], "1-3,5-7");
+        CHECK_STR(a.argv[12], "0000:00:06.0");
         /* length given explicitly: no NUL needed, bytes after len ignored */
         CHECK_INT(tr_eal_args_split("--in-memory garbage", 11, "x", &a), 0);
         CHECK_INT(a.argc, 2);
