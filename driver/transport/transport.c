@@ -6,6 +6,8 @@
 #include "transport.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -102,7 +104,20 @@ int tr_eal_init(struct tr_eal_args *args)
 
 void tr_eal_cleanup(void)
 {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
         rte_eal_cleanup();
+        /* the runtime dir (config, fbarrays, sockets: megabytes in /run) outlives the
+         * EAL otherwise; it holds only files */
+        DIR *d = dir[0] ? opendir(dir) : NULL;
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+        (void)rmdir(dir);
 }
 
 int tr_port_find(const char *name, uint16_t *ret_port_id)

@@ -22,6 +22,7 @@
 /* Initialise the EAL from an explicit argument list (see tr_eal_args_split). Returns 0
  * or a negative errno (rte_errno). Call once per process, from main. */
 int tr_eal_init(struct tr_eal_args *args);
+/* rte_eal_cleanup, then remove this process's EAL runtime directory (/var/run/dpdk/PREFIX). */
 void tr_eal_cleanup(void);
 
 /* DPDK port id of a device by name ("net_memif0", "0000:00:06.0"); -ENODEV if none. */
