@@ -94,12 +94,19 @@ static inline uint64_t sum64(const uint8_t *p, size_t len, uint64_t s)
 
 static inline uint16_t fold64(uint64_t s)
 {
-        s = (s & 0xffffffffu) + (s >> 32);
-        s = (s & 0xffffffffu) + (s >> 32);
-        s = (s & 0xffff) + (s >> 16);
-        s = (s & 0xffff) + (s >> 16);
-        s = (s & 0xffff) + (s >> 16);
+        s = (s & 0xffffffffu) + (s >> 32); /* < 2^33 */
+        s = (s & 0xffff) + (s >> 16);      /* < 2^18 */
+        s = (s & 0xffff) + (s >> 16);      /* < 2^16 + 4 */
+        s = (s & 0xffff) + (s >> 16);      /* <= 0xffff */
         return (uint16_t)~s;
+}
+
+/* The common 20-byte IPv4 header: five 32-bit words cannot carry out of 64 bits. */
+static inline uint64_t sum_ip20(const uint8_t *ip)
+{
+        uint32_t w[5];
+        memcpy(w, ip, 20);
+        return (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
 }
 
 uint32_t tr_csum_partial(const void *buf, size_t len, uint32_t sum)
@@ -184,7 +191,8 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         size_t tot = rd16(ip + 2);
         if (tot < ihl || tot > room)
                 return drop(f, TR_DROP_IP_LENGTH);
-        if (!(flags & TR_PARSE_IP_CSUM_DONE) && fold64(sum64(ip, ihl, 0)) != 0)
+        if (!(flags & TR_PARSE_IP_CSUM_DONE) &&
+            fold64(ihl == TR_IP_HLEN ? sum_ip20(ip) : sum64(ip, ihl, 0)) != 0)
                 return drop(f, TR_DROP_IP_CHECKSUM);
         if (rd16(ip + 6) & 0x3fff) /* MF or a fragment offset */
                 return drop(f, TR_DROP_IP_FRAGMENT);
