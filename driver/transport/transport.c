@@ -210,6 +210,11 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
                         nq, burst, cfg->prefix_len, cfg->igmp_version);
                 return -EINVAL;
         }
+        uint32_t mask = cfg->prefix_len == 32 ? 0xffffffffu : htonl(~(0xffffffffu >> cfg->prefix_len));
+        if (cfg->gateway && (cfg->gateway & mask) != (cfg->ipv4 & mask)) {
+                set_err(err, errlen, "gateway outside the /%u subnet of our address", cfg->prefix_len);
+                return -EINVAL;
+        }
         if ((size_t)mtu + TR_UDP_HDRS > RTE_MBUF_DEFAULT_DATAROOM) {
                 set_err(err, errlen, "MTU %u does not fit one %u-byte packet buffer", mtu,
                         RTE_MBUF_DEFAULT_DATAROOM);
@@ -252,7 +257,7 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         p->burst = burst;
         p->mtu = mtu;
         p->ip = cfg->ipv4;
-        p->mask = cfg->prefix_len == 32 ? 0xffffffffu : htonl(~(0xffffffffu >> cfg->prefix_len));
+        p->mask = mask;
         p->gateway = cfg->gateway;
         p->ttl = cfg->ttl ? cfg->ttl : 64;
         p->igmp_version = cfg->igmp_version ? cfg->igmp_version : 3;

@@ -122,6 +122,10 @@ static void setup(void)
         c2.mtu = 4000;
         CHECK(tr_port_open(&c2, &bad, err, sizeof(err)) == -EINVAL);
         CHECK(strstr(err, "MTU 4000") != NULL);
+        c2 = cfg;
+        c2.gateway = t_ip4("10.0.1.1");
+        CHECK(tr_port_open(&c2, &bad, err, sizeof(err)) == -EINVAL);
+        CHECK(strstr(err, "gateway") != NULL);
         CHECK(bad == NULL);
 
         int r = tr_port_open(&cfg, &port, err, sizeof(err));
