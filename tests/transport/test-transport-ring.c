@@ -490,7 +490,8 @@ static void test_multiqueue(void)
         int id = rte_eth_from_rings("mq", rx, 2, tx, 3, 0);
         CHECK(id >= 0);
         struct tr_port_config cfg = { .port_id = (uint16_t)id, .n_queues = 2, .rx_ring = 128, .tx_ring = 128,
-                                      .ipv4 = t_ip4("10.5.0.1"), .prefix_len = 24, .no_host_local = true };
+                                      .ipv4 = t_ip4("10.5.0.1"), .prefix_len = 24, .no_host_local = true,
+                                      .igmp_version = 2 };
         struct tr_port *mp;
         int r = tr_port_open(&cfg, &mp, err, sizeof(err));
         if (r < 0)
@@ -516,6 +517,25 @@ static void test_multiqueue(void)
         for (int i = 0; i < 3; i++)
                 while (rte_ring_dequeue(tx[i], (void **)&m) == 0)
                         rte_pktmbuf_free(m);
+        /* IGMPv2: a membership report to the group itself, a leave to all-routers */
+        uint8_t b[128];
+        struct tr_frame f;
+        CHECK_INT(tr_port_join(mp, t_ip4("239.7.7.7")), 0);
+        CHECK_INT(tr_port_leave(mp, t_ip4("239.7.7.7")), 0);
+        for (int i = 0; i < 2; i++) {
+                m = NULL;
+                CHECK_INT(rte_ring_dequeue(tx[2], (void **)&m), 0);
+                if (!m)
+                        break;
+                size_t n = rte_pktmbuf_data_len(m);
+                memcpy(b, rte_pktmbuf_mtod(m, void *), n < sizeof(b) ? n : sizeof(b));
+                rte_pktmbuf_free(m);
+                tr_frame_parse(b, n, 0, &f);
+                CHECK_INT(f.kind, TR_FRAME_IGMP);
+                CHECK_INT(f.igmp_type, i == 0 ? 0x16 : 0x17);
+                CHECK(f.igmp_group == t_ip4("239.7.7.7"));
+                CHECK(f.ip_dst == t_ip4(i == 0 ? "239.7.7.7" : "224.0.0.2"));
+        }
         tr_endpoint_close(ep);
         tr_port_close(mp);
 }
