@@ -518,7 +518,7 @@ static void test_multiqueue(void)
                 while (rte_ring_dequeue(tx[i], (void **)&m) == 0)
                         rte_pktmbuf_free(m);
         /* IGMPv2: a membership report to the group itself, a leave to all-routers */
-        uint8_t b[128];
+        uint8_t fb[128];
         struct tr_frame f;
         CHECK_INT(tr_port_join(mp, t_ip4("239.7.7.7")), 0);
         CHECK_INT(tr_port_leave(mp, t_ip4("239.7.7.7")), 0);
@@ -528,9 +528,11 @@ static void test_multiqueue(void)
                 if (!m)
                         break;
                 size_t n = rte_pktmbuf_data_len(m);
-                memcpy(b, rte_pktmbuf_mtod(m, void *), n < sizeof(b) ? n : sizeof(b));
+                if (n > sizeof(fb))
+                        n = sizeof(fb);
+                memcpy(fb, rte_pktmbuf_mtod(m, void *), n);
                 rte_pktmbuf_free(m);
-                tr_frame_parse(b, n, 0, &f);
+                tr_frame_parse(fb, n, 0, &f);
                 CHECK_INT(f.kind, TR_FRAME_IGMP);
                 CHECK_INT(f.igmp_type, i == 0 ? 0x16 : 0x17);
                 CHECK(f.igmp_group == t_ip4("239.7.7.7"));
