@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Frame parser and builders: a round trip, a known checksum, and a table of malformed
+ * frames that must each be dropped for the right reason. */
+#include "frame.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define ELEMENTSOF_(a) (sizeof(a) / sizeof((a)[0]))
+
+static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
+static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
+
+static uint32_t ip4(const char *s)
+{
+        struct in_addr a;
+        inet_pton(AF_INET, s, &a);
+        return a.s_addr;
+}
+
+/* A valid 32-byte datagram 10.0.0.1:4000 -> 10.0.0.2:5000; returns the frame length. */
+static size_t good_udp(uint8_t *f)
+{
+        memset(f, 0, 128);
+        for (int i = 0; i < 32; i++)
+                f[TR_UDP_HDRS + i] = (uint8_t)(i * 7);
+        struct tr_udp_hdr_args a = { .dst_mac = mac_b, .src_mac = mac_a, .ip_src = ip4("10.0.0.1"),
+                                     .ip_dst = ip4("10.0.0.2"), .src_port = 4000, .dst_port = 5000,
+                                     .ip_id = 7, .ttl = 64, .ip_csum = true, .udp_csum = true };
+        CHECK_INT(tr_frame_build_udp(f, 32, &a), 0);
+        return TR_UDP_HDRS + 32;
+}
+
+static void fix_ip_csum(uint8_t *f)
+{
+        uint8_t *ip = f + TR_ETH_HLEN;
+        size_t ihl = (size_t)(ip[0] & 0xf) * 4;
+        ip[10] = ip[11] = 0;
+        uint16_t c = tr_csum_fold(tr_csum_partial(ip, ihl, 0));
+        memcpy(ip + 10, &c, 2);
+}
+
+static void test_known_checksum(void)
+{
+        /* the IPv4 header example from RFC 1071-style textbooks: checksum 0xb861 */
+        const uint8_t h[20] = { 0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
+                                0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7 };
+        uint16_t c = tr_csum_fold(tr_csum_partial(h, 20, 0));
+        CHECK_INT(ntohs(c), 0xb861);
+        /* odd length: the last byte is the high half of a word */
+        const uint8_t o[3] = { 0x01, 0x02, 0x03 };
+        CHECK_INT(ntohs(tr_csum_fold(tr_csum_partial(o, 3, 0))), (uint16_t)~(0x0102 + 0x0300));
+}
+
+static void test_round_trip(void)
+{
+        uint8_t f[128];
+        size_t n = good_udp(f);
+        struct tr_frame p;
+
+        tr_frame_parse(f, n, 0, &p);
+        CHECK_INT(p.kind, TR_FRAME_UDP);
+        CHECK_INT(p.drop, TR_DROP_NONE);
+        CHECK(p.ip_src == ip4("10.0.0.1"));
+        CHECK(p.ip_dst == ip4("10.0.0.2"));
+        CHECK_INT(p.src_port, 4000);
+        CHECK_INT(p.dst_port, 5000);
+        CHECK_INT(p.payload_off, 42);
+        CHECK_INT(p.payload_len, 32);
+        CHECK(memcmp(p.dst_mac, mac_b, 6) == 0);
+        CHECK(f[TR_ETH_HLEN + 6] == 0x40); /* DF */
+        /* padded to the Ethernet minimum still parses with the UDP length */
+        tr_frame_parse(f, 60 > n ? 60 : n, 0, &p);
+        CHECK_INT(p.kind, TR_FRAME_UDP);
+        /* UDP checksum 0 = none: accepted */
+        f[40] = f[41] = 0;
+        tr_frame_parse(f, n, 0, &p);
+        CHECK_INT(p.kind, TR_FRAME_UDP);
+        /* checksums done by the NIC: a wrong IP checksum is not looked at */
+        n = good_udp(f);
+        f[TR_ETH_HLEN + 10] ^= 0xff;
+        tr_frame_parse(f, n, TR_PARSE_IP_CSUM_DONE, &p);
+        CHECK_INT(p.kind, TR_FRAME_UDP);
+        /* zero-length payload */
+        struct tr_udp_hdr_args a = { .dst_mac = mac_b, .src_mac = mac_a, .ip_src = ip4("10.0.0.1"),
+                                     .ip_dst = ip4("10.0.0.2"), .src_port = 1, .dst_port = 2,
+                                     .ttl = 1, .ip_csum = true, .udp_csum = true };
+        CHECK_INT(tr_frame_build_udp(f, 0, &a), 0);
+        tr_frame_parse(f, 60, 0, &p);
+        CHECK_INT(p.kind, TR_FRAME_UDP);
+        CHECK_INT(p.payload_len, 0);
+        CHECK_INT(tr_frame_build_udp(f, 65536, &a), -EMSGSIZE);
+}
+
+enum mut {
+        M_TRUNC, M_ETHERTYPE_VLAN, M_IHL4, M_IHL15, M_TOTLEN_BIG, M_TOTLEN_SMALL, M_IPCSUM,
+        M_MF, M_FRAGOFF, M_OPTIONS, M_UDPLEN_BIG, M_UDPLEN_SMALL, M_UDPCSUM, M_TCP, M_SRC_MCAST,
+        M_VERSION6, M_SRC_LOOP, M_UDP_TRUNC,
+};
+
+static const struct {
+        enum mut m;
+        size_t arg;
+        enum tr_drop want;
+} cases[] = {
+        { M_TRUNC, 0, TR_DROP_RUNT },          { M_TRUNC, 13, TR_DROP_RUNT },
+        { M_TRUNC, 14, TR_DROP_IP_TRUNCATED }, { M_TRUNC, 33, TR_DROP_IP_TRUNCATED },
+        { M_TRUNC, 41, TR_DROP_IP_LENGTH },    { M_ETHERTYPE_VLAN, 0, TR_DROP_ETHERTYPE },
+        { M_IHL4, 0, TR_DROP_IP_IHL },         { M_IHL15, 0, TR_DROP_IP_IHL },
+        { M_TOTLEN_BIG, 0, TR_DROP_IP_LENGTH }, { M_TOTLEN_SMALL, 0, TR_DROP_IP_LENGTH },
+        { M_IPCSUM, 0, TR_DROP_IP_CHECKSUM },  { M_MF, 0, TR_DROP_IP_FRAGMENT },
+        { M_FRAGOFF, 0, TR_DROP_IP_FRAGMENT }, { M_OPTIONS, 0, TR_DROP_IP_OPTIONS },
+        { M_UDPLEN_BIG, 0, TR_DROP_UDP_LENGTH }, { M_UDPLEN_SMALL, 0, TR_DROP_UDP_LENGTH },
+        { M_UDPCSUM, 0, TR_DROP_UDP_CHECKSUM }, { M_TCP, 0, TR_DROP_PROTO },
+        { M_SRC_MCAST, 0, TR_DROP_IP_SRC },    { M_VERSION6, 0, TR_DROP_IP_VERSION },
+        { M_SRC_LOOP, 0, TR_DROP_IP_SRC },     { M_UDP_TRUNC, 0, TR_DROP_UDP_TRUNCATED },
+};
+
+static void test_malformed(void)
+{
+        for (size_t i = 0; i < ELEMENTSOF_(cases); i++) {
+                uint8_t f[128];
+                size_t n = good_udp(f);
+                uint8_t *ip = f + TR_ETH_HLEN;
+                struct tr_frame p;
+                switch (cases[i].m) {
+                case M_TRUNC: n = cases[i].arg; break;
+                case M_ETHERTYPE_VLAN: f[12] = 0x81; f[13] = 0x00; break;
+                case M_IHL4: ip[0] = 0x44; fix_ip_csum(f); break;
+                case M_IHL15: ip[0] = 0x4f; n = 60; break;
+                case M_TOTLEN_BIG: ip[2] = 0x05; fix_ip_csum(f); break;
+                case M_TOTLEN_SMALL: ip[2] = 0; ip[3] = 19; fix_ip_csum(f); break;
+                case M_IPCSUM: ip[10] ^= 1; break;
+                case M_MF: ip[6] |= 0x20; fix_ip_csum(f); break;
+                case M_FRAGOFF: ip[7] = 1; fix_ip_csum(f); break;
+                case M_OPTIONS: /* shift UDP 4 bytes right behind a NOP option word */
+                        memmove(ip + 24, ip + 20, n - 34);
+                        memset(ip + 20, 1, 4);
+                        ip[0] = 0x46; ip[3] += 4; n += 4; fix_ip_csum(f); break;
+                case M_UDPLEN_BIG: ip[24] = 0; ip[25] = 41; break;
+                case M_UDPLEN_SMALL: ip[24] = 0; ip[25] = 7; break;
+                case M_UDPCSUM: f[TR_UDP_HDRS + 3] ^= 0x10; break;
+                case M_TCP: ip[9] = 6; fix_ip_csum(f); break;
+                case M_SRC_MCAST: ip[12] = 239; fix_ip_csum(f); break;
+                case M_VERSION6: ip[0] = 0x65; break;
+                case M_SRC_LOOP: ip[12] = 127; fix_ip_csum(f); break;
+                case M_UDP_TRUNC: ip[2] = 0; ip[3] = 27; fix_ip_csum(f); break;
+                }
+                tr_frame_parse(f, n, 0, &p);
+                if (p.kind != TR_FRAME_DROP || p.drop != cases[i].want)
+                        fprintf(stderr, "case %zu: kind %d drop %s, want %s\n", i, p.kind,
+                                tr_drop_name(p.drop), tr_drop_name(cases[i].want));
+                CHECK_INT(p.kind, TR_FRAME_DROP);
+                CHECK_INT(p.drop, cases[i].want);
+        }
+        struct tr_frame p;
+        tr_frame_parse(NULL, 0, 0, &p);
+        CHECK_INT(p.drop, TR_DROP_RUNT);
+}
+
+static void test_arp(void)
+{
+        uint8_t f[TR_ETH_MIN_FRAME];
+        struct tr_frame p;
+        static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+        CHECK_INT(tr_frame_build_arp(f, 1, bc, mac_a, ip4("10.0.0.1"), NULL, ip4("10.0.0.2")), 60);
+        tr_frame_parse(f, 60, 0, &p);
+        CHECK_INT(p.kind, TR_FRAME_ARP);
+        CHECK_INT(p.arp_op, 1);
+        CHECK(p.arp_spa == ip4("10.0.0.1"));
+        CHECK(p.arp_tpa == ip4("10.0.0.2"));
+        CHECK(memcmp(p.arp_sha, mac_a, 6) == 0);
+        /* exactly 42 bytes is enough; 41 is not */
+        tr_frame_parse(f, 42, 0, &p);
+        CHECK_INT(p.kind, TR_FRAME_ARP);
+        tr_frame_parse(f, 41, 0, &p);
+        CHECK_INT(p.drop, TR_DROP_ARP_MALFORMED);
+        /* odd hardware size, protocol size, hardware type, opcode, multicast sender */
+        static const struct { size_t off; uint8_t v; } bad[] = {
+                { 18, 8 }, { 19, 16 }, { 15, 6 }, { 16, 0x86 }, { 21, 3 }, { 22, 0x01 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF_(bad); i++) {
+                tr_frame_build_arp(f, 1, bc, mac_a, ip4("10.0.0.1"), NULL, ip4("10.0.0.2"));
+                f[bad[i].off] = bad[i].v;
+                tr_frame_parse(f, 60, 0, &p);
+                CHECK_INT(p.kind, TR_FRAME_DROP);
+                CHECK_INT(p.drop, TR_DROP_ARP_MALFORMED);
+        }
+}
+
+static void test_igmp(void)
+{
+        uint8_t f[64];
+        struct tr_frame p;
+        for (int v = 2; v <= 3; v++)
+                for (int leave = 0; leave <= 1; leave++) {
+                        size_t n = tr_frame_build_igmp(f, v, leave, mac_a, ip4("10.0.0.1"), ip4("239.1.2.3"));
+                        tr_frame_parse(f, n, 0, &p);
+                        CHECK_INT(p.kind, TR_FRAME_IGMP);
+                        CHECK_INT(p.igmp_type, v == 3 ? 0x22 : leave ? 0x17 : 0x16);
+                        CHECK_INT(f[0], 0x01);
+                        CHECK_INT(f[2], 0x5e);
+                        CHECK_INT(f[TR_ETH_HLEN + 20], 0x94); /* router alert */
+                        if (v == 2)
+                                CHECK(p.igmp_group == ip4("239.1.2.3"));
+                }
+        uint8_t mac[6];
+        tr_ipv4_mcast_mac(ip4("239.129.2.3"), mac);
+        CHECK(mac[3] == 0x01 && mac[4] == 2 && mac[5] == 3);
+        CHECK(tr_ipv4_is_multicast(ip4("224.0.0.1")));
+        CHECK(!tr_ipv4_is_multicast(ip4("10.0.0.1")));
+}
+
+static void test_names(void)
+{
+        for (int i = 0; i < TR_DROP__MAX; i++)
+                CHECK(strcmp(tr_drop_name((enum tr_drop)i), "?") != 0);
+        CHECK_STR(tr_drop_name(TR_DROP__MAX), "?");
+        CHECK_STR(tr_drop_name(TR_DROP_IP_IHL), "ip_ihl");
+}
+
+int main(void)
+{
+        test_known_checksum();
+        test_round_trip();
+        test_malformed();
+        test_arp();
+        test_igmp();
+        test_names();
+        return test_done();
+}

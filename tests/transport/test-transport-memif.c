@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Two processes, each with its own EAL, over net_memif (a file socket in a temp dir):
+ * the client resolves the server by ARP, sends 2000 numbered datagrams (single sends and
+ * batches), the server echoes each, the client checks every echo arrived intact. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <rte_cycles.h>
+
+#include "dpdk-testutil.h"
+
+#define N_MSGS 2000
+
+struct echo_ctx {
+        struct tr_queue *q;
+        struct tr_endpoint *ep;
+        int n;
+        int bad;
+        unsigned char seen[N_MSGS];
+};
+
+static uint64_t ms_now(void)
+{
+        return rte_get_tsc_cycles() * 1000 / rte_get_tsc_hz();
+}
+
+static void server_rx(void *clientd, void *ep_clientd, const uint8_t *data, size_t len,
+                      const struct sockaddr_in *src)
+{
+        struct echo_ctx *c = clientd;
+        (void)ep_clientd;
+        /* echo back, retrying while it would block (ARP for the client resolves from
+         * its request, so this rarely loops) */
+        for (int i = 0; i < 100000; i++) {
+                int r = tr_send(c->q, c->ep, src, data, len);
+                if (r != 0) {
+                        c->n += r == 1;
+                        c->bad += r < 0;
+                        return;
+                }
+        }
+        c->bad++;
+}
+
+static void client_rx(void *clientd, void *ep_clientd, const uint8_t *data, size_t len,
+                      const struct sockaddr_in *src)
+{
+        struct echo_ctx *c = clientd;
+        uint32_t seq;
+        (void)ep_clientd;
+        if (len != 64 || src->sin_addr.s_addr != t_ip4("10.1.0.1") || ntohs(src->sin_port) != 7001) {
+                c->bad++;
+                return;
+        }
+        memcpy(&seq, data, 4);
+        for (size_t i = 4; i < len; i++)
+                if (data[i] != (uint8_t)(seq + i))
+                        c->bad++;
+        if (seq >= N_MSGS || c->seen[seq]) {
+                c->bad++;
+                return;
+        }
+        c->seen[seq] = 1;
+        c->n++;
+}
+
+static int run(bool server, const char *sock)
+{
+        char vdev[512], err[256] = "";
+        struct tr_port *p;
+        struct tr_endpoint *ep;
+        static struct echo_ctx c;
+        uint16_t pid;
+
+        snprintf(vdev, sizeof(vdev), "--vdev=net_memif0,role=%s,socket=%s,socket-abstract=no",
+                 server ? "server" : "client", sock);
+        t_eal_start(server ? "memif-s" : "memif-c", vdev);
+        if (tr_port_find("net_memif0", &pid) < 0)
+                TEST_SKIP("no net_memif0 port: the memif PMD is missing");
+        struct tr_port_config cfg = { .port_id = pid, .ipv4 = t_ip4(server ? "10.1.0.1" : "10.1.0.2"),
+                                      .prefix_len = 24, .link_wait_ms = 10000, .rx_ring = 1024, .tx_ring = 1024 };
+        int r = tr_port_open(&cfg, &p, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "%s: tr_port_open: %s\n", server ? "server" : "client", err);
+                return 1;
+        }
+        struct sockaddr_in b = t_sin(server ? "10.1.0.1" : NULL, server ? 7001 : 7000);
+        CHECK_INT(tr_endpoint_open(p, &b, NULL, &ep), 0);
+        c.q = tr_port_queue(p, 0);
+        c.ep = ep;
+        uint64_t deadline = ms_now() + 20000;
+
+        if (server) {
+                while (c.n < N_MSGS && ms_now() < deadline)
+                        tr_poll(c.q, server_rx, &c);
+                /* keep answering a little longer in case the client re-sends */
+                uint64_t end = ms_now() + 200;
+                while (ms_now() < end)
+                        tr_poll(c.q, server_rx, &c);
+                CHECK_INT(c.n, N_MSGS);
+        } else {
+                struct sockaddr_in dst = t_sin("10.1.0.1", 7001);
+                static uint8_t msgs_buf[32][64];
+                int next = 0;
+                /* first datagram: would-block until ARP resolves */
+                while (ms_now() < deadline) {
+                        uint8_t m[64];
+                        uint32_t seq = 0;
+                        memcpy(m, &seq, 4);
+                        for (size_t i = 4; i < 64; i++)
+                                m[i] = (uint8_t)(seq + i);
+                        r = tr_send(c.q, ep, &dst, m, 64);
+                        CHECK(r >= 0);
+                        if (r == 1)
+                                break;
+                        tr_poll(c.q, client_rx, &c);
+                }
+                next = 1;
+                while (next < N_MSGS && ms_now() < deadline) {
+                        /* alternate: batches of up to 32, then a single send */
+                        struct tr_msg v[32];
+                        int k = 0;
+                        for (; k < 32 && next + k < N_MSGS; k++) {
+                                uint32_t seq = (uint32_t)(next + k);
+                                memcpy(msgs_buf[k], &seq, 4);
+                                for (size_t i = 4; i < 64; i++)
+                                        msgs_buf[k][i] = (uint8_t)(seq + i);
+                                v[k] = (struct tr_msg){ .dst = &dst, .data = msgs_buf[k], .len = 64 };
+                        }
+                        if ((next / 32) % 2)
+                                k = 1;
+                        r = tr_sendmmsg(c.q, ep, v, (size_t)k);
+                        CHECK(r >= 0);
+                        if (r > 0)
+                                next += r;
+                        /* keep at most ~256 in flight so the echo never outruns the rings */
+                        while (next - c.n > 256 && ms_now() < deadline)
+                                tr_poll(c.q, client_rx, &c);
+                        tr_poll(c.q, client_rx, &c);
+                }
+                while (c.n < N_MSGS && ms_now() < deadline)
+                        tr_poll(c.q, client_rx, &c);
+                CHECK_INT(c.n, N_MSGS);
+                CHECK_INT(c.bad, 0);
+        }
+        struct tr_counters k;
+        tr_port_counters(p, &k);
+        printf("%s: rx %llu datagrams, tx %llu, arp req rx/tx %llu/%llu, replies rx/tx %llu/%llu, drops %llu\n",
+               server ? "server" : "client", (unsigned long long)k.rx_datagrams,
+               (unsigned long long)k.tx_datagrams, (unsigned long long)k.arp_requests_rx,
+               (unsigned long long)k.arp_requests_tx, (unsigned long long)k.arp_replies_rx,
+               (unsigned long long)k.arp_replies_tx, (unsigned long long)tr_counters_drops(&k));
+        CHECK(k.drops[TR_DROP_UDP_CHECKSUM] == 0 && k.drops[TR_DROP_IP_CHECKSUM] == 0);
+        if (server)
+                CHECK(k.arp_replies_tx >= 1);
+        else
+                CHECK(k.arp_requests_tx >= 1 && k.arp_replies_rx >= 1);
+        tr_endpoint_close(ep);
+        tr_port_close(p);
+        tr_eal_cleanup();
+        return test_done();
+}
+
+int main(int argc, char **argv)
+{
+        char dir[] = "/tmp/sl-tr-memif-XXXXXX", sock[256];
+        if (argc == 3) /* re-exec'd role: server|client SOCKET */
+                return run(strcmp(argv[1], "server") == 0, argv[2]);
+        if (geteuid() != 0)
+                TEST_SKIP("DPDK vdev tests need root");
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(sock, sizeof(sock), "%s/memif.sock", dir);
+        pid_t kids[2];
+        for (int i = 0; i < 2; i++) {
+                kids[i] = fork();
+                if (kids[i] == 0) {
+                        execl("/proc/self/exe", argv[0], i == 0 ? "server" : "client", sock, (char *)NULL);
+                        _exit(127);
+                }
+                if (i == 0)
+                        usleep(300000); /* let the server create the socket first */
+        }
+        int rc = 0, skipped = 0;
+        for (int i = 0; i < 2; i++) {
+                int st = 0;
+                waitpid(kids[i], &st, 0);
+                int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                printf("%s exited %d\n", i == 0 ? "server" : "client", code);
+                if (code == 77)
+                        skipped++;
+                else if (code != 0)
+                        rc = 1;
+        }
+        unlink(sock);
+        rmdir(dir);
+        if (rc == 0 && skipped)
+                TEST_SKIP("a side skipped (see its reason above)");
+        return rc;
+}
