@@ -33,3 +33,21 @@ function(spinlane_fuzz name)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 300)
 endfunction()
+
+# spinlane_memcheck(NAME COMMAND cmd args...)
+# Runs a command under valgrind memcheck (no leaks, no errors) in a build without the
+# sanitizers (valgrind cannot run ASan binaries); label "memcheck". In a sanitized build
+# the same test is not registered: ASan/LSan cover it there.
+find_program(SPINLANE_VALGRIND valgrind)
+set(SPINLANE_MEMCHECK_CMD ${SPINLANE_VALGRIND} --tool=memcheck --leak-check=full
+    --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
+    --error-exitcode=99 --track-fds=no --quiet)
+function(spinlane_memcheck name)
+  cmake_parse_arguments(M "" "" "COMMAND" ${ARGN})
+  if(SPINLANE_SANITIZE OR NOT SPINLANE_VALGRIND)
+    return()
+  endif()
+  add_test(NAME ${name} COMMAND ${SPINLANE_MEMCHECK_CMD} ${M_COMMAND})
+  set_tests_properties(${name} PROPERTIES LABELS memcheck TIMEOUT 600 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "SPINLANE_SOURCE_DIR=${PROJECT_SOURCE_DIR};SPINLANE_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endfunction()

@@ -10,6 +10,8 @@ jobs=$(nproc)
 # the plain optimised build must be warning-free too (-Werror)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
+# valgrind memcheck over the daemon paths, in the build without sanitizers
+(cd build && ctest --output-on-failure -L memcheck --no-tests=ignore)
 cmake -S . -B build-asan -DSPINLANE_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
