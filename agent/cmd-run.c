@@ -502,7 +502,7 @@ static int on_signal(loop *l, int signo, void *ud)
 
 int cmd_run(int argc, char **argv)
 {
-        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--once]";
+        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once]";
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         run_ctx ctx = { .ifd = -1, .debounce_fd = -1 };
         inventory *inv = NULL;
@@ -513,7 +513,7 @@ int cmd_run(int argc, char **argv)
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         setvbuf(stdout, NULL, _IOLBF, 0);
-        log_setup(ctx.opt.json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
+        log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
         r = hostfs_init(&ctx.h, ctx.opt.root);
         if (r < 0) {
