@@ -26,7 +26,7 @@ FROM debian:12-slim
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libgrpc29 libprotobuf-c1 libjansson4 \
+      libgrpc29 libprotobuf-c1 libjansson4 libatomic1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/agent/spinlane-agent /usr/local/bin/spinlane-agent
 # The DaemonSet passes the subcommand: run --root /host --config /etc/spinlane/config.json
