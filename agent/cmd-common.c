@@ -3,6 +3,7 @@
 #include "cmd.h"
 
 #include "config.h"
+#include "hostfs.h"
 #include "inventory.h"
 #include "log.h"
 
@@ -54,6 +55,25 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 return -EINVAL;
         }
         *ret = o;
+        return 0;
+}
+
+int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, hostfs *ret_h)
+{
+        agent_options o;
+        hostfs h;
+        int r;
+
+        r = agent_parse_options(argc, argv, usage, &o);
+        if (r != 0)
+                return r;
+        r = hostfs_init(&h, o.root);
+        if (r < 0) {
+                fprintf(stderr, "spinlane-agent %s: --root %s: %s\n", argv[0], o.root, strerror(-r));
+                return r;
+        }
+        *ret_o = o;
+        *ret_h = h;
         return 0;
 }
 

@@ -294,11 +294,24 @@ static int small_copy(const char *text, char *buf, size_t size)
         return 0;
 }
 
+/* A number in [min, max], or the word meaning word_value. -EINVAL otherwise. */
+static int num_or_word(const char *s, const char *word, uint64_t word_value, uint64_t min, uint64_t max,
+                       uint64_t *ret)
+{
+        uint64_t v;
+
+        if (strcmp(s, word) == 0)
+                v = word_value;
+        else if (parse_u64(s, max, &v) < 0 || v < min)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
 int lcg_parse_cpu_max(const char *text, uint64_t *ret_quota, uint64_t *ret_period)
 {
         char buf[64], *sp;
-        uint64_t q = LCG_NO_QUOTA, p;
-        int r;
+        uint64_t q, p;
 
         if (small_copy(text, buf, sizeof(buf)) < 0)
                 return -EINVAL;
@@ -306,15 +319,8 @@ int lcg_parse_cpu_max(const char *text, uint64_t *ret_quota, uint64_t *ret_perio
         if (!sp)
                 return -EINVAL;
         *sp = '\0';
-        if (strcmp(buf, "max") != 0) {
-                r = parse_u64(buf, UINT64_MAX - 1, &q);
-                if (r < 0)
-                        return -EINVAL;
-                if (q == 0)
-                        return -EINVAL;
-        }
-        r = parse_u64(sp + 1, UINT64_MAX - 1, &p);
-        if (r < 0 || p == 0)
+        if (num_or_word(buf, "max", LCG_NO_QUOTA, 1, UINT64_MAX - 1, &q) < 0 ||
+            parse_u64(sp + 1, UINT64_MAX - 1, &p) < 0 || p == 0)
                 return -EINVAL;
         *ret_quota = q;
         *ret_period = p;
@@ -324,18 +330,10 @@ int lcg_parse_cpu_max(const char *text, uint64_t *ret_quota, uint64_t *ret_perio
 int lcg_parse_v1_quota(const char *text, uint64_t *ret_quota)
 {
         char buf[64];
-        uint64_t q;
 
         if (small_copy(text, buf, sizeof(buf)) < 0)
                 return -EINVAL;
-        if (strcmp(buf, "-1") == 0) {
-                *ret_quota = LCG_NO_QUOTA;
-                return 0;
-        }
-        if (parse_u64(buf, UINT64_MAX - 1, &q) < 0 || q == 0)
-                return -EINVAL;
-        *ret_quota = q;
-        return 0;
+        return num_or_word(buf, "-1", LCG_NO_QUOTA, 1, UINT64_MAX - 1, ret_quota);
 }
 
 int lcg_parse_cpu_stat(const char *text, size_t len, lcg_cpu_stat *ret)
@@ -374,18 +372,10 @@ int lcg_parse_cpu_stat(const char *text, size_t len, lcg_cpu_stat *ret)
 int lcg_parse_limit(const char *text, uint64_t *ret)
 {
         char buf[64];
-        uint64_t v;
 
         if (small_copy(text, buf, sizeof(buf)) < 0)
                 return -EINVAL;
-        if (strcmp(buf, "max") == 0) {
-                *ret = UINT64_MAX;
-                return 0;
-        }
-        if (parse_u64(buf, UINT64_MAX, &v) < 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
+        return num_or_word(buf, "max", UINT64_MAX, 0, UINT64_MAX, ret);
 }
 
 int lcg_hugetlbfs_pagesize_kb(const char *super, uint64_t *ret_kb)
