@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `spinlane-agent inventory [--root DIR] [--config FILE] --json`: the node inventory as
- * one JSON document on stdout. */
+ * one JSON document on stdout. Read-only; exit 0, or 2 on a usage or internal error. */
 #include "cmd.h"
 
 #include "hostfs.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Host file access under a root directory. Bounded, non-blocking reads; never logs. */
+/* Host file access under a root directory: bounded, non-blocking reads, single-write
+ * sysfs stores, atomic file replacement, mkdir -p. Owns no state; never logs. */
 #include "hostfs.h"
 
 #include "cleanup.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Host file access under a root directory (--root DIR): every /sys, /proc, /dev, /etc,
- * /run and /var/lib/kubelet path the project touches goes through here. Reads are
- * bounded and never block (O_NONBLOCK, regular files only); never logs. */
+ * /run, /var/lib/spinlane and /var/lib/kubelet path the project touches goes through
+ * here. Reads are bounded and never block (O_NONBLOCK, regular files only); never logs. */
 #ifndef SPIN_HOSTFS_H
 #define SPIN_HOSTFS_H
 
