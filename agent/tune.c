@@ -18,17 +18,26 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+/* An ioctl socket, and ifr named for ifname. -EINVAL for a bad name. */
+static int ifreq_socket(const char *ifname, struct ifreq *ifr)
+{
+        if (!ifname || strlen(ifname) >= IFNAMSIZ || !*ifname)
+                return -EINVAL;
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        memcpy(ifr->ifr_name, ifname, strlen(ifname) + 1);
+        return fd;
+}
+
 int tune_coalesce_off_ioctl(const char *ifname)
 {
         struct ethtool_coalesce ec = {.cmd = ETHTOOL_GCOALESCE};
         struct ifreq ifr = {0};
 
-        if (!ifname || strlen(ifname) >= IFNAMSIZ || !*ifname)
-                return -EINVAL;
-        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        _cleanup_close_ int fd = ifreq_socket(ifname, &ifr);
         if (fd < 0)
-                return -errno;
-        memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1);
+                return fd;
         ifr.ifr_data = (void *)&ec;
         if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
                 return errno == EINVAL ? -EOPNOTSUPP : -errno;
@@ -53,12 +62,9 @@ int tune_link_down_ioctl(const char *ifname)
 {
         struct ifreq ifr = {0};
 
-        if (!ifname || strlen(ifname) >= IFNAMSIZ || !*ifname)
-                return -EINVAL;
-        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        _cleanup_close_ int fd = ifreq_socket(ifname, &ifr);
         if (fd < 0)
-                return -errno;
-        memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1);
+                return fd;
         if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
                 return -errno;
         if (!(ifr.ifr_flags & IFF_UP))

@@ -225,6 +225,26 @@ static int join_below(const lcg_mount *m, const char *path, char *buf, size_t si
         return 0;
 }
 
+/* The first mount of type (with controller among its options, when given) under which
+ * path lies, and path's directory there. The last join error, or -ENOENT for no mount. */
+static int find_mount(const lcg_mounts *mounts, lcg_fstype type, const char *controller, const char *path, char *dir,
+                      size_t size, const lcg_mount **ret)
+{
+        int r = -ENOENT;
+
+        for (unsigned i = 0; i < mounts->n; i++) {
+                const lcg_mount *m = &mounts->m[i];
+                if (m->type != type || (controller && !lcg_has_token(m->super, controller)))
+                        continue;
+                r = join_below(m, path, dir, size);
+                if (r == 0) {
+                        *ret = m;
+                        return 0;
+                }
+        }
+        return r;
+}
+
 int lcg_resolve(const lcg_self *self, const lcg_mounts *mounts, const char *controller,
                 char *ret_dir, size_t dir_size, char *ret_mount_point, size_t mp_size,
                 bool *ret_v2)
@@ -240,17 +260,8 @@ int lcg_resolve(const lcg_self *self, const lcg_mounts *mounts, const char *cont
                 if (self->e[i].id != 0 && lcg_has_token(self->e[i].controllers, controller))
                         path = self->e[i].path;
         if (path) {
-                for (unsigned i = 0; i < mounts->n; i++) {
-                        const lcg_mount *m = &mounts->m[i];
-                        if (m->type != LCG_FS_CGROUP1 || !lcg_has_token(m->super, controller))
-                                continue;
-                        r = join_below(m, path, dir, sizeof(dir));
-                        if (r == 0) {
-                                found = m;
-                                break;
-                        }
-                }
-                if (!found)
+                r = find_mount(mounts, LCG_FS_CGROUP1, controller, path, dir, sizeof(dir), &found);
+                if (r < 0)
                         return r;
         } else {
                 for (unsigned i = 0; i < self->n && !path; i++)
@@ -258,17 +269,8 @@ int lcg_resolve(const lcg_self *self, const lcg_mounts *mounts, const char *cont
                                 path = self->e[i].path;
                 if (!path)
                         return -ENOENT;
-                for (unsigned i = 0; i < mounts->n; i++) {
-                        const lcg_mount *m = &mounts->m[i];
-                        if (m->type != LCG_FS_CGROUP2)
-                                continue;
-                        r = join_below(m, path, dir, sizeof(dir));
-                        if (r == 0) {
-                                found = m;
-                                break;
-                        }
-                }
-                if (!found)
+                r = find_mount(mounts, LCG_FS_CGROUP2, NULL, path, dir, sizeof(dir), &found);
+                if (r < 0)
                         return r;
                 v2 = true;
         }
