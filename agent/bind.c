@@ -167,66 +167,24 @@ int bind_state_load(const hostfs *h, bind_state *ret, char *err, size_t err_size
         return r < 0 ? r : 1;
 }
 
-static int mkdir_p(const char *path)
-{
-        char buf[PATH_MAX];
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *p = buf + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                                return -errno;
-                        *p = '/';
-                }
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 int bind_state_save(const hostfs *h, const bind_state *s)
 {
-        char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
         int r;
 
-        if ((r = hostfs_path(h, BIND_STATE_DIR, dir, sizeof(dir))) < 0 ||
-            (r = hostfs_path(h, BIND_STATE_PATH, path, sizeof(path))) < 0 ||
-            (r = hostfs_fmt(tmp, sizeof(tmp), "%s.tmpXXXXXX", path)) < 0)
-                return r;
         if (s->n == 0) {
+                char path[PATH_MAX];
+                if ((r = hostfs_path(h, BIND_STATE_PATH, path, sizeof(path))) < 0)
+                        return r;
                 if (unlink(path) < 0 && errno != ENOENT)
                         return -errno;
                 return 0;
         }
-        if ((r = mkdir_p(dir)) < 0)
+        if ((r = hostfs_mkdir_p(h, BIND_STATE_DIR)) < 0)
                 return r;
         _cleanup_free_ char *text = bind_state_format(s);
         if (!text)
                 return -ENOMEM;
-        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        size_t len = strlen(text), off = 0;
-        while (off < len) {
-                ssize_t k = write(fd, text + off, len - off);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        r = k < 0 ? -errno : -EIO;
-                        unlink(tmp);
-                        return r;
-                }
-                off += (size_t)k;
-        }
-        if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0) {
-                r = -errno;
-                unlink(tmp);
-                return r;
-        }
-        /* Make the rename durable too. */
-        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0)
-                (void)fsync(dfd);
-        return 0;
+        return hostfs_write_atomic(h, BIND_STATE_PATH, text, 0644);
 }
 
 const bind_state_entry *bind_state_find(const bind_state *s, const char *pci)

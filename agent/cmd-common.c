@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Options every spinlane-agent subcommand shares, and the configuration hook. */
+/* Options every spinlane-agent subcommand shares (--root, --config, --json, --once), the
+ * --root and config set-up, and the configuration hook. Command level: usage and config
+ * errors go to stderr once, here; never exits (the commands return the exit code). */
 #include "cmd.h"
 
+#include "cleanup.h"
 #include "config.h"
+#include "hostfs.h"
 #include "inventory.h"
 #include "log.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret)
@@ -73,6 +78,25 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
         return 0;
 }
 
+int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, hostfs *ret_h)
+{
+        agent_options o;
+        hostfs h;
+        int r;
+
+        r = agent_parse_options(argc, argv, usage, &o);
+        if (r != 0)
+                return r;
+        r = hostfs_init(&h, o.root);
+        if (r < 0) {
+                fprintf(stderr, "spinlane-agent %s: --root %s: %s\n", argv[0], o.root, strerror(-r));
+                return r;
+        }
+        *ret_o = o;
+        *ret_h = h;
+        return 0;
+}
+
 int agent_config(const agent_options *o, config *ret)
 {
         char err[CONFIG_ERR_LEN];
@@ -95,7 +119,16 @@ int agent_load_config(const agent_options *o, json_t **ret)
                 *ret = NULL;
                 return 0;
         }
-        json_t *j = json_load_file(o->config, JSON_REJECT_DUPLICATES, &err);
+        /* Bounded like config_load(): the file may have grown since. */
+        _cleanup_fclose_ FILE *f = fopen(o->config, "re");
+        _cleanup_free_ char *text = malloc(CONFIG_MAX_TEXT + 1);
+        size_t n = f && text ? fread(text, 1, CONFIG_MAX_TEXT + 1, f) : 0;
+        if (!f || !text || ferror(f) || n > CONFIG_MAX_TEXT) {
+                fprintf(stderr, "spinlane-agent: config %s: %s\n", o->config,
+                        !f ? strerror(errno) : !text ? strerror(ENOMEM) : n > CONFIG_MAX_TEXT ? "too large" : "read error");
+                return -EINVAL;
+        }
+        json_t *j = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
         if (!j) {
                 fprintf(stderr, "spinlane-agent: config %s: %s (line %d)\n", o->config, err.text, err.line);
                 return -EINVAL;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `spinlane-agent inventory [--root DIR] [--config FILE] --json`: the node inventory as
- * one JSON document on stdout. */
+ * one JSON document on stdout. Read-only; exit 0, or 2 on a usage or internal error. */
 #include "cmd.h"
 
 #include "hostfs.h"
@@ -20,16 +20,11 @@ int cmd_inventory(int argc, char **argv)
         json_t *config = NULL;
         int r;
 
-        r = agent_parse_options(argc, argv, usage, &o);
+        r = agent_setup(argc, argv, usage, &o, &h);
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         if (!o.json) {
                 fprintf(stderr, "spinlane-agent inventory: only --json output exists\nusage: %s\n", usage);
-                return AGENT_EXIT_ERROR;
-        }
-        r = hostfs_init(&h, o.root);
-        if (r < 0) {
-                fprintf(stderr, "spinlane-agent inventory: --root %s: %s\n", o.root, strerror(-r));
                 return AGENT_EXIT_ERROR;
         }
         if (agent_load_config(&o, &config) < 0)

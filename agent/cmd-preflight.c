@@ -94,14 +94,9 @@ int cmd_preflight(int argc, char **argv)
         verdict_list vl = {0};
         int r;
 
-        r = agent_parse_options(argc, argv, usage, &o);
+        r = agent_setup(argc, argv, usage, &o, &h);
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
-        r = hostfs_init(&h, o.root);
-        if (r < 0) {
-                fprintf(stderr, "spinlane-agent preflight: --root %s: %s\n", o.root, strerror(-r));
-                return AGENT_EXIT_ERROR;
-        }
         if (agent_config(&o, &cfg) < 0)
                 return AGENT_EXIT_ERROR;
         r = inventory_scan(&h, &inv);

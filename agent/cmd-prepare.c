@@ -10,8 +10,6 @@
 #include "prep-daemon.h"
 #include "prep-inventory.h"
 
-#include <stdio.h>
-#include <string.h>
 
 int cmd_prepare(int argc, char **argv)
 {
@@ -20,14 +18,9 @@ int cmd_prepare(int argc, char **argv)
         hostfs h;
         int r;
 
-        r = agent_parse_options(argc, argv, usage, &o);
+        r = agent_setup(argc, argv, usage, &o, &h);
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
-        r = hostfs_init(&h, o.root);
-        if (r < 0) {
-                fprintf(stderr, "spinlane-agent prepare: --root %s: %s\n", o.root, strerror(-r));
-                return AGENT_EXIT_ERROR;
-        }
         log_setup(o.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
         return prep_once(&h, o.config, prep_scan_inventory, NULL, o.json);
 }

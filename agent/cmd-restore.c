@@ -24,14 +24,9 @@ int cmd_restore(int argc, char **argv)
         size_t n = 0, back = 0;
         int r;
 
-        r = agent_parse_options(argc, argv, usage, &o);
+        r = agent_setup(argc, argv, usage, &o, &h);
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
-        r = hostfs_init(&h, o.root);
-        if (r < 0) {
-                fprintf(stderr, "spinlane-agent restore: --root %s: %s\n", o.root, strerror(-r));
-                return AGENT_EXIT_ERROR;
-        }
         log_setup(o.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
         _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
         _cleanup_free_ bind_result *res = calloc(BIND_STATE_MAX, sizeof(*res));

@@ -27,6 +27,11 @@ typedef struct agent_options {
  * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
 
+/* agent_parse_options(), then --root opened as *ret_h (hostfs_init). Same returns; a
+ * bad --root is named on stderr and gives its negative errno. */
+struct hostfs;
+int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, struct hostfs *ret_h);
+
 /* Load and check the config (--config FILE, else /etc/spinlane/config.json; a missing
  * default file gives the defaults). A bad config prints the parser's message, which
  * names the key and the value, to stderr and returns it negative. */

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -24,18 +23,6 @@ static void size_str(uint64_t kb, char *buf, size_t size)
                 snprintf(buf, size, "%" PRIu64 " MiB", kb / 1024);
         else
                 snprintf(buf, size, "%" PRIu64 " kB", kb);
-}
-
-static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t n = strlen(buf);
-        va_list ap;
-        if (n + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + n, size - n, fmt, ap);
-        va_end(ap);
 }
 
 int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_list *v)
@@ -96,17 +83,19 @@ int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_
                                               (json_int_t)hc->size_kb, "asked", (json_int_t)hc->pages[node],
                                               "before", (json_int_t)before, "got", (json_int_t)got);
                         if (problem) {
-                                append(fails, sizeof(fails), "%snode %d, %s pages: %s", *fails ? "; " : "", node, sz,
+                                (void)hostfs_fmt_append(fails, sizeof(fails),
+                                                        "%snode %d, %s pages: %s", *fails ? "; " : "", node, sz,
                                        problem);
                                 if (o)
                                         json_object_set_new(o, "error", json_string(problem));
                         } else if (got < hc->pages[node]) {
-                                append(fails, sizeof(fails),
-                                       "%snode %d: asked for %" PRIu64 " pages of %s, the kernel gave %" PRIu64
-                                       " (short by %" PRIu64 ")",
-                                       *fails ? "; " : "", node, hc->pages[node], sz, got, hc->pages[node] - got);
+                                (void)hostfs_fmt_append(fails, sizeof(fails),
+                                                        "%snode %d: asked for %" PRIu64 " pages of %s, the kernel gave %" PRIu64
+                                                        " (short by %" PRIu64 ")",
+                                                        *fails ? "; " : "", node, hc->pages[node], sz, got, hc->pages[node] - got);
                         } else {
-                                append(oks, sizeof(oks), "%snode %d: %" PRIu64 " x %s", *oks ? ", " : "", node, got, sz);
+                                (void)hostfs_fmt_append(oks, sizeof(oks),
+                                                        "%snode %d: %" PRIu64 " x %s", *oks ? ", " : "", node, got, sz);
                         }
                         if (o)
                                 json_array_append_new(ev, o);
@@ -235,22 +224,6 @@ uint64_t huge_mount_page_size(const hostfs *h, const config *c)
         return kernel_default_size(h);
 }
 
-static int mkdir_p(const char *path)
-{
-        char buf[PATH_MAX];
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *p = buf + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                                return -errno;
-                        *p = '/';
-                }
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 /* The host's mount table: /proc/1/mounts (host init, under --root /host with hostPID)
  * first, then /proc/mounts (fake trees have only that). */
 static int read_mounts(const hostfs *h, char **ret)
@@ -310,7 +283,7 @@ int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_moun
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
                                    "mount it (mount -t hugetlbfs -o pagesize=... nodev <path>) or set hugetlbfs.mount",
                                    "no hugetlbfs at %s and hugetlbfs.mount is false", mp);
-        if ((r = hostfs_path(h, mp, full, sizeof(full))) < 0 || (r = mkdir_p(full)) < 0)
+        if ((r = hostfs_path(h, mp, full, sizeof(full))) < 0 || (r = hostfs_mkdir_p(h, mp)) < 0)
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL, "cannot create %s: %s", mp,
                                    strerror(-r));
         snprintf(opt, sizeof(opt), "pagesize=%" PRIu64 "K", want);

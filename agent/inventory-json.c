@@ -15,6 +15,23 @@ static void set(json_t *o, const char *k, json_t *v, bool *oom)
                 *oom = true;
 }
 
+/* json_object()/json_array() that turn a failure into the flag. */
+static json_t *new_object(bool *oom)
+{
+        json_t *o = json_object();
+        if (!o)
+                *oom = true;
+        return o;
+}
+
+static json_t *new_array(bool *oom)
+{
+        json_t *a = json_array();
+        if (!a)
+                *oom = true;
+        return a;
+}
+
 static void push(json_t *a, json_t *v, bool *oom)
 {
         if (!v || json_array_append_new(a, v) < 0)
@@ -23,11 +40,9 @@ static void push(json_t *a, json_t *v, bool *oom)
 
 static json_t *cpus_array(const cpuset *s, bool *oom)
 {
-        json_t *a = json_array();
-        if (!a) {
-                *oom = true;
+        json_t *a = new_array(oom);
+        if (!a)
                 return NULL;
-        }
         CPUSET_FOREACH(cpu, s)
                 push(a, json_integer(cpu), oom);
         return a;
@@ -42,17 +57,13 @@ static json_t *cpus_list(const cpuset *s)
 
 static json_t *huge_array(const inv_hugepages *h, size_t n, bool *oom)
 {
-        json_t *a = json_array();
-        if (!a) {
-                *oom = true;
+        json_t *a = new_array(oom);
+        if (!a)
                 return NULL;
-        }
         for (size_t i = 0; i < n; i++) {
-                json_t *o = json_object();
-                if (!o) {
-                        *oom = true;
+                json_t *o = new_object(oom);
+                if (!o)
                         break;
-                }
                 set(o, "size_kb", json_integer((json_int_t)h[i].size_kb), oom);
                 set(o, "total", json_integer((json_int_t)h[i].total), oom);
                 set(o, "free", json_integer((json_int_t)h[i].free), oom);
@@ -63,17 +74,13 @@ static json_t *huge_array(const inv_hugepages *h, size_t n, bool *oom)
 
 static json_t *devnodes_array(const inv_nic *n, bool *oom)
 {
-        json_t *a = json_array();
-        if (!a) {
-                *oom = true;
+        json_t *a = new_array(oom);
+        if (!a)
                 return NULL;
-        }
         for (size_t i = 0; i < n->n_devnodes; i++) {
-                json_t *o = json_object();
-                if (!o) {
-                        *oom = true;
+                json_t *o = new_object(oom);
+                if (!o)
                         break;
-                }
                 set(o, "host_path", json_string(n->devnodes[i].host), oom);
                 set(o, "container_path", json_string(n->devnodes[i].container), oom);
                 set(o, "permissions", json_string("rw"), oom);
@@ -87,11 +94,9 @@ static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : js
 static json_t *nic_object(const inv_nic *n, bool *oom)
 {
         char ids[16], cls[16];
-        json_t *o = json_object();
-        if (!o) {
-                *oom = true;
+        json_t *o = new_object(oom);
+        if (!o)
                 return NULL;
-        }
         snprintf(ids, sizeof(ids), "%04x:%04x", n->vendor, n->device);
         snprintf(cls, sizeof(cls), "0x%06x", n->pci_class);
         set(o, "pci", json_string(n->pci), oom);
@@ -142,11 +147,9 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
                 const inv_nic *n = &inv->nics[i];
                 if (!inv_nic_advertisable(n))
                         continue;
-                json_t *o = json_object();
-                if (!o) {
-                        oom = true;
+                json_t *o = new_object(&oom);
+                if (!o)
                         break;
-                }
                 set(o, "id", json_string(n->pci), &oom);
                 set(o, "pci", json_string(n->pci), &oom);
                 set(o, "kind", json_string(inv_nic_kind_name(n->kind)), &oom);
@@ -161,11 +164,9 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
                 const inv_core *c = &inv->cores[i];
                 if (!c->isolated)
                         continue;
-                json_t *o = json_object();
-                if (!o) {
-                        oom = true;
+                json_t *o = new_object(&oom);
+                if (!o)
                         break;
-                }
                 set(o, "id", json_string(c->id), &oom);
                 set(o, "cpus", cpus_array(&c->cpus, &oom), &oom);
                 set(o, "numa_node", json_integer(c->numa_node), &oom);
@@ -188,11 +189,9 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
                         if (ci < 0)
                                 continue;
                         const inv_core *c = &inv->cores[ci];
-                        json_t *o = json_object();
-                        if (!o) {
-                                oom = true;
+                        json_t *o = new_object(&oom);
+                        if (!o)
                                 break;
-                        }
                         set(o, "cpu", json_integer((json_int_t)cpu), &oom);
                         set(o, "package", json_integer(c->package), &oom);
                         set(o, "core_id", json_integer(c->core_id), &oom);
@@ -205,11 +204,9 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
         set(root, "cores", cores, &oom);
         for (size_t i = 0; cores && i < inv->n_cores; i++) {
                 const inv_core *c = &inv->cores[i];
-                json_t *o = json_object();
-                if (!o) {
-                        oom = true;
+                json_t *o = new_object(&oom);
+                if (!o)
                         break;
-                }
                 set(o, "id", json_string(c->id), &oom);
                 set(o, "cpus", cpus_array(&c->cpus, &oom), &oom);
                 set(o, "numa_node", json_integer(c->numa_node), &oom);
@@ -223,11 +220,9 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
         set(root, "numa", numa, &oom);
         for (size_t i = 0; numa && i < inv->n_numa; i++) {
                 const inv_numa *n = &inv->numa[i];
-                json_t *o = json_object();
-                if (!o) {
-                        oom = true;
+                json_t *o = new_object(&oom);
+                if (!o)
                         break;
-                }
                 set(o, "id", json_integer(n->id), &oom);
                 set(o, "cpus", cpus_list(&n->cpus), &oom);
                 set(o, "hugepages", huge_array(n->huge, n->n_huge, &oom), &oom);
@@ -249,11 +244,9 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
                 json_t *mounts = json_array();
                 set(mem, "hugetlbfs", mounts, &oom);
                 for (size_t i = 0; mounts && i < inv->n_mounts; i++) {
-                        json_t *o = json_object();
-                        if (!o) {
-                                oom = true;
+                        json_t *o = new_object(&oom);
+                        if (!o)
                                 break;
-                        }
                         set(o, "path", json_string(inv->mounts[i].path), &oom);
                         set(o, "pagesize_kb", json_integer((json_int_t)inv->mounts[i].pagesize_kb), &oom);
                         push(mounts, o, &oom);
@@ -293,11 +286,9 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
         set(root, "problems", probs, &oom);
         for (size_t i = 0; probs && i < inv->n_problems; i++) {
                 const inv_problem *p = &inv->problems[i];
-                json_t *o = json_object();
-                if (!o) {
-                        oom = true;
+                json_t *o = new_object(&oom);
+                if (!o)
                         break;
-                }
                 set(o, "topic", json_string(inv_topic_name(p->topic)), &oom);
                 set(o, "path", json_string(p->path), &oom);
                 set(o, "error", json_string(strerror(-p->err)), &oom);

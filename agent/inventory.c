@@ -313,6 +313,22 @@ static int cmp_huge(const void *a, const void *b)
         return cmp_u64(((const inv_hugepages *)a)->size_kb, ((const inv_hugepages *)b)->size_kb);
 }
 
+/* dir/sub/file (a count of pages of kb kB) into *ret, the path left in p; a problem
+ * "[what]hugepages of <kb> kB" when it cannot be read. */
+static int read_huge_count(inventory *inv, const hostfs *h, inv_topic topic, char *p, size_t size, const char *dir,
+                           const char *sub, const char *file, const char *what, uint64_t kb, uint64_t *ret)
+{
+        int r;
+
+        r = hostfs_fmt(p, size, "%s/%s/%s", dir, sub, file);
+        if (r < 0)
+                return r;
+        r = hostfs_read_u64(h, p, UINT64_MAX, ret);
+        if (r < 0)
+                problem(inv, topic, p, r, "%shugepages of %" PRIu64 " kB", what, kb);
+        return r;
+}
+
 /* Read hugepages-* under dir into arr; sorted by size. */
 static void scan_hugepages(inventory *inv, const hostfs *h, const char *dir, inv_hugepages *arr,
                            size_t *n, inv_topic topic)
@@ -337,20 +353,10 @@ static void scan_hugepages(inventory *inv, const hostfs *h, const char *dir, inv
                         problem(inv, topic, dir, -E2BIG, "more than %d hugepage sizes", INV_MAX_HUGE_SIZES);
                         break;
                 }
-                if (hostfs_fmt(p, sizeof(p), "%s/%s/nr_hugepages", dir, de->d_name) < 0)
+                if (read_huge_count(inv, h, topic, p, sizeof(p), dir, de->d_name, "nr_hugepages", "", kb, &total) < 0 ||
+                    read_huge_count(inv, h, topic, p, sizeof(p), dir, de->d_name, "free_hugepages", "free ", kb,
+                                    &freep) < 0)
                         continue;
-                r = hostfs_read_u64(h, p, UINT64_MAX, &total);
-                if (r < 0) {
-                        problem(inv, topic, p, r, "hugepages of %" PRIu64 " kB", kb);
-                        continue;
-                }
-                if (hostfs_fmt(p, sizeof(p), "%s/%s/free_hugepages", dir, de->d_name) < 0)
-                        continue;
-                r = hostfs_read_u64(h, p, UINT64_MAX, &freep);
-                if (r < 0) {
-                        problem(inv, topic, p, r, "free hugepages of %" PRIu64 " kB", kb);
-                        continue;
-                }
                 if (freep > total) {
                         problem(inv, topic, p, -EINVAL, "more free than total hugepages");
                         continue;

@@ -208,18 +208,6 @@ static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, con
         return 0;
 }
 
-static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t n = strlen(buf);
-        va_list ap;
-        if (n + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + n, size - n, fmt, ap);
-        va_end(ap);
-}
-
 static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nics, size_t n,
                      prep_report *rep)
 {
@@ -249,7 +237,8 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                         if (mana_check(h, ops, c, nic, rep, problem, sizeof(problem)) == 0)
                                 mana_ok++;
                         else
-                                append(mana_fail, sizeof(mana_fail), "%s%s", *mana_fail ? "; " : "", problem);
+                                (void)hostfs_fmt_append(mana_fail, sizeof(mana_fail),
+                                                        "%s%s", *mana_fail ? "; " : "", problem);
                         continue;
                 }
                 if (rep->n_nics >= PREP_MAX_NICS)
@@ -267,10 +256,10 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                         already++;
                         break;
                 case BIND_REFUSED:
-                        append(warns, sizeof(warns), "%s%s", *warns ? "; " : "", res->message);
+                        (void)hostfs_fmt_append(warns, sizeof(warns), "%s%s", *warns ? "; " : "", res->message);
                         break;
                 default:
-                        append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", res->message);
+                        (void)hostfs_fmt_append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", res->message);
                 }
         }
         if (mana_n) {
@@ -330,7 +319,7 @@ static int tune_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                 snprintf(t->ifname, sizeof(t->ifname), "%s", nic->netdev);
                 snprintf(t->pci, sizeof(t->pci), "%s", nic->pci);
                 if (r < 0)
-                        append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", tr.message);
+                        (void)hostfs_fmt_append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", tr.message);
                 else
                         ok++;
         }

@@ -13,23 +13,31 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sockios.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+
+/* An ioctl socket, and ifr named for ifname. -EINVAL for a bad name. */
+static int ifreq_socket(const char *ifname, struct ifreq *ifr)
+{
+        if (!ifname || strlen(ifname) >= IFNAMSIZ || !*ifname)
+                return -EINVAL;
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        memcpy(ifr->ifr_name, ifname, strlen(ifname) + 1);
+        return fd;
+}
 
 int tune_coalesce_off_ioctl(const char *ifname)
 {
         struct ethtool_coalesce ec = {.cmd = ETHTOOL_GCOALESCE};
         struct ifreq ifr = {0};
 
-        if (!ifname || strlen(ifname) >= IFNAMSIZ || !*ifname)
-                return -EINVAL;
-        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        _cleanup_close_ int fd = ifreq_socket(ifname, &ifr);
         if (fd < 0)
-                return -errno;
-        memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1);
+                return fd;
         ifr.ifr_data = (void *)&ec;
         if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
                 return errno == EINVAL ? -EOPNOTSUPP : -errno;
@@ -54,12 +62,9 @@ int tune_link_down_ioctl(const char *ifname)
 {
         struct ifreq ifr = {0};
 
-        if (!ifname || strlen(ifname) >= IFNAMSIZ || !*ifname)
-                return -EINVAL;
-        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        _cleanup_close_ int fd = ifreq_socket(ifname, &ifr);
         if (fd < 0)
-                return -errno;
-        memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1);
+                return fd;
         if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
                 return -errno;
         if (!(ifr.ifr_flags & IFF_UP))
@@ -207,18 +212,6 @@ static int irq_on_core(const hostfs *h, int irq, int core)
         return cpuset_count(&set) == 1 && cpuset_has(&set, (unsigned)core);
 }
 
-static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t n = strlen(buf);
-        va_list ap;
-        if (n + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + n, size - n, fmt, ap);
-        va_end(ap);
-}
-
 int tune_apply(const hostfs *h, const tune_ops *ops, const char *ifname, const char *pci, bool moderation_off,
                int irq_core, tune_result *res)
 {
@@ -233,17 +226,20 @@ int tune_apply(const hostfs *h, const tune_ops *ops, const char *ifname, const c
                 r = ops->coalesce_off(ops->userdata, ifname);
                 res->coalesce = r;
                 if (r == 0)
-                        append(res->message, sizeof(res->message), " interrupt moderation off (adaptive-rx off, rx-usecs 0);");
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message),
+                                                " interrupt moderation off (adaptive-rx off, rx-usecs 0);");
                 else if (r == 1)
-                        append(res->message, sizeof(res->message), " interrupt moderation already off;");
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message),
+                                                " interrupt moderation already off;");
                 else if (r == -EOPNOTSUPP)
-                        append(res->message, sizeof(res->message),
-                               " interrupt moderation: not supported by the driver, left as is;");
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message),
+                                                " interrupt moderation: not supported by the driver, left as is;");
                 else if (r == -ENOSYS)
-                        append(res->message, sizeof(res->message),
-                               " interrupt moderation: not the real root, left as is;");
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message),
+                                                " interrupt moderation: not the real root, left as is;");
                 else {
-                        append(res->message, sizeof(res->message), " interrupt moderation: %s;", strerror(-r));
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message),
+                                                " interrupt moderation: %s;", strerror(-r));
                         first = r;
                 }
         }
@@ -252,7 +248,7 @@ int tune_apply(const hostfs *h, const tune_ops *ops, const char *ifname, const c
                 char want[16], refused[256] = "";
                 r = tune_nic_irqs(h, ifname, pci, irqs, ELEMENTSOF(irqs));
                 if (r < 0) {
-                        append(res->message, sizeof(res->message), " IRQs: %s;", strerror(-r));
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message), " IRQs: %s;", strerror(-r));
                         return first ? first : r;
                 }
                 res->n_irqs = (size_t)r;
@@ -272,18 +268,19 @@ int tune_apply(const hostfs *h, const tune_ops *ops, const char *ifname, const c
                         }
                         /* Kernel-managed IRQs (EIO) cannot be moved; note and go on. */
                         res->n_irqs_refused++;
-                        append(refused, sizeof(refused), "%s%d (%s)", *refused ? ", " : "", irqs[i],
-                               r < 0 ? strerror(-r) : "did not stick");
+                        (void)hostfs_fmt_append(refused, sizeof(refused), "%s%d (%s)", *refused ? ", " : "", irqs[i],
+                                                r < 0 ? strerror(-r) : "did not stick");
                         if (!first && r != -EIO)
                                 first = r < 0 ? r : -EIO;
                 }
                 if (res->n_irqs == 0)
-                        append(res->message, sizeof(res->message), " no IRQs found");
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message), " no IRQs found");
                 else
-                        append(res->message, sizeof(res->message), " %zu of %zu IRQs on CPU %d", res->n_irqs_ok,
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message),
+                                                " %zu of %zu IRQs on CPU %d", res->n_irqs_ok,
                                res->n_irqs, irq_core);
                 if (*refused)
-                        append(res->message, sizeof(res->message), ", not moved: %s", refused);
+                        (void)hostfs_fmt_append(res->message, sizeof(res->message), ", not moved: %s", refused);
         }
         size_t n = strlen(res->message);
         if (n && res->message[n - 1] == ';')

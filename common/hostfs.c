@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Host file access under a root directory. Bounded, non-blocking reads; never logs. */
+/* Host file access under a root directory: bounded, non-blocking reads, single-write
+ * sysfs stores, atomic file replacement, mkdir -p. Owns no state; never logs. */
 #include "hostfs.h"
 
 #include "cleanup.h"
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -21,6 +23,22 @@ int hostfs_fmt(char *buf, size_t size, const char *fmt, ...)
         n = vsnprintf(buf, size, fmt, ap);
         va_end(ap);
         if (n < 0 || (size_t)n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int hostfs_fmt_append(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t n = strnlen(buf, size);
+        va_list ap;
+        int k;
+
+        if (n + 1 >= size)
+                return size ? -ENAMETOOLONG : -EINVAL;
+        va_start(ap, fmt);
+        k = vsnprintf(buf + n, size - n, fmt, ap);
+        va_end(ap);
+        if (k < 0 || (size_t)k >= size - n)
                 return -ENAMETOOLONG;
         return 0;
 }
@@ -198,31 +216,32 @@ int hostfs_readlink_base(const hostfs *h, const char *path, char *buf, size_t si
         return hostfs_fmt(buf, size, "%s", base);
 }
 
-int hostfs_exists(const hostfs *h, const char *path)
+/* stat() a host path: 1 found (*st filled), 0 missing (ENOENT/ENOTDIR), else -errno. */
+static int stat_path(const hostfs *h, const char *path, struct stat *st)
 {
         char full[PATH_MAX];
-        struct stat st;
         int r;
 
         r = hostfs_path(h, path, full, sizeof(full));
         if (r < 0)
                 return r;
-        if (stat(full, &st) < 0)
+        if (stat(full, st) < 0)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         return 1;
 }
 
+int hostfs_exists(const hostfs *h, const char *path)
+{
+        struct stat st;
+        return stat_path(h, path, &st);
+}
+
 int hostfs_is_chardev(const hostfs *h, const char *path)
 {
-        char full[PATH_MAX];
         struct stat st;
-        int r;
-
-        r = hostfs_path(h, path, full, sizeof(full));
-        if (r < 0)
+        int r = stat_path(h, path, &st);
+        if (r <= 0)
                 return r;
-        if (stat(full, &st) < 0)
-                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         /* Fake trees cannot hold device nodes without mknod; accept a regular file there. */
         if (S_ISCHR(st.st_mode) || (!hostfs_is_real_root(h) && S_ISREG(st.st_mode)))
                 return 1;
@@ -250,6 +269,80 @@ int hostfs_write(const hostfs *h, const char *path, const char *data)
         if ((size_t)k != len)
                 return -EIO;
         return 0;
+}
+
+/* Write all of data to fd, retrying short writes and EINTR. */
+static int write_all(int fd, const char *data, size_t len)
+{
+        size_t off = 0;
+
+        while (off < len) {
+                ssize_t k = write(fd, data + off, len - off);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return -EIO;
+                off += (size_t)k;
+        }
+        return 0;
+}
+
+int hostfs_write_atomic(const hostfs *h, const char *path, const char *data, mode_t mode)
+{
+        char full[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
+        int r;
+
+        if ((r = hostfs_path(h, path, full, sizeof(full))) < 0 ||
+            (r = hostfs_fmt(tmp, sizeof(tmp), "%s.tmpXXXXXX", full)) < 0)
+                return r;
+        memcpy(dir, full, sizeof(dir));
+        char *slash = strrchr(dir, '/');
+        if (slash == dir)
+                slash[1] = '\0';
+        else
+                *slash = '\0';
+        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, data, strlen(data));
+        if (r == 0 && (fchmod(fd, mode) < 0 || fsync(fd) < 0 || rename(tmp, full) < 0))
+                r = -errno;
+        if (r < 0) {
+                (void)unlink(tmp);
+                return r;
+        }
+        /* Make the rename durable too. */
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0)
+                (void)fsync(dfd);
+        return 0;
+}
+
+int hostfs_mkdir_p(const hostfs *h, const char *path)
+{
+        char buf[PATH_MAX];
+        size_t skip = strlen(h->root) + 1;
+        int r;
+
+        r = hostfs_path(h, path, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        /* Only the components below the root are created. */
+        for (char *p = buf + skip; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *p = '/';
+                }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        struct stat st;
+        if (stat(buf, &st) < 0)
+                return -errno;
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
 int hostfs_opendir(const hostfs *h, const char *path, DIR **ret)

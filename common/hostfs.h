@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Host file access under a root directory (--root DIR): every /sys, /proc, /dev, /etc,
- * /run and /var/lib/kubelet path the project touches goes through here. Reads are
- * bounded and never block (O_NONBLOCK, regular files only); never logs. */
+ * /run, /var/lib/spinlane and /var/lib/kubelet path the project touches goes through
+ * here. Reads are bounded and never block (O_NONBLOCK, regular files only); never logs. */
 #ifndef SPIN_HOSTFS_H
 #define SPIN_HOSTFS_H
 
@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Largest file hostfs_read_alloc() will take; sysfs attributes are at most a page. */
 #define HOSTFS_MAX_FILE (256 * 1024)
@@ -46,10 +47,20 @@ int hostfs_is_chardev(const hostfs *h, const char *path);
 
 /* Write data to an existing file in one write(2); -errno on failure. */
 int hostfs_write(const hostfs *h, const char *path, const char *data);
+/* Replace path with data atomically: a temporary file next to it, written whole,
+ * fsync'ed, given mode, renamed over path, and the directory fsync'ed. On failure path
+ * is unchanged and the temporary file is gone. The directory must exist. */
+int hostfs_write_atomic(const hostfs *h, const char *path, const char *data, mode_t mode);
+/* mkdir -p of a host path (mode 0755 for what it creates); 0 when it already is a
+ * directory. -ENAMETOOLONG, else -errno of mkdir. */
+int hostfs_mkdir_p(const hostfs *h, const char *path);
 
 int hostfs_opendir(const hostfs *h, const char *path, DIR **ret);
 
 /* printf into buf; -ENAMETOOLONG when cut short. */
 int hostfs_fmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* printf at the end of the NUL-terminated text in buf; -ENAMETOOLONG when cut short
+ * (what fit stays, still NUL-terminated). */
+int hostfs_fmt_append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

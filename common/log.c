@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Top-level logging: one line per event on stdout, human or JSON. */
+/* Top-level logging: one line per event on stdout, human or JSON. Only main() and the
+ * command files call it; library code returns errors instead. Never exits. */
 #include "log.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Check verdicts: building the list and printing it in the human and JSON forms. */
+/* Check verdicts: building the list and printing it in the human and JSON forms. The
+ * list owns its strings and evidence; printing to the FILE given is the only I/O. */
 #include "verdict.h"
 
 #include <errno.h>

@@ -225,6 +225,26 @@ static int join_below(const lcg_mount *m, const char *path, char *buf, size_t si
         return 0;
 }
 
+/* The first mount of type (with controller among its options, when given) under which
+ * path lies, and path's directory there. The last join error, or -ENOENT for no mount. */
+static int find_mount(const lcg_mounts *mounts, lcg_fstype type, const char *controller, const char *path, char *dir,
+                      size_t size, const lcg_mount **ret)
+{
+        int r = -ENOENT;
+
+        for (unsigned i = 0; i < mounts->n; i++) {
+                const lcg_mount *m = &mounts->m[i];
+                if (m->type != type || (controller && !lcg_has_token(m->super, controller)))
+                        continue;
+                r = join_below(m, path, dir, size);
+                if (r == 0) {
+                        *ret = m;
+                        return 0;
+                }
+        }
+        return r;
+}
+
 int lcg_resolve(const lcg_self *self, const lcg_mounts *mounts, const char *controller,
                 char *ret_dir, size_t dir_size, char *ret_mount_point, size_t mp_size,
                 bool *ret_v2)
@@ -240,17 +260,8 @@ int lcg_resolve(const lcg_self *self, const lcg_mounts *mounts, const char *cont
                 if (self->e[i].id != 0 && lcg_has_token(self->e[i].controllers, controller))
                         path = self->e[i].path;
         if (path) {
-                for (unsigned i = 0; i < mounts->n; i++) {
-                        const lcg_mount *m = &mounts->m[i];
-                        if (m->type != LCG_FS_CGROUP1 || !lcg_has_token(m->super, controller))
-                                continue;
-                        r = join_below(m, path, dir, sizeof(dir));
-                        if (r == 0) {
-                                found = m;
-                                break;
-                        }
-                }
-                if (!found)
+                r = find_mount(mounts, LCG_FS_CGROUP1, controller, path, dir, sizeof(dir), &found);
+                if (r < 0)
                         return r;
         } else {
                 for (unsigned i = 0; i < self->n && !path; i++)
@@ -258,17 +269,8 @@ int lcg_resolve(const lcg_self *self, const lcg_mounts *mounts, const char *cont
                                 path = self->e[i].path;
                 if (!path)
                         return -ENOENT;
-                for (unsigned i = 0; i < mounts->n; i++) {
-                        const lcg_mount *m = &mounts->m[i];
-                        if (m->type != LCG_FS_CGROUP2)
-                                continue;
-                        r = join_below(m, path, dir, sizeof(dir));
-                        if (r == 0) {
-                                found = m;
-                                break;
-                        }
-                }
-                if (!found)
+                r = find_mount(mounts, LCG_FS_CGROUP2, NULL, path, dir, sizeof(dir), &found);
+                if (r < 0)
                         return r;
                 v2 = true;
         }
@@ -294,11 +296,24 @@ static int small_copy(const char *text, char *buf, size_t size)
         return 0;
 }
 
+/* A number in [min, max], or the word meaning word_value. -EINVAL otherwise. */
+static int num_or_word(const char *s, const char *word, uint64_t word_value, uint64_t min, uint64_t max,
+                       uint64_t *ret)
+{
+        uint64_t v;
+
+        if (strcmp(s, word) == 0)
+                v = word_value;
+        else if (parse_u64(s, max, &v) < 0 || v < min)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
 int lcg_parse_cpu_max(const char *text, uint64_t *ret_quota, uint64_t *ret_period)
 {
         char buf[64], *sp;
-        uint64_t q = LCG_NO_QUOTA, p;
-        int r;
+        uint64_t q, p;
 
         if (small_copy(text, buf, sizeof(buf)) < 0)
                 return -EINVAL;
@@ -306,15 +321,8 @@ int lcg_parse_cpu_max(const char *text, uint64_t *ret_quota, uint64_t *ret_perio
         if (!sp)
                 return -EINVAL;
         *sp = '\0';
-        if (strcmp(buf, "max") != 0) {
-                r = parse_u64(buf, UINT64_MAX - 1, &q);
-                if (r < 0)
-                        return -EINVAL;
-                if (q == 0)
-                        return -EINVAL;
-        }
-        r = parse_u64(sp + 1, UINT64_MAX - 1, &p);
-        if (r < 0 || p == 0)
+        if (num_or_word(buf, "max", LCG_NO_QUOTA, 1, UINT64_MAX - 1, &q) < 0 ||
+            parse_u64(sp + 1, UINT64_MAX - 1, &p) < 0 || p == 0)
                 return -EINVAL;
         *ret_quota = q;
         *ret_period = p;
@@ -324,18 +332,10 @@ int lcg_parse_cpu_max(const char *text, uint64_t *ret_quota, uint64_t *ret_perio
 int lcg_parse_v1_quota(const char *text, uint64_t *ret_quota)
 {
         char buf[64];
-        uint64_t q;
 
         if (small_copy(text, buf, sizeof(buf)) < 0)
                 return -EINVAL;
-        if (strcmp(buf, "-1") == 0) {
-                *ret_quota = LCG_NO_QUOTA;
-                return 0;
-        }
-        if (parse_u64(buf, UINT64_MAX - 1, &q) < 0 || q == 0)
-                return -EINVAL;
-        *ret_quota = q;
-        return 0;
+        return num_or_word(buf, "-1", LCG_NO_QUOTA, 1, UINT64_MAX - 1, ret_quota);
 }
 
 int lcg_parse_cpu_stat(const char *text, size_t len, lcg_cpu_stat *ret)
@@ -374,18 +374,10 @@ int lcg_parse_cpu_stat(const char *text, size_t len, lcg_cpu_stat *ret)
 int lcg_parse_limit(const char *text, uint64_t *ret)
 {
         char buf[64];
-        uint64_t v;
 
         if (small_copy(text, buf, sizeof(buf)) < 0)
                 return -EINVAL;
-        if (strcmp(buf, "max") == 0) {
-                *ret = UINT64_MAX;
-                return 0;
-        }
-        if (parse_u64(buf, UINT64_MAX, &v) < 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
+        return num_or_word(buf, "max", UINT64_MAX, 0, UINT64_MAX, ret);
 }
 
 int lcg_hugetlbfs_pagesize_kb(const char *super, uint64_t *ret_kb)

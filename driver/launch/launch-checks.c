@@ -27,6 +27,7 @@ typedef struct ctx {
         cpuset pinned;   /* granted CPUs and every pinned agent */
         cpuset allowed;  /* what this process may run on (cpuset check) */
         bool have_allowed;
+        json_t *allowed_ev; /* the evidence load_allowed() gathered, for the cpuset verdict */
         cpuset online;
         bool have_online;
 } ctx;
@@ -413,7 +414,7 @@ static void load_allowed(ctx *c, lreport *rep, json_t *ev)
                         cpuset_and(&c->allowed, &c->allowed, &s);
                         fmt_set(&s, list, sizeof(list));
                         json_object_set_new(ev, "cgroup_cpuset", json_string(list));
-                        json_object_set_new(ev, "cgroup_cpuset_file", json_string(path + strlen(c->h->root)));
+                        json_object_set_new(ev, "cgroup_cpuset_file", json_string(path));
                         return;
                 }
         }
@@ -439,6 +440,8 @@ static int check_cpuset(ctx *c, verdict_list *vl)
                 /* loaded before the SMT check; re-add the evidence */
                 fmt_set(&c->allowed, allowed, sizeof(allowed));
                 json_object_set_new(ev, "allowed", json_string(allowed));
+                if (ev && c->allowed_ev)
+                        json_object_update(ev, c->allowed_ev);
         }
         cpuset_andnot(&out, &c->pinned, &c->allowed);
         fmt_set(&c->allowed, allowed, sizeof(allowed));
@@ -750,14 +753,18 @@ int launch_checks_run(const hostfs *h, const launch_env *env, verdict_list *vl, 
         /* the cpuset is needed by the SMT check to say where a shared sibling lives */
         {
                 lreport tmp;
-                json_t *scratch = json_object();
                 lreport_init(&tmp);
-                if (env->have_cpus && scratch)
-                        load_allowed(c, &tmp, scratch);
-                json_decref(scratch);
+                c->allowed_ev = json_object();
+                if (env->have_cpus && c->allowed_ev)
+                        load_allowed(c, &tmp, c->allowed_ev);
         }
-        if ((r = check_smt(c, vl)) < 0 || (r = check_cpuset(c, vl)) < 0 || (r = check_isolated(c, vl)) < 0 ||
-            (r = check_hugepages(c, vl)) < 0 || (r = check_devices(c, vl)) < 0)
+        r = check_smt(c, vl);
+        if (r >= 0)
+                r = check_cpuset(c, vl);
+        json_decref(c->allowed_ev);
+        c->allowed_ev = NULL;
+        if (r < 0 || (r = check_isolated(c, vl)) < 0 || (r = check_hugepages(c, vl)) < 0 ||
+            (r = check_devices(c, vl)) < 0)
                 return r;
         if (c->have_plan)
                 r = lplan_check_aeron(env, &c->plan, &c->topo, vl);

@@ -5,10 +5,10 @@
 #include "launch-plan.h"
 
 #include "cleanup.h"
+#include "hostfs.h"
 #include "launch-report.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,20 +39,6 @@ static int core_key(const lplan_topo *t, int cpu)
         if (cpu < 0 || cpu >= CPUSET_MAX)
                 return -1;
         return t->core_of[cpu] >= 0 ? t->core_of[cpu] : cpu;
-}
-
-/* printf-append into buf; false when it did not fit. */
-static bool cat(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool cat(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t n = strlen(buf);
-        va_list ap;
-        int k;
-
-        va_start(ap, fmt);
-        k = vsnprintf(buf + n, size - n, fmt, ap);
-        va_end(ap);
-        return k >= 0 && (size_t)k < size - n;
 }
 
 static int add_var(lplan *p, const char *name, const char *value, bool defaulted)
@@ -155,21 +141,23 @@ int lplan_build(const launch_env *env, const lplan_topo *topo, lplan *ret)
         main_lcore = p->aeron.aff_conductor >= 0 && cpuset_has(&env->cpus, (unsigned)p->aeron.aff_conductor)
                              ? p->aeron.aff_conductor
                              : cpuset_next(&env->cpus, 0);
-        bool ok = cat(p->eal_args, sizeof(p->eal_args), "-l %s --main-lcore %d --file-prefix spinlane-%s --huge-dir %s",
-                      cpus, main_lcore, env->pod_id, env->huge_dir);
+        char *ea = p->eal_args;
+        const size_t es = sizeof(p->eal_args);
+        bool ok = hostfs_fmt_append(ea, es, "-l %s --main-lcore %d --file-prefix spinlane-%s --huge-dir %s", cpus,
+                                    main_lcore, env->pod_id, env->huge_dir) == 0;
         for (unsigned i = 0; i < env->n_nics; i++)
                 numa = (numa == -2 || numa == env->nics[i].numa) ? env->nics[i].numa : -1;
         if (numa >= 0 && numa < 64) {
-                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " --socket-mem ");
+                ok = ok && hostfs_fmt_append(ea, es, " --socket-mem ") == 0;
                 for (int n = 0; n < numa; n++)
-                        ok = ok && cat(p->eal_args, sizeof(p->eal_args), "0,");
-                ok = ok && cat(p->eal_args, sizeof(p->eal_args), "%llu", (unsigned long long)env->memory_mb);
+                        ok = ok && hostfs_fmt_append(ea, es, "0,") == 0;
+                ok = ok && hostfs_fmt_append(ea, es, "%llu", (unsigned long long)env->memory_mb) == 0;
         } else
-                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " -m %llu", (unsigned long long)env->memory_mb);
+                ok = ok && hostfs_fmt_append(ea, es, " -m %llu", (unsigned long long)env->memory_mb) == 0;
         for (unsigned i = 0; i < env->n_nics; i++)
-                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " -a %s", env->nics[i].devargs);
+                ok = ok && hostfs_fmt_append(ea, es, " -a %s", env->nics[i].devargs) == 0;
         if (env->eal_extra[0])
-                ok = ok && cat(p->eal_args, sizeof(p->eal_args), " %s", env->eal_extra);
+                ok = ok && hostfs_fmt_append(ea, es, " %s", env->eal_extra) == 0;
         if (!ok)
                 return -ENAMETOOLONG;
 

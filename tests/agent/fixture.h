@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Test helpers for the agent tests: generate fixture node trees with
- * tests/fixtures/make-node.py into a temporary directory, and compare JSON. */
+ * tests/fixtures/make-node.py into a temporary directory, run the agent binary on them,
+ * and compare JSON. */
 #ifndef SPIN_TEST_FIXTURE_H
 #define SPIN_TEST_FIXTURE_H
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Make the named fixtures (space-separated; NULL = all) under a new temp dir, whose
@@ -46,6 +48,32 @@ static inline void fixture_remove(const char *dir)
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         if (system(cmd) != 0)
                 fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* Run "bin args redirect" through the shell (redirect: what to do with stderr, e.g.
+ * "2>/dev/null" or "2>&1"), capture stdout (up to size-1 bytes, NUL-terminated) and
+ * return the exit code, -1 when it did not exit. */
+static inline int fixture_run(const char *bin, const char *args, const char *redirect, char *out, size_t size)
+{
+        char cmd[4096];
+        snprintf(cmd, sizeof(cmd), "%s %s %s", bin, args, redirect);
+        FILE *p = popen(cmd, "r");
+        if (!p)
+                return -1;
+        size_t n = fread(out, 1, size - 1, p);
+        out[n] = '\0';
+        int r = pclose(p);
+        return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
+}
+
+/* Create or replace a file with text; the test stops (exit 2) when it cannot. */
+static inline void fixture_write(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+                perror(path);
+                exit(2);
+        }
 }
 
 /* Check that actual[key] equals the JSON text expected; print both when not. */

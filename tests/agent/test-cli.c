@@ -3,24 +3,12 @@
  * JSON forms, and the --config hook, run as a person runs them on fixture nodes. */
 #include "fixture.h"
 
-#include <sys/wait.h>
 
 static char dir[512];
 static char bin[1024];
 
 /* Run "spinlane-agent ARGS", capture stdout (up to size) and return the exit code. */
-static int run(const char *args, char *out, size_t size)
-{
-        char cmd[4096];
-        snprintf(cmd, sizeof(cmd), "%s %s 2>/dev/null", bin, args);
-        FILE *p = popen(cmd, "r");
-        if (!p)
-                return -1;
-        size_t n = fread(out, 1, size - 1, p);
-        out[n] = '\0';
-        int r = pclose(p);
-        return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
-}
+static int run(const char *args, char *out, size_t size) { return fixture_run(bin, args, "2>/dev/null", out, size); }
 
 int main(void)
 {

@@ -26,7 +26,7 @@ static void put(const char *rel, const char *data, size_t len)
 int main(void)
 {
         hostfs h;
-        char buf[64], p[PATH_MAX];
+        char buf[64], p[PATH_MAX], cmd0[PATH_MAX + 64];
         uint64_t u;
         int i;
 
@@ -93,6 +93,55 @@ int main(void)
         CHECK_INT(hostfs_read_u64(&h, "/num", 100, &u), 0);
         CHECK_INT(u, 7);
         CHECK_INT(hostfs_write(&h, "/missing/x", "7"), -ENOENT);
+
+        /* mkdir -p: parents made, existing directories fine, a file in the way refused */
+        CHECK_INT(hostfs_mkdir_p(&h, "/a/b/c"), 0);
+        CHECK_INT(hostfs_exists(&h, "/a/b/c"), 1);
+        CHECK_INT(hostfs_mkdir_p(&h, "/a/b/c/"), 0);
+        CHECK_INT(hostfs_mkdir_p(&h, "/num"), -ENOTDIR);
+        CHECK_INT(hostfs_mkdir_p(&h, "/num/x"), -ENOTDIR);
+        CHECK_INT(hostfs_mkdir_p(&h, "relative"), -EINVAL);
+        {
+                char longp[PATH_MAX + 8];
+                memset(longp, 'x', sizeof(longp) - 1);
+                longp[0] = '/';
+                longp[sizeof(longp) - 1] = '\0';
+                CHECK_INT(hostfs_mkdir_p(&h, longp), -ENAMETOOLONG);
+                CHECK_INT(hostfs_write_atomic(&h, longp, "x", 0644), -ENAMETOOLONG);
+        }
+
+        /* atomic replace: new content and mode, no temporary file left; a missing
+         * directory fails and leaves nothing */
+        CHECK_INT(hostfs_write_atomic(&h, "/a/b/state", "one\n", 0640), 0);
+        CHECK_INT(hostfs_write_atomic(&h, "/a/b/state", "two\n", 0644), 0);
+        CHECK_INT(hostfs_read_str(&h, "/a/b/state", buf, sizeof(buf)), 0);
+        CHECK_STR(buf, "two");
+        {
+                struct stat st;
+                snprintf(p, sizeof(p), "%s/a/b/state", root);
+                CHECK_INT(stat(p, &st), 0);
+                CHECK_INT(st.st_mode & 0777, 0644);
+                snprintf(cmd0, sizeof(cmd0), "ls -A '%s/a/b' | grep -c tmp", root);
+                FILE *ls = popen(cmd0, "r");
+                char cnt[16] = "";
+                CHECK(ls && fgets(cnt, sizeof(cnt), ls));
+                if (ls)
+                        pclose(ls);
+                CHECK_STR(cnt, "0\n");
+        }
+        CHECK_INT(hostfs_write_atomic(&h, "/nodir/state", "x", 0644), -ENOENT);
+        CHECK_INT(hostfs_exists(&h, "/nodir"), 0);
+
+        /* printf-append: what fits stays, a cut is reported */
+        {
+                char small[8] = "ab";
+                CHECK_INT(hostfs_fmt_append(small, sizeof(small), "%s", "cd"), 0);
+                CHECK_STR(small, "abcd");
+                CHECK_INT(hostfs_fmt_append(small, sizeof(small), "%d", 12345), -ENAMETOOLONG);
+                CHECK_STR(small, "abcd123");
+                CHECK_INT(hostfs_fmt_append(small, sizeof(small), "x"), -ENAMETOOLONG);
+                CHECK_STR(small, "abcd123");
+        }
 
         /* the real root */
         CHECK_INT(hostfs_init(&h, "/"), 0);

@@ -5,6 +5,8 @@
 #ifndef SPIN_TEST_LAUNCH_FIXTURE_H
 #define SPIN_TEST_LAUNCH_FIXTURE_H
 
+#include "hostfs.h"
+
 #include <errno.h>
 #include <ftw.h>
 #include <stdbool.h>
@@ -34,29 +36,27 @@ typedef struct fx_pod {
         bool no_cpu_max;           /* v2: leave cpu.max out of the container's cgroup */
 } fx_pod;
 
-static void fx_die(const char *what)
+static inline void fx_die(const char *what)
 {
         perror(what);
         exit(1);
 }
 
-static void fx_mkdirs(const char *path)
+/* mkdir -p of an absolute path; the test stops when it cannot. */
+static inline void fx_mkdirs(const char *path)
 {
-        char buf[4096];
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *p = buf + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                                fx_die(buf);
-                        *p = '/';
-                }
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                fx_die(buf);
+        hostfs real;
+        int r = hostfs_init(&real, NULL);
+        if (r >= 0)
+                r = hostfs_mkdir_p(&real, path);
+        if (r < 0) {
+                errno = -r;
+                fx_die(path);
+        }
 }
 
-static void fx_write(const char *root, const char *rel, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fx_write(const char *root, const char *rel, const char *fmt, ...)
+static inline void fx_write(const char *root, const char *rel, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void fx_write(const char *root, const char *rel, const char *fmt, ...)
 {
         char path[4096], dir[4096];
         va_list ap;
@@ -74,18 +74,18 @@ static void fx_write(const char *root, const char *rel, const char *fmt, ...)
         fclose(f);
 }
 
-static int fx_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static inline int fx_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
         (void)st, (void)flag, (void)ftw;
         return remove(p);
 }
 
-static void fx_remove(const char *root)
+static inline void fx_remove(const char *root)
 {
         nftw(root, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static char *fx_new_root(void)
+static inline char *fx_new_root(void)
 {
         char tmpl[] = "/tmp/sl-launch-fx-XXXXXX";
         if (!mkdtemp(tmpl))
@@ -94,19 +94,19 @@ static char *fx_new_root(void)
 }
 
 /* The cgroup dir (host-relative) of the container for a controller mount point. */
-static void fx_cgdir(const fx_pod *p, const char *mnt, char *buf, size_t size)
+static inline void fx_cgdir(const fx_pod *p, const char *mnt, char *buf, size_t size)
 {
         snprintf(buf, size, "%s%s", mnt, strcmp(p->cgroup_path, "/") == 0 ? "" : p->cgroup_path);
 }
 
-static void fx_parent(const char *dir, char *buf, size_t size)
+static inline void fx_parent(const char *dir, char *buf, size_t size)
 {
         snprintf(buf, size, "%s", dir);
         *strrchr(buf, '/') = '\0';
 }
 
 /* 8 CPUs, SMT pairs (n, n+4), one NUMA node; the pod's cgroups per p. */
-static void fx_build(const char *root, const fx_pod *p)
+static inline void fx_build(const char *root, const fx_pod *p)
 {
         char d[1024], par[1024];
 

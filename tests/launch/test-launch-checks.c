@@ -98,6 +98,16 @@ int main(void)
                   "DEDICATED; sender CPU 2, receiver CPU 3, conductor unpinned, on separate physical cores; sender/receiver idle noop/noop");
         CHECK_STR(plan.eal_args,
                   "-l 2-3,6-7 --main-lcore 2 --file-prefix spinlane-pod-a --huge-dir /dev/hugepages --socket-mem 256 -a 0000:00:06.0");
+        /* the cpuset evidence holds what was read (it used to be dropped), the cgroup file
+         * named by its path inside the container (it used to be cut by the length of
+         * --root, reading past the end of the path) */
+        {
+                json_t *ev = verdict_find(&vl, "cpuset")->evidence;
+                CHECK_STR(json_string_value(json_object_get(ev, "cpus_allowed_list")), "2-3,6-7");
+                CHECK_STR(json_string_value(json_object_get(ev, "cgroup_cpuset")), "2-3,6-7");
+                CHECK_STR(json_string_value(json_object_get(ev, "cgroup_cpuset_file")),
+                          "/sys/fs/cgroup/cpuset.cpus.effective");
+        }
         verdict_list_free(&vl);
 
         /* v2 quota on the container: fail with the numbers and the throttling */

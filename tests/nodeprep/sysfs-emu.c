@@ -19,30 +19,16 @@ static int full(emu *e, const char *path, char *buf, size_t size)
         return hostfs_path(&e->h, path, buf, size);
 }
 
-static int mkdir_p(const char *path)
-{
-        char buf[PATH_MAX];
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *p = buf + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                                return -errno;
-                        *p = '/';
-                }
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 int emu_write_file(emu *e, const char *path, const char *text)
 {
-        char p[PATH_MAX];
+        char p[PATH_MAX], dir[PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = '\0';
+                hostfs_mkdir_p(&e->h, dir);
+        }
         full(e, path, p, sizeof(p));
-        char *slash = strrchr(p, '/');
-        *slash = '\0';
-        mkdir_p(p);
-        *slash = '/';
         FILE *f = fopen(p, "w");
         if (!f)
                 return -errno;
@@ -60,13 +46,9 @@ int emu_init(emu *e)
         int r = hostfs_init(&e->h, e->root);
         if (r < 0)
                 return r;
-        char p[PATH_MAX];
-        full(e, "/sys/bus/pci/devices", p, sizeof(p));
-        mkdir_p(p);
-        full(e, "/sys/bus/pci/drivers", p, sizeof(p));
-        mkdir_p(p);
-        full(e, "/sys/devices/pci0000:00", p, sizeof(p));
-        mkdir_p(p);
+        hostfs_mkdir_p(&e->h, "/sys/bus/pci/devices");
+        hostfs_mkdir_p(&e->h, "/sys/bus/pci/drivers");
+        hostfs_mkdir_p(&e->h, "/sys/devices/pci0000:00");
         emu_write_file(e, "/sys/bus/pci/drivers_probe", "");
         emu_write_file(e, "/proc/net/route",
                        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n");
@@ -147,9 +129,9 @@ static void set_driver(emu *e, const char *pci, const char *driver)
                 if (stat(stash, &st) == 0)
                         rename(stash, net);
                 else {
-                        char n2[PATH_MAX + 96];
-                        snprintf(n2, sizeof(n2), "%s/%s", net, dev->netdev);
-                        mkdir_p(n2);
+                        char n2[PATH_MAX];
+                        snprintf(n2, sizeof(n2), "/sys/devices/pci0000:00/%s/net/%s", pci, dev->netdev);
+                        hostfs_mkdir_p(&e->h, n2);
                 }
         }
 }
@@ -164,7 +146,8 @@ int emu_add_nic(emu *e, const char *pci, const char *vendor, const char *device,
         snprintf(dev->native, sizeof(dev->native), "%s", native);
         snprintf(dev->netdev, sizeof(dev->netdev), "%s", netdev ? netdev : "");
         dev_dir(e, pci, d, sizeof(d));
-        mkdir_p(d);
+        snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s", pci);
+        hostfs_mkdir_p(&e->h, p);
         snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s/vendor", pci);
         emu_write_file(e, p, vendor);
         snprintf(p, sizeof(p), "/sys/devices/pci0000:00/%s/device", pci);

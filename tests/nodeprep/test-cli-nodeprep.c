@@ -12,29 +12,8 @@
 static char dir[512];
 static char bin[1024];
 
-static int run(const char *args, char *out, size_t size)
-{
-        char cmd[4096];
-        snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
-        FILE *p = popen(cmd, "r");
-        if (!p)
-                return -1;
-        size_t n = fread(out, 1, size - 1, p);
-        out[n] = '\0';
-        int r = pclose(p);
-        return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
-}
-
-static void write_file(const char *path, const char *text)
-{
-        FILE *f = fopen(path, "w");
-        if (!f) {
-                perror(path);
-                exit(2);
-        }
-        fputs(text, f);
-        fclose(f);
-}
+/* Run "spinlane-agent ARGS", capture stdout and stderr (up to size), return the exit code. */
+static int run(const char *args, char *out, size_t size) { return fixture_run(bin, args, "2>&1", out, size); }
 
 /* Wait until the file at path contains needle (at most ms); returns whether it did. */
 static bool wait_for_text(const char *path, const char *needle, int ms)
@@ -63,7 +42,7 @@ static void test_daemon(const char *b)
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
         snprintf(cfg, sizeof(cfg), "%s/run-config.json", dir);
         snprintf(logp, sizeof(logp), "%s/run.log", dir);
-        write_file(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}}");
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}}");
         pid_t pid = fork();
         if (pid == 0) {
                 FILE *f = freopen(logp, "w", stdout);
@@ -78,11 +57,11 @@ static void test_daemon(const char *b)
         /* cores.cpus narrows the 6 isolated cores (2-7 with siblings 10-15) to 3. */
         CHECK(wait_for_text(logp, "spinlane.io/isolated-core: 3 devices, 3 healthy", 5000));
         /* A bad config: rejected, the agent keeps running. */
-        write_file(cfg, "{\"nics\":{\"max\":-1}}");
+        fixture_write(cfg, "{\"nics\":{\"max\":-1}}");
         CHECK(wait_for_text(logp, "config: \"nics.max\": expected an integer from 0 to 256, got -1", 5000));
         CHECK(wait_for_text(logp, "config reload rejected; keeping the last good config", 5000));
         /* A good change is applied. */
-        write_file(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"hugepages\":{\"per_node\":{\"0\":1024}}}");
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"hugepages\":{\"per_node\":{\"0\":1024}}}");
         CHECK(wait_for_text(logp, "node preparation: applying the config (config changed)", 5000));
         CHECK(wait_for_text(logp, "PASS prep-hugepages: reserved node 0: 1024 x 2 MiB", 5000));
         /* SIGHUP re-applies. */
@@ -117,7 +96,7 @@ int main(void)
 
         /* prepare on a ready node: 0. */
         snprintf(path, sizeof(path), "%s/config.json", dir);
-        write_file(path, "{\"nics\":{\"kinds\":[\"ena\"]}}");
+        fixture_write(path, "{\"nics\":{\"kinds\":[\"ena\"]}}");
         snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --config '%s'", dir, path);
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(strstr(out, "PASS prep-nic-binding: 0 NIC(s) bound to vfio-pci now, 2 already bound\n") != NULL);
@@ -136,7 +115,7 @@ int main(void)
         CHECK_INT(good, lines);
 
         /* A bad config: 2, and the message names the key and the value. */
-        write_file(path, "{\"hugepages\":{\"per_node\":{\"0\":\"lots\"}}}");
+        fixture_write(path, "{\"hugepages\":{\"per_node\":{\"0\":\"lots\"}}}");
         snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --config '%s'", dir, path);
         CHECK_INT(run(args, out, sizeof(out)), 2);
         CHECK(strstr(out, "config: \"hugepages.per_node.0\": expected an integer >= 0, got \"lots\"") != NULL);
@@ -146,13 +125,13 @@ int main(void)
         CHECK(strstr(out, "\"hugepages.per_node.0\"") != NULL);
 
         /* A step fails: hugepages on a node that does not exist -> 1. */
-        write_file(path, "{\"hugepages\":{\"per_node\":{\"3\":16}}}");
+        fixture_write(path, "{\"hugepages\":{\"per_node\":{\"3\":16}}}");
         snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --config '%s'", dir, path);
         CHECK_INT(run(args, out, sizeof(out)), 1);
         CHECK(strstr(out, "FAIL prep-hugepages: node 3, 2 MiB pages: no such NUMA node") != NULL);
 
         /* broken: the secondary has a route: refused, a warning, exit 0. */
-        write_file(path, "{}");
+        fixture_write(path, "{}");
         snprintf(args, sizeof(args), "prepare --root '%s/broken' --config '%s'", dir, path);
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(strstr(out, "0000:00:06.0: refused: eth1 has a route; nothing changed") != NULL);
@@ -167,16 +146,16 @@ int main(void)
         snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
         CHECK_INT(system(cmd), 0);
         snprintf(path, sizeof(path), "%s/broken/var/lib/spinlane/bind-state.json", dir);
-        write_file(path, "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"origi");
+        fixture_write(path, "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"origi");
         CHECK_INT(run(args, out, sizeof(out)), 2);
         CHECK(strstr(out, "state file is truncated or garbled") != NULL);
         CHECK(access(path, F_OK) == 0);
         /* After a reboot the NIC is on its original driver again: the record is dropped. */
-        write_file(path, "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\","
+        fixture_write(path, "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\","
                          "\"driver\":\"vfio-pci\",\"netdev\":\"eth1\"}]}");
         char ov[1024];
         snprintf(ov, sizeof(ov), "%s/broken/sys/bus/pci/devices/0000:00:06.0/driver_override", dir);
-        write_file(ov, "(null)\n");
+        fixture_write(ov, "(null)\n");
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(strstr(out, "0000:00:06.0: already on ena") != NULL);
         CHECK(strstr(out, "restore: 1 of 1 NIC(s) back on their original driver") != NULL);
@@ -188,10 +167,10 @@ int main(void)
         snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
         CHECK_INT(system(cmd), 0);
         snprintf(path, sizeof(path), "%s/eks-x86/var/lib/spinlane/bind-state.json", dir);
-        write_file(path, "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\","
+        fixture_write(path, "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":\"ena\","
                          "\"driver\":\"vfio-pci\"}]}");
         snprintf(ov, sizeof(ov), "%s/eks-x86/sys/bus/pci/devices/0000:00:06.0/driver_override", dir);
-        write_file(ov, "vfio-pci\n");
+        fixture_write(ov, "vfio-pci\n");
         snprintf(args, sizeof(args), "restore --root '%s/eks-x86'", dir);
         CHECK_INT(run(args, out, sizeof(out)), 1);
         CHECK(strstr(out, "0000:00:06.0: could not give it back to ena (unbinding from vfio-pci: No such file or directory)") != NULL);
@@ -200,7 +179,7 @@ int main(void)
 
         /* run --once: the same path as prepare; --once belongs to run only. */
         snprintf(path, sizeof(path), "%s/config.json", dir);
-        write_file(path, "{}");
+        fixture_write(path, "{}");
         snprintf(args, sizeof(args), "run --once --root '%s/eks-x86' --config '%s'", dir, path);
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(strstr(out, "PASS prep-nic-binding") != NULL);

@@ -7,22 +7,12 @@
 
 #include "../agent/fixture.h"
 #include "cleanup.h"
+#include "nodeprep-test.h"
 #include "sysfs-emu.h"
 #include "testutil.h"
 
 #include <errno.h>
 #include <time.h>
-
-static config cfg(const char *json)
-{
-        config c;
-        char err[CONFIG_ERR_LEN];
-        if (config_parse(json, strlen(json), &c, err, sizeof(err)) < 0) {
-                fprintf(stderr, "bad test config: %s\n", err);
-                abort();
-        }
-        return c;
-}
 
 static int prepare(emu *e, const config *c, prep_report **rep)
 {
@@ -48,7 +38,7 @@ int main(void)
         char dir[256], root[512];
         emu e;
         prep_report *rep = NULL;
-        config c = cfg("{\"tuning\":{\"interrupt_moderation_off\":true}}");
+        config c = test_config("{\"tuning\":{\"interrupt_moderation_off\":true}}");
 
         fixture_make(dir, sizeof(dir), "eks-x86 graviton aks-mana broken big");
 
@@ -85,7 +75,7 @@ int main(void)
         /* broken: the secondary ENA has an IPv4 route and vfio-pci is not loaded. */
         snprintf(root, sizeof(root), "%s/broken", dir);
         CHECK_INT(emu_adopt(&e, root), 0);
-        config plain = cfg("{}");
+        config plain = test_config("{}");
         CHECK_INT(prepare(&e, &plain, &rep), 0);
         CHECK_INT(verdict_find(&rep->verdicts, PREP_CHECK_NIC_BINDING)->level, VERDICT_WARN);
         CHECK_STR(rep->nics[0].message, "0000:00:06.0: refused: eth1 has a route; nothing changed");

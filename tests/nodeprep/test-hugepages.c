@@ -6,6 +6,7 @@
 #include "hugepages.h"
 
 #include "cleanup.h"
+#include "nodeprep-test.h"
 #include "sysfs-emu.h"
 #include "testutil.h"
 
@@ -48,17 +49,6 @@ static void fake_nodes(emu *e)
         emu_write_file(e, "/proc/mounts", "proc /proc proc rw 0 0\n");
 }
 
-static config cfg(const char *json)
-{
-        config c;
-        char err[CONFIG_ERR_LEN];
-        if (config_parse(json, strlen(json), &c, err, sizeof(err)) < 0) {
-                fprintf(stderr, "bad test config: %s\n", err);
-                abort();
-        }
-        return c;
-}
-
 static void test_reserve(void)
 {
         emu e;
@@ -68,7 +58,7 @@ static void test_reserve(void)
         fake_nodes(&e);
 
         /* node 0 gets all it asks, node 1 falls short. */
-        config c = cfg("{\"hugepages\":{\"page_size\":\"2M\",\"per_node\":{\"0\":512,\"1\":256}}}");
+        config c = test_config("{\"hugepages\":{\"page_size\":\"2M\",\"per_node\":{\"0\":512,\"1\":256}}}");
         CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
         CHECK_INT(v.n, 1);
         CHECK_STR(v.items[0].check, PREP_CHECK_HUGEPAGES);
@@ -92,7 +82,7 @@ static void test_reserve(void)
         verdict_list_free(&v);
 
         /* A node that does not exist, a size the kernel lacks, a read-only file. */
-        c = cfg("{\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{\"3\":1}},{\"page_size\":\"32M\",\"per_node\":{\"0\":1}},"
+        c = test_config("{\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{\"3\":1}},{\"page_size\":\"32M\",\"per_node\":{\"0\":1}},"
                 "{\"page_size\":\"1G\",\"per_node\":{\"0\":2}}]}");
         s.ro_path = NR(0, 1048576);
         s.writes = 0;
@@ -106,7 +96,7 @@ static void test_reserve(void)
         verdict_list_free(&v);
 
         /* No hugepages in the config: nothing. */
-        c = cfg("{}");
+        c = test_config("{}");
         CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
         CHECK_INT(v.n, 0);
         emu_cleanup(&e);
@@ -143,7 +133,7 @@ static void test_mount_fake_root(void)
         bool mounted = true;
         fake_nodes(&e);
 
-        config c = cfg("{\"hugepages\":{\"page_size\":\"1G\",\"per_node\":{\"0\":1}}}");
+        config c = test_config("{\"hugepages\":{\"page_size\":\"1G\",\"per_node\":{\"0\":1}}}");
         CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
         CHECK(!mounted);
         CHECK_INT(v.items[0].level, VERDICT_SKIP);
@@ -158,7 +148,7 @@ static void test_mount_fake_root(void)
         CHECK_STR(v.items[0].message, "hugetlbfs at /dev/hugepages has pagesize 2 MiB, the config wants 1 GiB");
         verdict_list_free(&v);
 
-        c = cfg("{}"); /* kernel default from /proc/meminfo: 2 MiB */
+        c = test_config("{}"); /* kernel default from /proc/meminfo: 2 MiB */
         CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
         CHECK_INT(v.items[0].level, VERDICT_PASS);
         CHECK_STR(v.items[0].message, "hugetlbfs is mounted at /dev/hugepages (pagesize 2 MiB)");
@@ -166,18 +156,26 @@ static void test_mount_fake_root(void)
 
         /* The host init's table (/proc/1/mounts) wins over the reader's own. */
         emu_write_file(&e, "/proc/1/mounts", "nodev /dev/hugepages hugetlbfs rw,pagesize=1024M 0 0\n");
-        c = cfg("{\"hugetlbfs\":{\"page_size\":\"1G\"}}");
+        c = test_config("{\"hugetlbfs\":{\"page_size\":\"1G\"}}");
         CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
         CHECK_INT(v.items[0].level, VERDICT_PASS);
         CHECK_STR(v.items[0].message, "hugetlbfs is mounted at /dev/hugepages (pagesize 1 GiB)");
         verdict_list_free(&v);
         CHECK(!huge_root_is_live(&e.h));
 
-        c = cfg("{\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/h\"}}");
+        c = test_config("{\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/h\"}}");
         CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
         CHECK_INT(v.items[0].level, VERDICT_FAIL);
         CHECK_STR(v.items[0].message, "no hugetlbfs at /mnt/h and hugetlbfs.mount is false");
         CHECK_INT(hostfs_exists(&e.h, "/mnt/h"), 0);
+        verdict_list_free(&v);
+
+        /* A mount point that is a regular file is not "created" (it used to pass as such). */
+        emu_write_file(&e, "/mnt/file", "x");
+        c = test_config("{\"hugetlbfs\":{\"mount_point\":\"/mnt/file\"}}");
+        CHECK_INT(huge_mount(&e.h, &c, &v, &mounted), 0);
+        CHECK_INT(v.items[0].level, VERDICT_FAIL);
+        CHECK_STR(v.items[0].message, "cannot create /mnt/file: Not a directory");
         verdict_list_free(&v);
         emu_cleanup(&e);
 }
@@ -200,7 +198,7 @@ static void test_real(void)
         CHECK(mkdtemp(dir) != NULL);
         snprintf(mp, sizeof(mp), "%s/huge", dir);
         snprintf(json, sizeof(json), "{\"hugetlbfs\":{\"mount_point\":\"%s\",\"page_size\":\"2M\"}}", mp);
-        config c = cfg(json);
+        config c = test_config(json);
         CHECK_INT(huge_mount(&real, &c, &v, &mounted), 0);
         if (v.items[0].level == VERDICT_FAIL && strstr(v.items[0].message, "failed:")) {
                 printf("SKIP real hugetlbfs mount: %s\n", v.items[0].message);
@@ -226,7 +224,7 @@ static void test_real(void)
         }
         snprintf(json, sizeof(json), "{\"hugepages\":{\"page_size\":\"2M\",\"per_node\":{\"0\":%llu}}}",
                  (unsigned long long)orig + 2);
-        c = cfg(json);
+        c = test_config(json);
         CHECK_INT(huge_reserve(&real, NULL, &c, &v), 0);
         if (v.items[0].level == VERDICT_FAIL && strstr(v.items[0].message, "writing nr_hugepages failed")) {
                 printf("SKIP real nr_hugepages: %s\n", v.items[0].message);

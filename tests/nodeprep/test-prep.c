@@ -5,6 +5,7 @@
 #include "prep.h"
 
 #include "cleanup.h"
+#include "nodeprep-test.h"
 #include "sysfs-emu.h"
 #include "testutil.h"
 
@@ -15,17 +16,6 @@
 #define ENA1 "0000:00:06.0"
 #define ENA2 "0000:00:07.0"
 #define VIRT "0000:00:08.0"
-
-static config cfg(const char *json)
-{
-        config c;
-        char err[CONFIG_ERR_LEN];
-        if (config_parse(json, strlen(json), &c, err, sizeof(err)) < 0) {
-                fprintf(stderr, "bad test config: %s\n", err);
-                abort();
-        }
-        return c;
-}
 
 static void eks_node(emu *e)
 {
@@ -117,27 +107,27 @@ static void test_select(void)
         };
         size_t idx[4];
         bind_state st = {.n = 1, .e = {{ENA1, "ena", "vfio-pci", "eth1"}}};
-        config c = cfg("{}");
+        config c = test_config("{}");
         CHECK_INT(prep_select(&c, nics, 4, NULL, idx), 2);
         CHECK_INT(idx[0], 1);
         CHECK_INT(idx[1], 2);
-        c = cfg("{\"nics\":{\"max\":1}}");
+        c = test_config("{\"nics\":{\"max\":1}}");
         CHECK_INT(prep_select(&c, nics, 4, NULL, idx), 1);
         CHECK_INT(idx[0], 1);
-        c = cfg("{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}");
+        c = test_config("{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}");
         CHECK_INT(prep_select(&c, nics, 4, NULL, idx), 1);
         CHECK_INT(idx[0], 2);
-        c = cfg("{\"nics\":{\"pci\":[\"" PRIM "\",\"" ENA2 "\"]}}"); /* the primary never */
+        c = test_config("{\"nics\":{\"pci\":[\"" PRIM "\",\"" ENA2 "\"]}}"); /* the primary never */
         CHECK_INT(prep_select(&c, nics, 4, NULL, idx), 1);
         CHECK_INT(idx[0], 2);
-        c = cfg("{\"nics\":{\"interfaces\":[\"eth0\",\"eth1\",\"eth2\"]}}");
+        c = test_config("{\"nics\":{\"interfaces\":[\"eth0\",\"eth1\",\"eth2\"]}}");
         CHECK_INT(prep_select(&c, nics, 4, NULL, idx), 1);
         CHECK_INT(idx[0], 2);
         CHECK_INT(prep_select(&c, nics, 4, &st, idx), 2); /* ENA1: bound by us earlier */
-        c = cfg("{\"nics\":{\"kinds\":[\"other\"]}}");
+        c = test_config("{\"nics\":{\"kinds\":[\"other\"]}}");
         CHECK_INT(prep_select(&c, nics, 4, NULL, idx), 1);
         CHECK_INT(idx[0], 3);
-        c = cfg("{\"nics\":{\"kinds\":[\"mana\"]}}");
+        c = test_config("{\"nics\":{\"kinds\":[\"mana\"]}}");
         CHECK_INT(prep_select(&c, nics, 4, NULL, idx), 0);
 }
 
@@ -152,7 +142,7 @@ static void test_eks(void)
         g_k = &k;
         ops.tune.coalesce_off = fk_coalesce_g;
 
-        config c = cfg("{\"hugepages\":{\"per_node\":{\"0\":64}},"
+        config c = test_config("{\"hugepages\":{\"per_node\":{\"0\":64}},"
                        "\"tuning\":{\"interrupt_moderation_off\":true,\"irq_core\":1}}");
         size_t n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
@@ -214,7 +204,7 @@ static void test_fault_one_nic(void)
         ops.tune.coalesce_off = fk_coalesce_g;
 
         emu_fault_add(&e, "/sys/bus/pci/drivers_probe", ENA2, -EBUSY)->times = 1;
-        config c = cfg("{}");
+        config c = test_config("{}");
         size_t n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_FAIL);
@@ -227,7 +217,7 @@ static void test_fault_one_nic(void)
         prep_report_free(rep);
 
         /* The primary only, by name: refused by selection, so nothing matches. */
-        c = cfg("{\"nics\":{\"interfaces\":[\"eth0\"]}}");
+        c = test_config("{\"nics\":{\"interfaces\":[\"eth0\"]}}");
         emu_reset_log(&e);
         n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
@@ -238,7 +228,7 @@ static void test_fault_one_nic(void)
 
         /* A secondary with an address the scan did not know about: refused, a warning. */
         emu_write_file(&e, "/proc/net/if_inet6", "20010db8000000000000000000000002 05 40 00 80 eth2\n");
-        c = cfg("{}");
+        c = test_config("{}");
         n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
@@ -259,7 +249,7 @@ static void test_mana(void)
         emu_add_nic(&e, "7870:00:00.0", "0x1414\n", "0x00ba\n", "mana", "mana", "eth1");
         emu_write_file(&e, "/proc/mounts", "nodev /dev/hugepages hugetlbfs rw,pagesize=2M 0 0\n");
         prep_ops ops = ops_for(&e, &k);
-        config c = cfg("{\"binding\":{\"mana_netdev_down\":true}}");
+        config c = test_config("{\"binding\":{\"mana_netdev_down\":true}}");
 
         size_t n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 1);

@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The trees the agent's memcheck tests run on (ctest fixture setup, plain build only):
+# every make-node.py fixture under OUT/nodes, a config, and under OUT/prep copies for
+# prepare and restore, broken with a bind-state record of a NIC back on its driver.
+# Usage: memcheck-trees.sh SOURCE_DIR OUT (OUT is removed first).
+set -eu
+src=$1
+out=$2
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+rm -rf "$out"
+mkdir -p "$out"
+"$py" "$src/tests/fixtures/make-node.py" "$out/nodes"
+"$py" "$src/tests/fixtures/make-node.py" "$out/prep" eks-x86 aks-mana broken
+printf '{"hugepages":{"per_node":{"0":64}}}\n' >"$out/config.json"
+mkdir -p "$out/prep/broken/var/lib/spinlane"
+printf '{"version":1,"count":1,"nics":[{"pci":"0000:00:06.0","original_driver":"ena","driver":"vfio-pci","netdev":"eth1"}]}\n' \
+	>"$out/prep/broken/var/lib/spinlane/bind-state.json"
+printf '(null)\n' >"$out/prep/broken/sys/bus/pci/devices/0000:00:06.0/driver_override"
