@@ -251,6 +251,8 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
                 if (l4len < 8 || !csum_ok(sum64(l4, l4len, 0)))
                         return drop(f, TR_DROP_IGMP_MALFORMED);
                 f->igmp_type = l4[0];
+                f->igmp_code = l4[1];
+                f->igmp_len = (uint16_t)l4len;
                 f->igmp_group = rd32_raw(l4 + 4);
                 f->kind = TR_FRAME_IGMP;
                 return;
@@ -338,6 +340,15 @@ size_t tr_frame_build_arp(uint8_t out[TR_ETH_MIN_FRAME], uint16_t op, const uint
                 memcpy(a + 18, tha, 6);
         memcpy(a + 24, &tpa, 4);
         return TR_ETH_MIN_FRAME;
+}
+
+unsigned tr_igmp_max_resp_ds(uint8_t code, uint16_t igmp_len)
+{
+        if (igmp_len < 12) /* v1 (code 0: 10 s) or v2 */
+                return code ? code : 100;
+        if (code < 128)
+                return code;
+        return (unsigned)((code & 0x0f) | 0x10) << (((code >> 4) & 0x07) + 3);
 }
 
 void tr_ipv4_mcast_mac(uint32_t group, uint8_t ret[6])
