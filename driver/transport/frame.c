@@ -28,6 +28,7 @@ static const char *const drop_names[TR_DROP__MAX] = {
         [TR_DROP_NOT_FOR_US] = "not_for_us",
         [TR_DROP_NO_ENDPOINT] = "no_endpoint",
         [TR_DROP_ARP_RATE] = "arp_rate",
+        [TR_DROP_TOO_BIG] = "too_big",
 };
 
 const char *tr_drop_name(enum tr_drop d)

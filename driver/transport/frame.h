@@ -45,6 +45,7 @@ enum tr_drop {
         TR_DROP_NOT_FOR_US,    /* IPv4 destination is not ours, nor a joined group */
         TR_DROP_NO_ENDPOINT,   /* no endpoint bound to (destination, port) */
         TR_DROP_ARP_RATE,      /* ARP reply suppressed by the rate limit */
+        TR_DROP_TOO_BIG,       /* host-local datagram (kernel socket) above the MTU */
         TR_DROP__MAX
 };
 

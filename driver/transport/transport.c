@@ -910,7 +910,7 @@ static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         struct tr_endpoint *eps[TR_DEMUX_MAX];
         unsigned n = 0;
         int delivered = 0;
-        uint8_t buf[65536];
+        uint8_t buf[RTE_MBUF_DEFAULT_DATAROOM]; /* above the MTU: truncated, then dropped */
 
         rte_rwlock_read_lock(&p->bind_lock);
         for (unsigned i = 0; i < p->demux.n; i++) {
@@ -924,10 +924,14 @@ static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
                 for (int k = 0; k < p->burst; k++) {
                         struct sockaddr_in src;
                         socklen_t sl = sizeof(src);
-                        ssize_t r = recvfrom(eps[i]->kfd, buf, sizeof(buf), MSG_DONTWAIT,
+                        ssize_t r = recvfrom(eps[i]->kfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
                                              (struct sockaddr *)&src, &sl);
                         if (r < 0)
                                 break;
+                        if (r > p->mtu) { /* MSG_TRUNC: r is the datagram's real length */
+                                CNT_DROP(q, TR_DROP_TOO_BIG);
+                                continue;
+                        }
                         CNT_INC(q, host_local_rx);
                         fn(clientd, eps[i]->clientd, buf, (size_t)r, &src);
                         delivered++;
@@ -1008,10 +1012,12 @@ int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         int delivered = 0;
 
         if (unlikely((q->polls++ % TR_SLOW_EVERY) == 0)) {
-                if (p->host_local)
-                        delivered += poll_host_local(q, fn, clientd);
-                if (q->qid == 0)
+                /* all receiving happens on queue 0's thread, kernel sockets included */
+                if (q->qid == 0) {
+                        if (p->host_local)
+                                delivered += poll_host_local(q, fn, clientd);
                         igmp_tick(p);
+                }
         }
         delivered += poll_rxq(q, q->qid, fn, clientd);
         if (q->qid == 0 && p->n_rxq > p->n_queues)

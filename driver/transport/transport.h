@@ -103,8 +103,9 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
 /* Called for each datagram: payload valid only during the call. */
 typedef void (*tr_recv_fn)(void *clientd, void *endpoint_clientd, const uint8_t *data,
                            size_t len, const struct sockaddr_in *src);
-/* Receive one burst on q (and, every few calls, the host-local kernel sockets); answer
- * ARP and IGMP; hand each UDP datagram to fn. Returns the number of datagrams delivered. */
+/* Receive one burst on q; answer ARP and IGMP; hand each UDP datagram to fn. On queue 0,
+ * every 16 calls, also read the host-local kernel sockets and fire the IGMP timers: all
+ * receiving happens on queue 0's thread. Returns the number of datagrams delivered. */
 int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd);
 
 struct tr_counters {

@@ -582,6 +582,21 @@ static void test_host_local(void)
         CHECK_INT(got, 1);
         CHECK(memcmp(g.data, "from-kernel", 11) == 0);
         CHECK(g.src.sin_port == lo.sin_port);
+        /* a datagram above the MTU (1408) from a local socket: dropped as too_big */
+        static char big[1409];
+        struct tr_counters c0, c1;
+        tr_port_counters(port, &c0);
+        CHECK(sendto(fd, big, sizeof(big), 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)sizeof(big));
+        CHECK(sendto(fd, big, 1408, 0, (struct sockaddr *)&to, sizeof(to)) == 1408);
+        got = 0;
+        for (int i = 0; i < 1000 && !got; i++) {
+                got += tr_poll(q, on_dgram, &g);
+                usleep(100);
+        }
+        CHECK_INT(got, 1);
+        CHECK_INT(g.len, 1408);
+        tr_port_counters(port, &c1);
+        CHECK_INT(c1.drops[TR_DROP_TOO_BIG] - c0.drops[TR_DROP_TOO_BIG], 1);
         close(fd);
         tr_endpoint_close(ep);
 }
