@@ -3,6 +3,7 @@
  * DPDK, never logs; every read is preceded by a length check. */
 #include "frame.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -45,8 +46,8 @@ static inline uint16_t rd16(const uint8_t *p)
 
 static inline void wr16(uint8_t *p, uint16_t v)
 {
-        p[0] = (uint8_t)(v >> 8);
-        p[1] = (uint8_t)v;
+        uint16_t be = htons(v); /* one swap and one store, not two byte stores */
+        memcpy(p, &be, 2);
 }
 
 static inline uint32_t rd32_raw(const uint8_t *p)

@@ -757,6 +757,7 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
         struct tr_port *p = q->port;
         struct rte_mbuf *out[TR_MAX_BURST];
         uint8_t macs[TR_MAX_BURST][6];
+        const uint8_t *mac_of[TR_MAX_BURST]; /* datagram -> its resolved MAC in macs */
         size_t done = 0;
         uint32_t src = source_ip(p, ep);
         int err = 0;
@@ -789,9 +790,10 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                                 continue;
                         }
                         if (k && dip == last_dst) {
-                                memcpy(macs[k], macs[k - 1], 6);
+                                mac_of[k] = mac_of[k - 1];
                         } else {
                                 int r = next_hop_mac(q, dip, macs[k]);
+                                mac_of[k] = macs[k];
                                 if (r <= 0) {
                                         err = r ? r : 1;
                                         break;
@@ -810,7 +812,7 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                 uint64_t bytes = 0;
                 for (unsigned i = 0; i < k; i++) {
                         const struct tr_msg *m = &msgs[done + i];
-                        build(q, out[i], ep, src, macs[i], m->dst, m->data, m->len);
+                        build(q, out[i], ep, src, mac_of[i], m->dst, m->data, m->len);
                         bytes += m->len;
                 }
                 /* 3. hand them to the NIC; what it does not take is freed, not queued */
