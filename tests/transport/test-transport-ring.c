@@ -619,7 +619,7 @@ static void test_multiqueue(void)
         CHECK(id >= 0);
         struct tr_port_config cfg = { .port_id = (uint16_t)id, .n_queues = 2, .rx_ring = 128, .tx_ring = 128,
                                       .ipv4 = t_ip4("10.5.0.1"), .prefix_len = 24, .no_host_local = true,
-                                      .igmp_version = 2 };
+                                      .igmp_version = 2, .igmp_unsolicited_ms = 150 };
         struct tr_port *mp;
         int r = tr_port_open(&cfg, &mp, err, sizeof(err));
         if (r < 0)
@@ -645,27 +645,47 @@ static void test_multiqueue(void)
         for (int i = 0; i < 3; i++)
                 while (rte_ring_dequeue(tx[i], (void **)&m) == 0)
                         rte_pktmbuf_free(m);
-        /* IGMPv2: a membership report to the group itself, a leave to all-routers */
+        /* IGMPv2: a membership report to the group itself, repeated once after exactly
+         * the Unsolicited Report Interval (150 ms here), then a single leave to
+         * all-routers (never repeated in v2) */
         uint8_t fb[128];
         struct tr_frame f;
+        struct tr_queue *q0 = tr_port_queue(mp, 0);
+        struct got g = { 0 };
+        long t_join = now_ms(), t_second = -1;
         CHECK_INT(tr_port_join(mp, t_ip4("239.7.7.7")), 0);
-        CHECK_INT(tr_port_leave(mp, t_ip4("239.7.7.7")), 0);
-        for (int i = 0; i < 2; i++) {
-                m = NULL;
-                CHECK_INT(rte_ring_dequeue(tx[2], (void **)&m), 0);
-                if (!m)
-                        break;
-                size_t n = rte_pktmbuf_data_len(m);
-                if (n > sizeof(fb))
-                        n = sizeof(fb);
-                memcpy(fb, rte_pktmbuf_mtod(m, void *), n);
-                rte_pktmbuf_free(m);
-                tr_frame_parse(fb, n, 0, &f);
-                CHECK_INT(f.kind, TR_FRAME_IGMP);
-                CHECK_INT(f.igmp_type, i == 0 ? 0x16 : 0x17);
-                CHECK(f.igmp_group == t_ip4("239.7.7.7"));
-                CHECK(f.ip_dst == t_ip4(i == 0 ? "239.7.7.7" : "224.0.0.2"));
+        int reports = 0, leaves = 0;
+        for (int round = 0; round < 2; round++) {
+                long t0 = now_ms();
+                while (now_ms() - t0 < 600) {
+                        tr_poll(q0, on_dgram, &g);
+                        while (rte_ring_dequeue(tx[2], (void **)&m) == 0) {
+                                size_t n = rte_pktmbuf_data_len(m);
+                                if (n > sizeof(fb))
+                                        n = sizeof(fb);
+                                memcpy(fb, rte_pktmbuf_mtod(m, void *), n);
+                                rte_pktmbuf_free(m);
+                                tr_frame_parse(fb, n, 0, &f);
+                                CHECK_INT(f.kind, TR_FRAME_IGMP);
+                                CHECK(f.igmp_group == t_ip4("239.7.7.7"));
+                                if (f.igmp_type == 0x16) {
+                                        CHECK(f.ip_dst == t_ip4("239.7.7.7"));
+                                        if (++reports == 2)
+                                                t_second = now_ms();
+                                } else {
+                                        CHECK_INT(f.igmp_type, 0x17);
+                                        CHECK(f.ip_dst == t_ip4("224.0.0.2"));
+                                        leaves++;
+                                }
+                        }
+                        usleep(1000);
+                }
+                if (round == 0)
+                        CHECK_INT(tr_port_leave(mp, t_ip4("239.7.7.7")), 0);
         }
+        CHECK_INT(reports, 2);
+        CHECK_INT(leaves, 1);
+        CHECK(t_second - t_join >= 145 && t_second - t_join <= 550);
         tr_endpoint_close(ep);
         tr_port_close(mp);
 }
