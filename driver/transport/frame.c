@@ -3,6 +3,7 @@
  * DPDK, never logs; every read is preceded by a length check. */
 #include "frame.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ static const char *const drop_names[TR_DROP__MAX] = {
         [TR_DROP_NOT_FOR_US] = "not_for_us",
         [TR_DROP_NO_ENDPOINT] = "no_endpoint",
         [TR_DROP_ARP_RATE] = "arp_rate",
+        [TR_DROP_TOO_BIG] = "too_big",
 };
 
 const char *tr_drop_name(enum tr_drop d)
@@ -44,8 +46,8 @@ static inline uint16_t rd16(const uint8_t *p)
 
 static inline void wr16(uint8_t *p, uint16_t v)
 {
-        p[0] = (uint8_t)(v >> 8);
-        p[1] = (uint8_t)v;
+        uint16_t be = htons(v); /* one swap and one store, not two byte stores */
+        memcpy(p, &be, 2);
 }
 
 static inline uint32_t rd32_raw(const uint8_t *p)
@@ -55,58 +57,98 @@ static inline uint32_t rd32_raw(const uint8_t *p)
         return v;
 }
 
+static inline uint64_t rd64_raw(const uint8_t *p)
+{
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+}
+
+/* s + v with the end-around carry of one's complement addition. Written with the
+ * overflow builtin, which gcc and clang turn into add, adc (the "s + (s < v)" form turns
+ * into cmp/setb/adc chains once several are in a row). */
+static inline uint64_t add_c(uint64_t s, uint64_t v)
+{
+        uint64_t t;
+        unsigned carry = __builtin_add_overflow(s, v, &t);
+        return t + carry;
+}
+
 /* One's complement sum of len bytes into a 64-bit accumulator with end-around carry;
- * words are loaded in host order, which folding makes position-independent (RFC 1071). */
+ * words are loaded in host order, which folding makes position-independent (RFC 1071).
+ * 32 bytes per loop turn, then the remainder by its binary digits: no per-word loop
+ * bookkeeping (this is most of the software-checksum cost of a small datagram). */
 static inline uint64_t sum64(const uint8_t *p, size_t len, uint64_t s)
 {
-        while (len >= 8) {
-                uint64_t v;
-                memcpy(&v, p, 8);
-                s += v;
-                s += s < v;
+        while (len >= 32) {
+                s = add_c(s, rd64_raw(p));
+                s = add_c(s, rd64_raw(p + 8));
+                s = add_c(s, rd64_raw(p + 16));
+                s = add_c(s, rd64_raw(p + 24));
+                p += 32;
+                len -= 32;
+        }
+        if (len & 16) {
+                s = add_c(s, rd64_raw(p));
+                s = add_c(s, rd64_raw(p + 8));
+                p += 16;
+        }
+        if (len & 8) {
+                s = add_c(s, rd64_raw(p));
                 p += 8;
-                len -= 8;
         }
-        if (len >= 4) {
-                uint32_t v;
-                memcpy(&v, p, 4);
-                s += v;
-                s += s < v;
+        if (len & 4) {
+                s = add_c(s, rd32_raw(p));
                 p += 4;
-                len -= 4;
         }
-        if (len >= 2) {
+        if (len & 2) {
                 uint16_t v;
                 memcpy(&v, p, 2);
-                s += v;
-                s += s < v;
+                s = add_c(s, v);
                 p += 2;
-                len -= 2;
         }
-        if (len) {
+        if (len & 1) {
                 uint16_t v = 0;
                 memcpy(&v, p, 1); /* the odd byte is the first (network-high) byte of a word */
-                s += v;
-                s += s < v;
+                s = add_c(s, v);
         }
         return s;
 }
 
-static inline uint16_t fold64(uint64_t s)
+static inline uint64_t rol64(uint64_t x, unsigned k)
 {
-        s = (s & 0xffffffffu) + (s >> 32); /* < 2^33 */
-        s = (s & 0xffff) + (s >> 16);      /* < 2^18 */
-        s = (s & 0xffff) + (s >> 16);      /* < 2^16 + 4 */
-        s = (s & 0xffff) + (s >> 16);      /* <= 0xffff */
-        return (uint16_t)~s;
+        return (x << k) | (x >> (64 - k));
 }
 
-/* The common 20-byte IPv4 header: five 32-bit words cannot carry out of 64 bits. */
+static inline uint32_t rol32(uint32_t x, unsigned k)
+{
+        return (x << k) | (x >> (32 - k));
+}
+
+/* The end-around-carry sum of s's 16-bit words in the top half of the result: adding a
+ * value to itself rotated by half its width puts lo + hi + (carry out of lo + hi) in the
+ * high half, which cannot carry out again. Two steps: 64 -> 32 -> 16 bits. */
+static inline uint32_t fold_hi16(uint64_t s)
+{
+        uint32_t x = (uint32_t)((s + rol64(s, 32)) >> 32);
+        return x + rol32(x, 16);
+}
+
+static inline uint16_t fold64(uint64_t s)
+{
+        return (uint16_t)~(fold_hi16(s) >> 16);
+}
+
+/* A received header or datagram verifies when its sum folds to 0xffff (fold64(s) == 0). */
+static inline bool csum_ok(uint64_t s)
+{
+        return fold_hi16(s) >= 0xffff0000u;
+}
+
+/* The common 20-byte IPv4 header: 8 + 8 + 4 bytes. */
 static inline uint64_t sum_ip20(const uint8_t *ip)
 {
-        uint32_t w[5];
-        memcpy(w, ip, 20);
-        return (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+        return add_c(add_c(rd64_raw(ip), rd64_raw(ip + 8)), rd32_raw(ip + 16));
 }
 
 uint32_t tr_csum_partial(const void *buf, size_t len, uint32_t sum)
@@ -176,23 +218,27 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         const uint8_t *ip = frame + TR_ETH_HLEN;
         size_t room = len - TR_ETH_HLEN;
 
-        if (et == TR_ETHERTYPE_ARP)
-                return parse_arp(ip, room, f);
-        if (et != TR_ETHERTYPE_IPV4)
+        if (et != TR_ETHERTYPE_IPV4) {
+                if (et == TR_ETHERTYPE_ARP)
+                        return parse_arp(ip, room, f);
                 return drop(f, TR_DROP_ETHERTYPE);
+        }
 
         if (room < TR_IP_HLEN)
                 return drop(f, TR_DROP_IP_TRUNCATED);
-        if ((ip[0] >> 4) != 4)
-                return drop(f, TR_DROP_IP_VERSION);
-        size_t ihl = (size_t)(ip[0] & 0xf) * 4;
-        if (ihl < TR_IP_HLEN || ihl > room)
-                return drop(f, TR_DROP_IP_IHL);
+        size_t ihl = TR_IP_HLEN;
+        if (ip[0] != 0x45) { /* not the usual version 4 without options: check each part */
+                if ((ip[0] >> 4) != 4)
+                        return drop(f, TR_DROP_IP_VERSION);
+                ihl = (size_t)(ip[0] & 0xf) * 4;
+                if (ihl < TR_IP_HLEN || ihl > room)
+                        return drop(f, TR_DROP_IP_IHL);
+        }
         size_t tot = rd16(ip + 2);
         if (tot < ihl || tot > room)
                 return drop(f, TR_DROP_IP_LENGTH);
         if (!(flags & TR_PARSE_IP_CSUM_DONE) &&
-            fold64(ihl == TR_IP_HLEN ? sum_ip20(ip) : sum64(ip, ihl, 0)) != 0)
+            !csum_ok(ihl == TR_IP_HLEN ? sum_ip20(ip) : sum64(ip, ihl, 0)))
                 return drop(f, TR_DROP_IP_CHECKSUM);
         if (rd16(ip + 6) & 0x3fff) /* MF or a fragment offset */
                 return drop(f, TR_DROP_IP_FRAGMENT);
@@ -204,9 +250,11 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         const uint8_t *l4 = ip + ihl;
         size_t l4len = tot - ihl;
         if (ip[9] == TR_IPPROTO_IGMP) {
-                if (l4len < 8 || fold64(sum64(l4, l4len, 0)) != 0)
+                if (l4len < 8 || !csum_ok(sum64(l4, l4len, 0)))
                         return drop(f, TR_DROP_IGMP_MALFORMED);
                 f->igmp_type = l4[0];
+                f->igmp_code = l4[1];
+                f->igmp_len = (uint16_t)l4len;
                 f->igmp_group = rd32_raw(l4 + 4);
                 f->kind = TR_FRAME_IGMP;
                 return;
@@ -221,7 +269,7 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
         if (ulen < TR_UDP_HLEN || ulen > l4len)
                 return drop(f, TR_DROP_UDP_LENGTH);
         if (!(flags & TR_PARSE_L4_CSUM_DONE) && rd16(l4 + 6) != 0) {
-                if (fold64(sum64(l4, ulen, pseudo_sum(f->ip_src, f->ip_dst, (uint16_t)ulen))) != 0)
+                if (!csum_ok(sum64(l4, ulen, pseudo_sum(f->ip_src, f->ip_dst, (uint16_t)ulen))))
                         return drop(f, TR_DROP_UDP_CHECKSUM);
         }
         f->src_port = rd16(l4);
@@ -245,7 +293,7 @@ static void write_ipv4(uint8_t *ip, size_t ihl, size_t tot, uint16_t id, uint8_t
         memcpy(ip + 12, &src, 4);
         memcpy(ip + 16, &dst, 4);
         if (csum) {
-                uint16_t c = fold64(sum64(ip, ihl, 0));
+                uint16_t c = fold64(ihl == TR_IP_HLEN ? sum_ip20(ip) : sum64(ip, ihl, 0));
                 memcpy(ip + 10, &c, 2);
         }
 }
@@ -294,6 +342,15 @@ size_t tr_frame_build_arp(uint8_t out[TR_ETH_MIN_FRAME], uint16_t op, const uint
                 memcpy(a + 18, tha, 6);
         memcpy(a + 24, &tpa, 4);
         return TR_ETH_MIN_FRAME;
+}
+
+unsigned tr_igmp_max_resp_ds(uint8_t code, uint16_t igmp_len)
+{
+        if (igmp_len < 12) /* v1 (code 0: 10 s) or v2 */
+                return code ? code : 100;
+        if (code < 128)
+                return code;
+        return (unsigned)((code & 0x0f) | 0x10) << (((code >> 4) & 0x07) + 3);
 }
 
 void tr_ipv4_mcast_mac(uint32_t group, uint8_t ret[6])

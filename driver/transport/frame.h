@@ -45,6 +45,7 @@ enum tr_drop {
         TR_DROP_NOT_FOR_US,    /* IPv4 destination is not ours, nor a joined group */
         TR_DROP_NO_ENDPOINT,   /* no endpoint bound to (destination, port) */
         TR_DROP_ARP_RATE,      /* ARP reply suppressed by the rate limit */
+        TR_DROP_TOO_BIG,       /* host-local datagram (kernel socket) above the MTU */
         TR_DROP__MAX
 };
 
@@ -74,6 +75,8 @@ struct tr_frame {
         uint16_t payload_off, payload_len;
         /* IGMP */
         uint8_t igmp_type;
+        uint8_t igmp_code;      /* Max Resp Code of a query (v2: tenths of a second) */
+        uint16_t igmp_len;      /* IGMP message length: 8 for v1/v2, >= 12 for a v3 query */
         uint32_t igmp_group;
 };
 
@@ -115,6 +118,10 @@ size_t tr_frame_build_arp(uint8_t out[TR_ETH_MIN_FRAME], uint16_t op, const uint
  * Router Alert option. out must hold 64 bytes; returns the frame length. */
 size_t tr_frame_build_igmp(uint8_t out[64], int version, bool leave, const uint8_t src_mac[6],
                            uint32_t ip_src, uint32_t group);
+
+/* Max Resp Time of an IGMP query in tenths of a second: v1 (code 0 in an 8-byte query)
+ * 100, v2 the code, v3 the code or its floating-point form (RFC 3376 4.1.1). */
+unsigned tr_igmp_max_resp_ds(uint8_t code, uint16_t igmp_len);
 
 /* Multicast MAC of an IPv4 group (01:00:5e + low 23 bits). */
 void tr_ipv4_mcast_mac(uint32_t group, uint8_t ret[6]);

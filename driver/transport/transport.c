@@ -33,7 +33,8 @@
 #include "sizing.h"
 
 #define TR_MAX_BURST 256
-#define TR_HOST_LOCAL_EVERY 16 /* polls between two looks at the kernel sockets */
+#define TR_SLOW_EVERY 16 /* polls between two looks at the kernel sockets and IGMP timers */
+#define TR_IGMP_SLOTS (2 * TR_MAX_GROUPS) /* joined groups + leaves still being repeated */
 
 #define CNT_ADD(q, f, v) __atomic_store_n(&(q)->c.f, (q)->c.f + (v), __ATOMIC_RELAXED)
 #define CNT_INC(q, f) CNT_ADD(q, f, 1)
@@ -46,6 +47,17 @@ struct tr_queue {
         unsigned polls;
         struct tr_counters c;
 } __rte_cache_aligned;
+
+/* IGMP timers of one group: state-change reports still to repeat (a join's, or a
+ * leave's after the group is gone) and an answer to a query. */
+struct tr_igmp_slot {
+        uint32_t group;      /* network order; 0 = free slot */
+        uint8_t retx_left;   /* state-change reports still to send */
+        uint8_t answer_version; /* version of the query being answered */
+        bool retx_leave;     /* the state change is a leave */
+        uint64_t retx_due;   /* ns */
+        uint64_t answer_due; /* ns; 0 = no query to answer */
+};
 
 struct tr_endpoint {
         struct tr_port *port;
@@ -71,8 +83,13 @@ struct tr_port {
         uint32_t groups[TR_MAX_GROUPS];
         unsigned n_groups;
 
-        rte_spinlock_t arp_lock; /* the ARP table and the control TX queue */
+        rte_spinlock_t arp_lock; /* the ARP table, the control TX queue, the IGMP timers */
         struct tr_arp_table arp;
+        struct tr_igmp_slot igmp[TR_IGMP_SLOTS];
+        uint64_t igmp_next;      /* earliest IGMP timer (ns), UINT64_MAX for none; read unlocked */
+        uint64_t igmp_uri_ns;    /* Unsolicited Report Interval */
+        uint64_t rng;            /* xorshift state for IGMP delays */
+        uint8_t igmp_robustness;
         struct tr_rate reply_rate;
         struct tr_counters ctl; /* frames sent by control calls, under arp_lock */
 };
@@ -134,13 +151,17 @@ static uint16_t fit_ring(uint16_t want, const struct rte_eth_desc_lim *lim)
         return tr_ring_fit(want, lim->nb_min, lim->nb_max, lim->nb_align);
 }
 
-/* Push the joined groups' MACs to the device; allmulticast when it has no list. */
+/* Push the joined groups' MACs (and the all-systems group's, for queries) to the device;
+ * allmulticast when it has no list. */
 static int apply_mc_filter(struct tr_port *p)
 {
-        struct rte_ether_addr macs[TR_MAX_GROUPS];
-        for (unsigned i = 0; i < p->n_groups; i++)
+        struct rte_ether_addr macs[TR_MAX_GROUPS + 1];
+        unsigned n = p->n_groups;
+        for (unsigned i = 0; i < n; i++)
                 tr_ipv4_mcast_mac(p->groups[i], macs[i].addr_bytes);
-        int r = rte_eth_dev_set_mc_addr_list(p->port_id, p->n_groups ? macs : NULL, p->n_groups);
+        if (n) /* General Queries go to 224.0.0.1 (all systems) */
+                tr_ipv4_mcast_mac(htonl(0xe0000001u), macs[n++].addr_bytes);
+        int r = rte_eth_dev_set_mc_addr_list(p->port_id, n ? macs : NULL, n);
         if (r == -ENOTSUP || r == -EIO) {
                 r = p->n_groups ? rte_eth_allmulticast_enable(p->port_id) : 0;
                 if (r == -ENOTSUP)
@@ -205,9 +226,10 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
                 return -ENODEV;
         }
         if (nq > TR_MAX_QUEUES || burst > TR_MAX_BURST || cfg->prefix_len < 1 || cfg->prefix_len > 32 ||
-            cfg->ipv4 == 0 || (cfg->igmp_version && cfg->igmp_version != 2 && cfg->igmp_version != 3)) {
-                set_err(err, errlen, "bad configuration (queues %u, burst %u, prefix /%u, igmp v%u)",
-                        nq, burst, cfg->prefix_len, cfg->igmp_version);
+            cfg->ipv4 == 0 || (cfg->igmp_version && cfg->igmp_version != 2 && cfg->igmp_version != 3) ||
+            cfg->igmp_robustness > 7) {
+                set_err(err, errlen, "bad configuration (queues %u, burst %u, prefix /%u, igmp v%u robustness %u)",
+                        nq, burst, cfg->prefix_len, cfg->igmp_version, cfg->igmp_robustness);
                 return -EINVAL;
         }
         uint32_t mask = cfg->prefix_len == 32 ? 0xffffffffu : htonl(~(0xffffffffu >> cfg->prefix_len));
@@ -261,6 +283,10 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         p->gateway = cfg->gateway;
         p->ttl = cfg->ttl ? cfg->ttl : 64;
         p->igmp_version = cfg->igmp_version ? cfg->igmp_version : 3;
+        p->igmp_robustness = cfg->igmp_robustness ? cfg->igmp_robustness : 2;
+        p->igmp_uri_ns = cfg->igmp_unsolicited_ms ? (uint64_t)cfg->igmp_unsolicited_ms * 1000000
+                                                  : (p->igmp_version == 3 ? 1000000000ull : 10000000000ull);
+        p->igmp_next = UINT64_MAX;
         p->host_local = !cfg->no_host_local;
         p->tsc_hz = rte_get_tsc_hz();
         p->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / p->tsc_hz);
@@ -268,6 +294,7 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         rte_rwlock_init(&p->bind_lock);
         rte_spinlock_init(&p->arp_lock);
         uint64_t t0 = now_ns(p);
+        p->rng = rte_get_tsc_cycles() ^ ((uint64_t)cfg->ipv4 << 16) ^ 0x9e3779b97f4a7c15ull;
         uint32_t rate = cfg->arp_rate ? cfg->arp_rate : 100;
         tr_arp_table_init(&p->arp, (uint64_t)(cfg->arp_ttl_ms ? cfg->arp_ttl_ms : 60000) * 1000000,
                           (uint64_t)(cfg->arp_retry_ms ? cfg->arp_retry_ms : 100) * 1000000, rate, t0);
@@ -476,11 +503,120 @@ void tr_endpoint_local(const struct tr_endpoint *ep, struct sockaddr_in *ret)
         ret->sin_port = htons(ep->lport);
 }
 
-static int igmp_report(struct tr_port *p, uint32_t group, bool leave)
+/* Send a report for group now. Caller holds arp_lock. */
+static void igmp_report_locked(struct tr_port *p, int version, uint32_t group, bool leave)
 {
         uint8_t f[64];
-        size_t n = tr_frame_build_igmp(f, p->igmp_version, leave, p->mac, p->ip, group);
-        return ctl_tx(p, f, n, &p->ctl.igmp_reports_tx);
+        size_t n = tr_frame_build_igmp(f, version, leave, p->mac, p->ip, group);
+        if (ctl_tx_locked(p, f, n) == 0)
+                __atomic_store_n(&p->ctl.igmp_reports_tx, p->ctl.igmp_reports_tx + 1, __ATOMIC_RELAXED);
+}
+
+/* A random number of ns in [0, max] (xorshift64; delays only, not security). */
+static uint64_t igmp_random_ns(struct tr_port *p, uint64_t max)
+{
+        uint64_t x = p->rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p->rng = x;
+        return max ? x % (max + 1) : 0;
+}
+
+/* Spacing of repeated state-change reports: the interval itself for IGMPv2 (RFC 2236 3),
+ * a random time within it for IGMPv3 (RFC 3376 5.1). */
+static uint64_t igmp_retx_delay(struct tr_port *p)
+{
+        if (p->igmp_version == 2)
+                return p->igmp_uri_ns;
+        return 1 + igmp_random_ns(p, p->igmp_uri_ns - 1);
+}
+
+static void igmp_update_next(struct tr_port *p)
+{
+        uint64_t next = UINT64_MAX;
+        for (unsigned i = 0; i < TR_IGMP_SLOTS; i++) {
+                const struct tr_igmp_slot *s = &p->igmp[i];
+                if (!s->group)
+                        continue;
+                if (s->retx_left && s->retx_due < next)
+                        next = s->retx_due;
+                if (s->answer_due && s->answer_due < next)
+                        next = s->answer_due;
+        }
+        __atomic_store_n(&p->igmp_next, next, __ATOMIC_RELAXED);
+}
+
+/* The slot of group; with create, a free one, else one that only repeats a leave (those
+ * repeats are best effort). NULL when none. Caller holds arp_lock. */
+static struct tr_igmp_slot *igmp_slot(struct tr_port *p, uint32_t group, bool create)
+{
+        struct tr_igmp_slot *free_slot = NULL, *leaving = NULL;
+        for (unsigned i = 0; i < TR_IGMP_SLOTS; i++) {
+                struct tr_igmp_slot *s = &p->igmp[i];
+                if (s->group == group)
+                        return s;
+                if (!s->group && !free_slot)
+                        free_slot = s;
+                if (s->group && s->retx_leave && !leaving)
+                        leaving = s;
+        }
+        if (!create)
+                return NULL;
+        struct tr_igmp_slot *s = free_slot ? free_slot : leaving;
+        if (s)
+                *s = (struct tr_igmp_slot){ .group = group };
+        return s;
+}
+
+/* A join or leave: the first report now, the rest of the Robustness Variable later. */
+static void igmp_state_change(struct tr_port *p, uint32_t group, bool leave)
+{
+        rte_spinlock_lock(&p->arp_lock);
+        igmp_report_locked(p, p->igmp_version, group, leave);
+        /* an IGMPv2 leave goes once; everything else is repeated */
+        bool repeat = p->igmp_robustness > 1 && !(leave && p->igmp_version == 2);
+        struct tr_igmp_slot *s = igmp_slot(p, group, repeat);
+        if (s) {
+                s->retx_leave = leave;
+                s->retx_left = repeat ? (uint8_t)(p->igmp_robustness - 1) : 0;
+                s->retx_due = now_ns(p) + igmp_retx_delay(p);
+                if (leave)
+                        s->answer_due = 0;
+                if (!s->retx_left && !s->answer_due)
+                        s->group = 0;
+        }
+        igmp_update_next(p);
+        rte_spinlock_unlock(&p->arp_lock);
+}
+
+/* Fire due IGMP timers; from tr_poll of queue 0. */
+static void igmp_tick(struct tr_port *p)
+{
+        if (likely(__atomic_load_n(&p->igmp_next, __ATOMIC_RELAXED) == UINT64_MAX))
+                return;
+        uint64_t t = now_ns(p);
+        if (t < __atomic_load_n(&p->igmp_next, __ATOMIC_RELAXED))
+                return;
+        rte_spinlock_lock(&p->arp_lock);
+        for (unsigned i = 0; i < TR_IGMP_SLOTS; i++) {
+                struct tr_igmp_slot *s = &p->igmp[i];
+                if (!s->group)
+                        continue;
+                if (s->retx_left && s->retx_due <= t) {
+                        igmp_report_locked(p, p->igmp_version, s->group, s->retx_leave);
+                        s->retx_left--;
+                        s->retx_due = t + igmp_retx_delay(p);
+                }
+                if (s->answer_due && s->answer_due <= t) {
+                        igmp_report_locked(p, s->answer_version, s->group, false);
+                        s->answer_due = 0;
+                }
+                if (!s->retx_left && !s->answer_due)
+                        s->group = 0;
+        }
+        igmp_update_next(p);
+        rte_spinlock_unlock(&p->arp_lock);
 }
 
 int tr_port_join(struct tr_port *p, uint32_t group)
@@ -503,7 +639,7 @@ int tr_port_join(struct tr_port *p, uint32_t group)
         rte_rwlock_write_unlock(&p->bind_lock);
         if (r < 0)
                 return r;
-        (void)igmp_report(p, group, false);
+        igmp_state_change(p, group, false);
         return 0;
 }
 
@@ -520,7 +656,7 @@ int tr_port_leave(struct tr_port *p, uint32_t group)
                 }
         rte_rwlock_write_unlock(&p->bind_lock);
         if (r == 0)
-                (void)igmp_report(p, group, true);
+                igmp_state_change(p, group, true);
         return r;
 }
 
@@ -621,6 +757,7 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
         struct tr_port *p = q->port;
         struct rte_mbuf *out[TR_MAX_BURST];
         uint8_t macs[TR_MAX_BURST][6];
+        const uint8_t *mac_of[TR_MAX_BURST]; /* datagram -> its resolved MAC in macs */
         size_t done = 0;
         uint32_t src = source_ip(p, ep);
         int err = 0;
@@ -653,9 +790,10 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                                 continue;
                         }
                         if (k && dip == last_dst) {
-                                memcpy(macs[k], macs[k - 1], 6);
+                                mac_of[k] = mac_of[k - 1];
                         } else {
                                 int r = next_hop_mac(q, dip, macs[k]);
+                                mac_of[k] = macs[k];
                                 if (r <= 0) {
                                         err = r ? r : 1;
                                         break;
@@ -674,7 +812,7 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                 uint64_t bytes = 0;
                 for (unsigned i = 0; i < k; i++) {
                         const struct tr_msg *m = &msgs[done + i];
-                        build(q, out[i], ep, src, macs[i], m->dst, m->data, m->len);
+                        build(q, out[i], ep, src, mac_of[i], m->dst, m->data, m->len);
                         bytes += m->len;
                 }
                 /* 3. hand them to the NIC; what it does not take is freed, not queued */
@@ -723,22 +861,41 @@ static void on_arp(struct tr_queue *q, const struct tr_frame *f)
         rte_spinlock_unlock(&p->arp_lock);
 }
 
+/* IGMP received on the polling thread, which holds bind_lock as a reader: a query for
+ * a group we joined (or a General Query) schedules an answer within its Max Resp Time,
+ * unless one is due sooner already (RFC 2236 3, RFC 3376 5.2). Nothing is sent here. */
 static void on_igmp(struct tr_queue *q, const struct tr_frame *f)
 {
         struct tr_port *p = q->port;
-        uint32_t groups[TR_MAX_GROUPS];
-        unsigned n = 0;
 
         CNT_INC(q, igmp_rx);
         if (f->igmp_type != 0x11) /* only queries need an answer */
                 return;
-        rte_rwlock_read_lock(&p->bind_lock);
-        for (unsigned i = 0; i < p->n_groups; i++)
-                if (f->igmp_group == 0 || f->igmp_group == p->groups[i])
-                        groups[n++] = p->groups[i];
-        rte_rwlock_read_unlock(&p->bind_lock);
-        for (unsigned i = 0; i < n; i++)
-                (void)igmp_report(p, groups[i], false);
+        if (f->igmp_len > 8 && f->igmp_len < 12) /* neither v1/v2 nor v3: ignored (RFC 3376 7.1) */
+                return;
+        if (f->igmp_group != 0 && !tr_ipv4_is_multicast(f->igmp_group))
+                return;
+        /* answer an older querier in its version (IGMPv2 is the oldest we speak) */
+        uint8_t version = f->igmp_len >= 12 ? p->igmp_version : 2;
+        uint64_t max = (uint64_t)tr_igmp_max_resp_ds(f->igmp_code, f->igmp_len) * 100000000;
+        uint64_t t = now_ns(p);
+        bool any = false;
+        rte_spinlock_lock(&p->arp_lock);
+        for (unsigned i = 0; i < p->n_groups; i++) {
+                if (f->igmp_group != 0 && f->igmp_group != p->groups[i])
+                        continue;
+                struct tr_igmp_slot *s = igmp_slot(p, p->groups[i], true);
+                if (!s)
+                        continue;
+                if (!s->answer_due || s->answer_due > t + max) {
+                        s->answer_due = t + igmp_random_ns(p, max);
+                        s->answer_version = version;
+                        any = true;
+                }
+        }
+        if (any)
+                igmp_update_next(p);
+        rte_spinlock_unlock(&p->arp_lock);
 }
 
 static bool joined(const struct tr_port *p, uint32_t group)
@@ -755,7 +912,7 @@ static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         struct tr_endpoint *eps[TR_DEMUX_MAX];
         unsigned n = 0;
         int delivered = 0;
-        uint8_t buf[65536];
+        uint8_t buf[RTE_MBUF_DEFAULT_DATAROOM]; /* above the MTU: truncated, then dropped */
 
         rte_rwlock_read_lock(&p->bind_lock);
         for (unsigned i = 0; i < p->demux.n; i++) {
@@ -769,10 +926,14 @@ static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
                 for (int k = 0; k < p->burst; k++) {
                         struct sockaddr_in src;
                         socklen_t sl = sizeof(src);
-                        ssize_t r = recvfrom(eps[i]->kfd, buf, sizeof(buf), MSG_DONTWAIT,
+                        ssize_t r = recvfrom(eps[i]->kfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
                                              (struct sockaddr *)&src, &sl);
                         if (r < 0)
                                 break;
+                        if (r > p->mtu) { /* MSG_TRUNC: r is the datagram's real length */
+                                CNT_DROP(q, TR_DROP_TOO_BIG);
+                                continue;
+                        }
                         CNT_INC(q, host_local_rx);
                         fn(clientd, eps[i]->clientd, buf, (size_t)r, &src);
                         delivered++;
@@ -852,8 +1013,14 @@ int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         struct tr_port *p = q->port;
         int delivered = 0;
 
-        if (p->host_local && (q->polls++ % TR_HOST_LOCAL_EVERY) == 0)
-                delivered += poll_host_local(q, fn, clientd);
+        if (unlikely((q->polls++ % TR_SLOW_EVERY) == 0)) {
+                /* all receiving happens on queue 0's thread, kernel sockets included */
+                if (q->qid == 0) {
+                        if (p->host_local)
+                                delivered += poll_host_local(q, fn, clientd);
+                        igmp_tick(p);
+                }
+        }
         delivered += poll_rxq(q, q->qid, fn, clientd);
         if (q->qid == 0 && p->n_rxq > p->n_queues)
                 delivered += poll_rxq(q, p->ctl_qid, fn, clientd);

@@ -43,6 +43,8 @@ struct tr_port_config {
         uint32_t arp_retry_ms;  /* per-address request interval; 0 = 100 */
         uint32_t arp_rate;      /* ARP requests and replies per second each; 0 = 100 */
         uint8_t igmp_version;   /* 2 or 3; 0 = 3 */
+        uint8_t igmp_robustness; /* state-change reports sent per join/leave (1..7); 0 = 2 */
+        uint32_t igmp_unsolicited_ms; /* Unsolicited Report Interval; 0 = 1000 (v3), 10000 (v2) */
         uint8_t ttl;            /* IPv4 TTL of datagrams; 0 = 64 */
         bool no_host_local;     /* do not open kernel sockets for host-local peers */
         bool clamp_rings;       /* fit explicit ring sizes to the device instead of refusing */
@@ -74,7 +76,11 @@ int tr_endpoint_open(struct tr_port *p, const struct sockaddr_in *bind, void *cl
 void tr_endpoint_close(struct tr_endpoint *ep);
 /* The bound address and port (Aeron's bind_addr_and_port). */
 void tr_endpoint_local(const struct tr_endpoint *ep, struct sockaddr_in *ret);
-/* Join / leave a multicast group on the port: MAC filter and an IGMP report. */
+/* Join / leave a multicast group on the port: MAC filter and an IGMP report at once,
+ * repeated so that igmp_robustness reports go out in all (RFC 3376 5.1 / RFC 2236 3; an
+ * IGMPv2 leave goes once), spaced by the Unsolicited Report Interval (v2) or at random
+ * within it (v3). Queries for joined groups are answered after a random delay within the
+ * query's Max Resp Time. Those timers run in tr_poll of queue 0: no thread of its own. */
 int tr_port_join(struct tr_port *p, uint32_t group);
 int tr_port_leave(struct tr_port *p, uint32_t group);
 
@@ -97,8 +103,9 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
 /* Called for each datagram: payload valid only during the call. */
 typedef void (*tr_recv_fn)(void *clientd, void *endpoint_clientd, const uint8_t *data,
                            size_t len, const struct sockaddr_in *src);
-/* Receive one burst on q (and, every few calls, the host-local kernel sockets); answer
- * ARP and IGMP; hand each UDP datagram to fn. Returns the number of datagrams delivered. */
+/* Receive one burst on q; answer ARP and IGMP; hand each UDP datagram to fn. On queue 0,
+ * every 16 calls, also read the host-local kernel sockets and fire the IGMP timers: all
+ * receiving happens on queue 0's thread. Returns the number of datagrams delivered. */
 int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd);
 
 struct tr_counters {

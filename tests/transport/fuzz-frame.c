@@ -20,6 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 tr_frame_parse(buf, size, flags, &f);
                 if (f.kind == TR_FRAME_DROP && (f.drop == TR_DROP_NONE || f.drop >= TR_DROP__MAX))
                         abort();
+                if (f.kind == TR_FRAME_IGMP && (size_t)TR_ETH_HLEN + TR_IP_HLEN + f.igmp_len > size)
+                        abort();
                 if (f.kind == TR_FRAME_UDP) {
                         if ((size_t)f.payload_off + f.payload_len > size)
                                 abort();

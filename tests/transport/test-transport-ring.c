@@ -2,10 +2,11 @@
 /* The transport on a net_ring port whose rings the test holds: frames are injected into
  * the RX ring and what the transport transmits is read off the TX rings. Covers ARP
  * (answer, learn, resolve, gateway, rate limits, flood), UDP both ways with checksums,
- * demux, multicast + IGMP, host-local kernel sockets, would-block, and malformed frames
+ * demux, multicast + IGMP (repeated reports, queries answered), host-local kernel sockets, would-block, and malformed frames
  * dropped and counted by reason. */
 #include <errno.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -95,7 +96,8 @@ static size_t udp_frame(uint8_t *f, const char *src, uint16_t sport, const char 
 static void setup(void)
 {
         struct tr_port_config cfg = { .rx_ring = 256, .tx_ring = 256, .ipv4 = t_ip4("10.0.0.1"),
-                                      .prefix_len = 24, .gateway = t_ip4("10.0.0.254") };
+                                      .prefix_len = 24, .gateway = t_ip4("10.0.0.254"),
+                                      .igmp_unsolicited_ms = 100 };
         char err[256] = "";
         uint16_t pid;
 
@@ -378,6 +380,65 @@ static void test_arp_flood(void)
                (unsigned long long)replies, (unsigned long long)limited);
 }
 
+static long now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Poll queue 0 until an IGMP frame leaves on the control ring, for at most max_ms.
+ * Returns the milliseconds it took (the frame in *ret, bytes in buf) or -1. */
+static long wait_igmp(struct tr_frame *ret, uint8_t *buf, size_t cap, long max_ms)
+{
+        struct got g = { 0 };
+        long t0 = now_ms();
+        do {
+                tr_poll(q, on_dgram, &g);
+                size_t n;
+                while ((n = take(1, buf, cap)) > 0) {
+                        tr_frame_parse(buf, n, 0, ret);
+                        if (ret->kind == TR_FRAME_IGMP)
+                                return now_ms() - t0;
+                }
+        } while (now_ms() - t0 <= max_ms);
+        return -1;
+}
+
+/* An IGMP query from the router 10.0.0.254: version 2 (8 bytes) or 3 (12 bytes), to
+ * 224.0.0.1 for a General Query (group NULL) or to the group. */
+static size_t igmp_query(uint8_t *f, int version, uint8_t code, const char *group)
+{
+        uint32_t g = group ? t_ip4(group) : 0, dst = group ? g : t_ip4("224.0.0.1");
+        size_t l4 = version == 3 ? 12 : 8;
+        uint8_t *ip = f + TR_ETH_HLEN, *m = ip + 24;
+        memset(f, 0, 64);
+        tr_ipv4_mcast_mac(dst, f);
+        memcpy(f + 6, peer_mac, 6);
+        f[12] = 0x08;
+        ip[0] = 0x46;
+        ip[3] = (uint8_t)(24 + l4);
+        ip[8] = 1;
+        ip[9] = TR_IPPROTO_IGMP;
+        uint32_t src = t_ip4("10.0.0.254");
+        memcpy(ip + 12, &src, 4);
+        memcpy(ip + 16, &dst, 4);
+        ip[20] = 0x94;
+        ip[21] = 0x04;
+        uint16_t c = tr_csum_fold(tr_csum_partial(ip, 24, 0));
+        memcpy(ip + 10, &c, 2);
+        m[0] = 0x11;
+        m[1] = code;
+        memcpy(m + 4, &g, 4);
+        if (version == 3) {
+                m[8] = 2;   /* QRV 2 */
+                m[9] = 125; /* QQIC */
+        }
+        c = tr_csum_fold(tr_csum_partial(m, l4, 0));
+        memcpy(m + 2, &c, 2);
+        return 60;
+}
+
 static void test_multicast(void)
 {
         uint8_t f[2048], b[2048];
@@ -387,46 +448,98 @@ static void test_multicast(void)
         struct tr_endpoint *ep;
         struct sockaddr_in grp = t_sin("239.1.2.3", 6000);
         const uint8_t *gmac = (const uint8_t *)"\x01\x00\x5e\x01\x02\x03";
+        const uint32_t g_be = t_ip4("239.1.2.3");
+        long ms;
 
         drain(1);
-        CHECK_INT(tr_port_join(port, t_ip4("239.1.2.3")), 0);
-        CHECK_INT(tr_port_join(port, t_ip4("239.1.2.3")), -EALREADY);
+        /* a join: a report now and Robustness Variable (2) in all, the second within the
+         * Unsolicited Report Interval (100 ms here; random in it for IGMPv3) */
+        CHECK_INT(tr_port_join(port, g_be), 0);
+        CHECK_INT(tr_port_join(port, g_be), -EALREADY);
         CHECK_INT(tr_port_join(port, t_ip4("10.1.2.3")), -EINVAL);
         size_t n = take(1, b, sizeof(b));
         tr_frame_parse(b, n, 0, &p);
         CHECK_INT(p.kind, TR_FRAME_IGMP);
         CHECK_INT(p.igmp_type, 0x22); /* IGMPv3 report */
         CHECK(p.ip_dst == t_ip4("224.0.0.22"));
+        CHECK_INT(b[TR_ETH_HLEN + 24 + 8], 2); /* MODE_IS_EXCLUDE {} = join */
+        CHECK(take(1, b, sizeof(b)) == 0);    /* only one at once */
+        ms = wait_igmp(&p, b, sizeof(b), 1000);
+        CHECK(ms >= 0 && ms <= 400);
+        CHECK(p.kind == TR_FRAME_IGMP && p.igmp_type == 0x22 && b[TR_ETH_HLEN + 24 + 8] == 2);
+        CHECK(memcmp(b + TR_ETH_HLEN + 24 + 12, &g_be, 4) == 0);
+        CHECK_INT(wait_igmp(&p, b, sizeof(b), 300), -1); /* two in all */
+
         CHECK_INT(tr_endpoint_open(port, &grp, &tag, &ep), 0);
         n = udp_frame(f, "10.0.0.2", 4000, "239.1.2.3", 6000, gmac, "mcast", 5);
         inject(f, n);
         CHECK_INT(tr_poll(q, on_dgram, &g), 1);
         CHECK(memcmp(g.data, "mcast", 5) == 0);
-        /* a general query is answered with a report per joined group */
-        uint8_t qf[64];
-        size_t qn = tr_frame_build_igmp(qf, 2, false, peer_mac, t_ip4("10.0.0.254"), 0);
-        qf[TR_ETH_HLEN + 24] = 0x11; /* turn the report into a general query, fix its sum */
-        qf[TR_ETH_HLEN + 26] = qf[TR_ETH_HLEN + 27] = 0;
-        uint16_t cs = tr_csum_fold(tr_csum_partial(qf + TR_ETH_HLEN + 24, 8, 0));
-        memcpy(qf + TR_ETH_HLEN + 26, &cs, 2);
-        inject(qf, qn);
-        tr_poll(q, on_dgram, &g);
-        n = take(1, b, sizeof(b));
-        tr_frame_parse(b, n, 0, &p);
-        CHECK_INT(p.kind, TR_FRAME_IGMP);
-        CHECK_INT(p.igmp_type, 0x22);
+
+        /* a General Query (v3, Max Resp 0.2 s): one current-state report for the group,
+         * not at once but within the Max Resp Time */
+        struct tr_counters c0, c1;
+        tr_port_counters(port, &c0);
+        inject(b, igmp_query(b, 3, 2, NULL));
+        ms = wait_igmp(&p, b, sizeof(b), 1000);
+        CHECK(ms >= 0 && ms <= 500);
+        CHECK(p.kind == TR_FRAME_IGMP && p.igmp_type == 0x22 && b[TR_ETH_HLEN + 24 + 8] == 2);
+        CHECK(memcmp(b + TR_ETH_HLEN + 24 + 12, &g_be, 4) == 0);
+        CHECK_INT(wait_igmp(&p, b, sizeof(b), 300), -1); /* one answer per query */
+        tr_port_counters(port, &c1);
+        CHECK_INT(c1.igmp_rx - c0.igmp_rx, 1);
+        CHECK_INT(c1.igmp_reports_tx - c0.igmp_reports_tx, 1);
+        /* Max Resp Code 0x8f in v3: (0xf | 0x10) << 3 = 248 tenths; v2 code 0 = v1: 10 s */
+        CHECK_INT(tr_igmp_max_resp_ds(0x8f, 12), 248);
+        CHECK_INT(tr_igmp_max_resp_ds(0, 8), 100);
+        CHECK_INT(tr_igmp_max_resp_ds(25, 8), 25);
+
+        /* a Group-Specific Query for another group: nothing; for ours: an answer */
+        inject(b, igmp_query(b, 3, 1, "239.9.9.9"));
+        CHECK_INT(wait_igmp(&p, b, sizeof(b), 300), -1);
+        inject(b, igmp_query(b, 3, 1, "239.1.2.3"));
+        ms = wait_igmp(&p, b, sizeof(b), 1000);
+        CHECK(ms >= 0 && ms <= 400);
+        CHECK(p.kind == TR_FRAME_IGMP && p.igmp_type == 0x22);
+        /* an IGMPv2 querier is answered in IGMPv2: a membership report to the group */
+        inject(b, igmp_query(b, 2, 1, NULL));
+        ms = wait_igmp(&p, b, sizeof(b), 1000);
+        CHECK(ms >= 0 && ms <= 400);
+        CHECK(p.kind == TR_FRAME_IGMP && p.igmp_type == 0x16 && p.igmp_group == g_be && p.ip_dst == g_be);
+        /* a malformed length (10 bytes) is no query: ignored */
+        n = igmp_query(b, 3, 1, NULL);
+        b[TR_ETH_HLEN + 3] = 24 + 10;
+        b[TR_ETH_HLEN + 10] = b[TR_ETH_HLEN + 11] = 0;
+        uint16_t cs = tr_csum_fold(tr_csum_partial(b + TR_ETH_HLEN, 24, 0));
+        memcpy(b + TR_ETH_HLEN + 10, &cs, 2);
+        b[TR_ETH_HLEN + 24 + 2] = b[TR_ETH_HLEN + 24 + 3] = 0;
+        cs = tr_csum_fold(tr_csum_partial(b + TR_ETH_HLEN + 24, 10, 0));
+        memcpy(b + TR_ETH_HLEN + 24 + 2, &cs, 2);
+        inject(b, n);
+        CHECK_INT(wait_igmp(&p, b, sizeof(b), 300), -1);
+
         /* sending to a group needs no ARP: the group MAC */
         CHECK_INT(tr_send(q, ep, &grp, "out", 3), 1);
         n = take(0, b, sizeof(b));
         tr_frame_parse(b, n, 0, &p);
         CHECK(memcmp(p.dst_mac, gmac, 6) == 0);
         CHECK(p.ip_src == t_ip4("10.0.0.1"));
-        CHECK_INT(tr_port_leave(port, t_ip4("239.1.2.3")), 0);
-        CHECK_INT(tr_port_leave(port, t_ip4("239.1.2.3")), -ENOENT);
+
+        /* a query pending at leave is not answered; the leave is repeated too (v3) */
+        inject(b, igmp_query(b, 3, 50, NULL)); /* up to 5 s */
+        tr_poll(q, on_dgram, &g);
+        CHECK_INT(tr_port_leave(port, g_be), 0);
+        CHECK_INT(tr_port_leave(port, g_be), -ENOENT);
         n = take(1, b, sizeof(b));
         tr_frame_parse(b, n, 0, &p);
         CHECK(p.kind == TR_FRAME_IGMP && p.igmp_type == 0x22);
         CHECK_INT(b[TR_ETH_HLEN + 24 + 8], 3); /* CHANGE_TO_INCLUDE {} = leave */
+        ms = wait_igmp(&p, b, sizeof(b), 1000);
+        CHECK(ms >= 0 && ms <= 400);
+        CHECK(p.kind == TR_FRAME_IGMP && b[TR_ETH_HLEN + 24 + 8] == 3);
+        CHECK_INT(wait_igmp(&p, b, sizeof(b), 300), -1);
+        inject(b, igmp_query(b, 3, 1, NULL)); /* no group left: no answer */
+        CHECK_INT(wait_igmp(&p, b, sizeof(b), 300), -1);
         inject(f, udp_frame(f, "10.0.0.2", 4000, "239.1.2.3", 6000, gmac, "mcast", 5));
         CHECK_INT(tr_poll(q, on_dgram, &g), 0);
         tr_endpoint_close(ep);
@@ -469,6 +582,21 @@ static void test_host_local(void)
         CHECK_INT(got, 1);
         CHECK(memcmp(g.data, "from-kernel", 11) == 0);
         CHECK(g.src.sin_port == lo.sin_port);
+        /* a datagram above the MTU (1408) from a local socket: dropped as too_big */
+        static char big[1409];
+        struct tr_counters c0, c1;
+        tr_port_counters(port, &c0);
+        CHECK(sendto(fd, big, sizeof(big), 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)sizeof(big));
+        CHECK(sendto(fd, big, 1408, 0, (struct sockaddr *)&to, sizeof(to)) == 1408);
+        got = 0;
+        for (int i = 0; i < 1000 && !got; i++) {
+                got += tr_poll(q, on_dgram, &g);
+                usleep(100);
+        }
+        CHECK_INT(got, 1);
+        CHECK_INT(g.len, 1408);
+        tr_port_counters(port, &c1);
+        CHECK_INT(c1.drops[TR_DROP_TOO_BIG] - c0.drops[TR_DROP_TOO_BIG], 1);
         close(fd);
         tr_endpoint_close(ep);
 }
@@ -491,7 +619,7 @@ static void test_multiqueue(void)
         CHECK(id >= 0);
         struct tr_port_config cfg = { .port_id = (uint16_t)id, .n_queues = 2, .rx_ring = 128, .tx_ring = 128,
                                       .ipv4 = t_ip4("10.5.0.1"), .prefix_len = 24, .no_host_local = true,
-                                      .igmp_version = 2 };
+                                      .igmp_version = 2, .igmp_unsolicited_ms = 150 };
         struct tr_port *mp;
         int r = tr_port_open(&cfg, &mp, err, sizeof(err));
         if (r < 0)
@@ -517,27 +645,47 @@ static void test_multiqueue(void)
         for (int i = 0; i < 3; i++)
                 while (rte_ring_dequeue(tx[i], (void **)&m) == 0)
                         rte_pktmbuf_free(m);
-        /* IGMPv2: a membership report to the group itself, a leave to all-routers */
+        /* IGMPv2: a membership report to the group itself, repeated once after exactly
+         * the Unsolicited Report Interval (150 ms here), then a single leave to
+         * all-routers (never repeated in v2) */
         uint8_t fb[128];
         struct tr_frame f;
+        struct tr_queue *q0 = tr_port_queue(mp, 0);
+        struct got g = { 0 };
+        long t_join = now_ms(), t_second = -1;
         CHECK_INT(tr_port_join(mp, t_ip4("239.7.7.7")), 0);
-        CHECK_INT(tr_port_leave(mp, t_ip4("239.7.7.7")), 0);
-        for (int i = 0; i < 2; i++) {
-                m = NULL;
-                CHECK_INT(rte_ring_dequeue(tx[2], (void **)&m), 0);
-                if (!m)
-                        break;
-                size_t n = rte_pktmbuf_data_len(m);
-                if (n > sizeof(fb))
-                        n = sizeof(fb);
-                memcpy(fb, rte_pktmbuf_mtod(m, void *), n);
-                rte_pktmbuf_free(m);
-                tr_frame_parse(fb, n, 0, &f);
-                CHECK_INT(f.kind, TR_FRAME_IGMP);
-                CHECK_INT(f.igmp_type, i == 0 ? 0x16 : 0x17);
-                CHECK(f.igmp_group == t_ip4("239.7.7.7"));
-                CHECK(f.ip_dst == t_ip4(i == 0 ? "239.7.7.7" : "224.0.0.2"));
+        int reports = 0, leaves = 0;
+        for (int round = 0; round < 2; round++) {
+                long t0 = now_ms();
+                while (now_ms() - t0 < 600) {
+                        tr_poll(q0, on_dgram, &g);
+                        while (rte_ring_dequeue(tx[2], (void **)&m) == 0) {
+                                size_t n = rte_pktmbuf_data_len(m);
+                                if (n > sizeof(fb))
+                                        n = sizeof(fb);
+                                memcpy(fb, rte_pktmbuf_mtod(m, void *), n);
+                                rte_pktmbuf_free(m);
+                                tr_frame_parse(fb, n, 0, &f);
+                                CHECK_INT(f.kind, TR_FRAME_IGMP);
+                                CHECK(f.igmp_group == t_ip4("239.7.7.7"));
+                                if (f.igmp_type == 0x16) {
+                                        CHECK(f.ip_dst == t_ip4("239.7.7.7"));
+                                        if (++reports == 2)
+                                                t_second = now_ms();
+                                } else {
+                                        CHECK_INT(f.igmp_type, 0x17);
+                                        CHECK(f.ip_dst == t_ip4("224.0.0.2"));
+                                        leaves++;
+                                }
+                        }
+                        usleep(1000);
+                }
+                if (round == 0)
+                        CHECK_INT(tr_port_leave(mp, t_ip4("239.7.7.7")), 0);
         }
+        CHECK_INT(reports, 2);
+        CHECK_INT(leaves, 1);
+        CHECK(t_second - t_join >= 145 && t_second - t_join <= 550);
         tr_endpoint_close(ep);
         tr_port_close(mp);
 }
