@@ -24,7 +24,11 @@ typedef struct ctx {
         lplan_topo topo;
         lplan plan;
         bool have_plan;
-        cpuset pinned;   /* granted CPUs and every pinned agent */
+        lplan_pin pin;   /* the CPUs chosen for the driver (grant or the kubelet's) */
+        bool have_pin;
+        cpuset isolated; /* /sys/devices/system/cpu/isolated */
+        bool have_isolated;
+        cpuset pinned;   /* the chosen CPUs and every pinned agent */
         cpuset allowed;  /* what this process may run on (cpuset check) */
         bool have_allowed;
         json_t *allowed_ev; /* the evidence load_allowed() gathered, for the cpuset verdict */
@@ -278,7 +282,10 @@ static int check_cpu_quota(ctx *c, verdict_list *vl)
 
 static const char *who_pins(ctx *c, int cpu)
 {
-        if (cpuset_has(&c->env->cpus, (unsigned)cpu))
+        bool kubelet = c->have_pin && c->pin.mode == LPLAN_PIN_KUBELET;
+        if (kubelet && cpuset_has(&c->pin.cpus, (unsigned)cpu))
+                return "the kubelet's exclusive cpuset";
+        if (!kubelet && cpuset_has(&c->env->cpus, (unsigned)cpu))
                 return "SPINLANE_ISOLATED_CPUS";
         if (c->have_plan) {
                 if (c->plan.aeron.aff_sender == cpu)
@@ -291,22 +298,28 @@ static const char *who_pins(ctx *c, int cpu)
         return "an AERON_*_CPU_AFFINITY variable";
 }
 
-/* Reads thread_siblings_list of every CPU in set into the topology. */
+/* Reads thread_siblings_list of every CPU in set into the topology, recording the
+ * core of each sibling listed too (so a sibling outside set is known as one). */
 static void load_topology(ctx *c, const cpuset *set)
 {
         CPUSET_FOREACH(cpu, set) {
                 char path[128];
                 cpuset sib;
+                if (c->topo.core_of[cpu] >= 0)
+                        continue; /* a sibling read before */
                 snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
                 if (read_cpulist(c->h, path, &sib) < 0 || !cpuset_has(&sib, (unsigned)cpu))
                         continue;
-                c->topo.core_of[cpu] = cpuset_next(&sib, 0);
+                int core = cpuset_next(&sib, 0);
+                CPUSET_FOREACH(s, &sib)
+                        if (c->topo.core_of[s] < 0)
+                                c->topo.core_of[s] = core;
         }
 }
 
 static int check_smt(ctx *c, verdict_list *vl)
 {
-        const cpuset *granted = &c->env->cpus;
+        const cpuset *granted = c->have_pin ? &c->pin.cpus : &c->env->cpus;
         lreport rep;
         json_t *ev, *shared = json_array();
         char buf[256];
@@ -422,7 +435,7 @@ static void load_allowed(ctx *c, lreport *rep, json_t *ev)
 
 static int check_cpuset(ctx *c, verdict_list *vl)
 {
-        char miss[256], allowed[256];
+        char miss[256], allowed[256], list[256];
         lreport rep;
         json_t *ev = json_object();
         cpuset out;
@@ -443,17 +456,33 @@ static int check_cpuset(ctx *c, verdict_list *vl)
                 if (ev && c->allowed_ev)
                         json_object_update(ev, c->allowed_ev);
         }
-        cpuset_andnot(&out, &c->pinned, &c->allowed);
         fmt_set(&c->allowed, allowed, sizeof(allowed));
+        if (ev && c->have_pin) {
+                json_object_set_new(ev, "mode", json_string(lplan_pin_mode_name(c->pin.mode)));
+                fmt_set(&c->env->cpus, list, sizeof(list));
+                json_object_set_new(ev, "granted", json_string(list));
+                fmt_set(&c->pin.cpus, list, sizeof(list));
+                json_object_set_new(ev, "pinned", json_string(list));
+                json_object_set_new(ev, "reason", json_string(c->pin.reason));
+        }
+        if (c->have_pin && c->pin.mode == LPLAN_PIN_MISMATCH) {
+                lreport_add(&rep, VERDICT_FAIL, "%s", c->pin.reason);
+                lreport_remedy(&rep, "Either run the node pool with the static CPU manager (cpuManagerPolicy: static, full-pcpus-only, reservedSystemCPUs = the CPUs outside isolcpus) and request whole cores (integer CPUs = isolated-core x SMT threads), or with cpuManagerPolicy: none and cpuCFSQuota: false so the container's cpuset is the shared set that holds the grant.");
+        }
+        /* every other pinned CPU (the Aeron affinities) must be inside too */
+        cpuset_andnot(&out, &c->pinned, &c->allowed);
+        if (c->have_pin && c->pin.mode == LPLAN_PIN_MISMATCH)
+                cpuset_andnot(&out, &out, &c->pin.cpus); /* already said */
         if (!cpuset_empty(&out)) {
                 fmt_set(&out, miss, sizeof(miss));
                 CPUSET_FOREACH(cpu, &out)
                         lreport_add(&rep, VERDICT_FAIL, "CPU %d (from %s) is outside this container's cpuset %s", cpu,
                                     who_pins(c, cpu), allowed);
-                lreport_remedy(&rep, "The container's cpuset must hold the granted CPUs: run it Guaranteed with integer CPU requests under the static CPU manager, and pin Aeron agents only to granted CPUs.");
+                lreport_remedy(&rep, "Pin Aeron agents only to CPUs of the container's cpuset (or leave the AERON_*_CPU_AFFINITY variables unset).");
         }
-        char pass[512];
-        snprintf(pass, sizeof(pass), "pinned CPUs are inside this container's cpuset %s", allowed);
+        char pass[1200];
+        snprintf(pass, sizeof(pass), "%s: %s", lplan_pin_mode_name(c->have_pin ? c->pin.mode : LPLAN_PIN_SPINLANE),
+                 c->have_pin ? c->pin.reason : "pinned CPUs are inside this container's cpuset");
         return lreport_emit(&rep, vl, "cpuset", ev, pass);
 }
 
@@ -729,18 +758,37 @@ int launch_checks_run(const hostfs *h, const launch_env *env, verdict_list *vl, 
         lplan_topo_init(&c->topo);
         load_cgroup_view(c);
         c->have_online = read_cpulist(h, "/sys/devices/system/cpu/online", &c->online) == 0;
+        c->have_isolated = read_cpulist(h, "/sys/devices/system/cpu/isolated", &c->isolated) == 0;
 
-        /* topology of the granted CPUs and any user-pinned ones, then the plan */
+        /* the cpuset first: it decides which CPUs are pinned (the SMT check also uses it
+         * to say where a shared sibling lives); problems reading it are the cpuset
+         * check's to report */
+        c->allowed_ev = json_object();
+        if (env->have_cpus && c->allowed_ev) {
+                lreport tmp;
+                lreport_init(&tmp);
+                load_allowed(c, &tmp, c->allowed_ev);
+        }
+
+        /* topology of the granted CPUs, the cpuset and any user-pinned CPU */
         cpuset want = env->cpus;
         const lenv_aeron *a = &env->aeron;
         const int user_aff[3] = { a->aff_sender, a->aff_receiver, a->aff_conductor };
         for (unsigned i = 0; i < 3; i++)
                 if (user_aff[i] >= 0)
                         cpuset_set(&want, (unsigned)user_aff[i]);
+        if (c->have_allowed)
+                cpuset_or(&want, &want, &c->allowed);
         load_topology(c, &want);
-        if (env->have_cpus && lplan_build(env, &c->topo, &c->plan) == 0)
+
+        /* which CPUs to pin: the grant, or the kubelet's exclusive cores */
+        if (env->have_cpus && c->have_allowed &&
+            lplan_choose_cpus(&env->cpus, &c->allowed, c->have_online ? &c->online : NULL,
+                              c->have_isolated ? &c->isolated : NULL, &c->topo, &c->pin) == 0)
+                c->have_pin = true;
+        if (env->have_cpus && lplan_build(env, c->have_pin ? &c->pin : NULL, &c->topo, &c->plan) == 0)
                 c->have_plan = true;
-        c->pinned = env->have_cpus ? env->cpus : (cpuset){ { 0 } };
+        c->pinned = c->have_pin ? c->pin.cpus : env->have_cpus ? env->cpus : (cpuset){ { 0 } };
         if (c->have_plan) {
                 const int aff[3] = { c->plan.aeron.aff_sender, c->plan.aeron.aff_receiver, c->plan.aeron.aff_conductor };
                 for (unsigned i = 0; i < 3; i++)
@@ -748,17 +796,11 @@ int launch_checks_run(const hostfs *h, const launch_env *env, verdict_list *vl, 
                                 cpuset_set(&c->pinned, (unsigned)aff[i]);
         }
 
-        if ((r = check_allocation(c, vl)) < 0 || (r = check_cpu_quota(c, vl)) < 0)
-                return r;
-        /* the cpuset is needed by the SMT check to say where a shared sibling lives */
-        {
-                lreport tmp;
-                lreport_init(&tmp);
-                c->allowed_ev = json_object();
-                if (env->have_cpus && c->allowed_ev)
-                        load_allowed(c, &tmp, c->allowed_ev);
-        }
-        r = check_smt(c, vl);
+        r = check_allocation(c, vl);
+        if (r >= 0)
+                r = check_cpu_quota(c, vl);
+        if (r >= 0)
+                r = check_smt(c, vl);
         if (r >= 0)
                 r = check_cpuset(c, vl);
         json_decref(c->allowed_ev);

@@ -161,18 +161,29 @@ static void parse_cpus(const char *const *envp, launch_env *env)
         if (!v)
                 return;
         lenv_quote(v, q, sizeof(q));
-        if (cpuset_parse(v, strlen(v), &set) < 0 || cpuset_empty(&set)) {
+        /* the device plugin's ids are "p<package>c<core>" (agent inventory); plain numbers
+         * are accepted too. Only their number is used (the count of granted cores). */
+        unsigned n = 0;
+        bool ok = v[0] != '\0';
+        for (const char *t = v; ok && *t;) {
+                size_t len = strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+                if (len == 0 || len > 32 || (t[len] != ',' && t[len] != '\0') || (t[len] == ',' && t[len + 1] == '\0'))
+                        ok = false;
+                n++;
+                t += len + (t[len] == ',');
+        }
+        if (!ok) {
                 add_err(env, "allocation-env", "SPINLANE_ISOLATED_CORES",
                         "SPINLANE_ISOLATED_CORES=\"%s\" is not a list of core ids", q);
                 return;
         }
-        if (cpuset_count(&set) > cpuset_count(&env->cpus)) {
+        if (n > cpuset_count(&env->cpus)) {
                 add_err(env, "allocation-env", "SPINLANE_ISOLATED_CORES",
                         "SPINLANE_ISOLATED_CORES=\"%s\" names %u cores but SPINLANE_ISOLATED_CPUS only %u CPUs",
-                        q, cpuset_count(&set), cpuset_count(&env->cpus));
+                        q, n, cpuset_count(&env->cpus));
                 return;
         }
-        env->cores = set;
+        env->n_cores = n;
         env->have_cores = true;
 }
 

@@ -55,7 +55,7 @@ typedef struct launch_env {
         bool have_cpus;         /* SPINLANE_ISOLATED_CPUS set and valid */
         cpuset cpus;
         bool have_cores;
-        cpuset cores;           /* SPINLANE_ISOLATED_CORES (core ids, not CPU ids) */
+        unsigned n_cores;       /* SPINLANE_ISOLATED_CORES: how many core ids ("p0c2,p0c3" or "2,3") */
         bool have_nics;         /* SPINLANE_DPDK_NICS set and every NIC valid */
         lenv_nic nics[LENV_MAX_NICS];
         unsigned n_nics;

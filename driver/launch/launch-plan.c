@@ -41,6 +41,158 @@ static int core_key(const lplan_topo *t, int cpu)
         return t->core_of[cpu] >= 0 ? t->core_of[cpu] : cpu;
 }
 
+const char *lplan_pin_mode_name(lplan_pin_mode m)
+{
+        switch (m) {
+        case LPLAN_PIN_SPINLANE: return "spinlane-pinned";
+        case LPLAN_PIN_KUBELET: return "kubelet-pinned";
+        default: return "mismatch";
+        }
+}
+
+static void fmt_list(const cpuset *s, char *buf, size_t size)
+{
+        if (cpuset_format(s, buf, size) >= size && size > 4)
+                memcpy(buf + size - 4, "...", 4);
+}
+
+/* The core keys of a set of CPUs. */
+static void cores_of(const lplan_topo *t, const cpuset *cpus, cpuset *ret)
+{
+        cpuset_zero(ret);
+        CPUSET_FOREACH(c, cpus)
+                cpuset_set(ret, (unsigned)core_key(t, c));
+}
+
+/* "{1,5},{2,6}": the CPUs of cpus grouped by physical core, cut with "..." */
+static void fmt_cores(const lplan_topo *t, const cpuset *cpus, char *buf, size_t size)
+{
+        cpuset keys;
+        bool ok = true;
+
+        buf[0] = '\0';
+        cores_of(t, cpus, &keys);
+        CPUSET_FOREACH(k, &keys) {
+                cpuset one;
+                char list[128];
+                cpuset_zero(&one);
+                CPUSET_FOREACH(c, cpus)
+                        if (core_key(t, c) == k)
+                                cpuset_set(&one, (unsigned)c);
+                fmt_list(&one, list, sizeof(list));
+                ok = ok && hostfs_fmt_append(buf, size, "%s{%s}", buf[0] ? "," : "", list) == 0;
+        }
+        if (!ok && size > 4)
+                memcpy(buf + size - 4, "...", 4);
+}
+
+int lplan_choose_cpus(const cpuset *granted, const cpuset *allowed, const cpuset *online, const cpuset *isolated,
+                      const lplan_topo *topo, lplan_pin *ret)
+{
+        char g[256], a[256], x[256], gc[320], why[768] = "";
+        cpuset gkeys, akeys, tmp;
+        lplan_pin p = { .mode = LPLAN_PIN_MISMATCH, .cpus = *granted };
+        unsigned ngrant, nallowed;
+        bool whole = true;
+
+        if (cpuset_empty(granted))
+                return -EINVAL;
+        fmt_list(granted, g, sizeof(g));
+        fmt_list(allowed, a, sizeof(a));
+        if (cpuset_subset(granted, allowed)) {
+                p.mode = LPLAN_PIN_SPINLANE;
+                snprintf(p.reason, sizeof(p.reason), "the granted CPUs %s are inside this container's cpuset %s", g, a);
+                *ret = p;
+                return 0;
+        }
+
+        /* Can the cpuset stand in for the grant? Collect every reason it cannot. */
+        cores_of(topo, granted, &gkeys);
+        cores_of(topo, allowed, &akeys);
+        ngrant = cpuset_count(&gkeys);
+        nallowed = cpuset_count(&akeys);
+        if (cpuset_empty(allowed))
+                hostfs_fmt_append(why, sizeof(why), "; it is empty");
+        else if (online && cpuset_subset(online, allowed))
+                hostfs_fmt_append(why, sizeof(why), "; it is every online CPU of the node, not an exclusive set");
+        if (!cpuset_empty(allowed) && !isolated)
+                hostfs_fmt_append(why, sizeof(why),
+                                  "; /sys/devices/system/cpu/isolated is unreadable, so its CPUs cannot be shown to be isolated");
+        else if (isolated && !cpuset_subset(allowed, isolated)) {
+                cpuset_andnot(&tmp, allowed, isolated);
+                fmt_list(&tmp, x, sizeof(x));
+                hostfs_fmt_append(why, sizeof(why),
+                                  "; CPUs %s of it are not isolated on the host (a shared pool, not the static CPU manager's exclusive cores)", x);
+        }
+        CPUSET_FOREACH(c, allowed) {
+                if (topo->core_of[c] < 0) {
+                        hostfs_fmt_append(why, sizeof(why), "; the SMT siblings of its CPU %d are unknown", c);
+                        whole = false;
+                        break;
+                }
+        }
+        for (unsigned d = 0; whole && d < CPUSET_MAX; d++) {
+                int k = topo->core_of[d];
+                if (k < 0 || !cpuset_has(&akeys, (unsigned)k) || cpuset_has(allowed, d) || (online && !cpuset_has(online, d)))
+                        continue;
+                /* an online sibling outside the cpuset: name one CPU of that core inside */
+                int in = -1;
+                CPUSET_FOREACH(c, allowed)
+                        if (topo->core_of[c] == k) {
+                                in = c;
+                                break;
+                        }
+                hostfs_fmt_append(why, sizeof(why),
+                                  "; it splits a physical core: CPU %d is in it but its SMT sibling %u is not (the kubelet without full-pcpus-only)",
+                                  in, d);
+                whole = false;
+        }
+        if (nallowed < ngrant)
+                hostfs_fmt_append(why, sizeof(why), "; it spans %u physical core%s, fewer than the %u granted", nallowed,
+                                  nallowed == 1 ? "" : "s", ngrant);
+        if (why[0]) {
+                char o[256];
+                cpuset_andnot(&tmp, granted, allowed);
+                fmt_list(&tmp, o, sizeof(o));
+                (void)hostfs_fmt(p.reason, sizeof(p.reason),
+                         "the granted CPUs %s are not inside this container's cpuset %s (outside: %s), and the cpuset cannot stand in for them: %s",
+                         g, a, o, why + 2);
+                *ret = p;
+                return 0;
+        }
+
+        /* kubelet-pinned: ngrant of the cpuset's cores, those holding granted CPUs first */
+        cpuset chosen, pick;
+        unsigned n = 0;
+        cpuset_and(&tmp, &akeys, &gkeys);
+        cpuset_zero(&chosen);
+        for (unsigned pass = 0; pass < 2; pass++)
+                CPUSET_FOREACH(k, pass == 0 ? &tmp : &akeys) {
+                        if (n < ngrant && !cpuset_has(&chosen, (unsigned)k)) {
+                                cpuset_set(&chosen, (unsigned)k);
+                                n++;
+                        }
+                }
+        cpuset_zero(&pick);
+        CPUSET_FOREACH(c, allowed)
+                if (cpuset_has(&chosen, (unsigned)core_key(topo, c)))
+                        cpuset_set(&pick, (unsigned)c);
+        p.mode = LPLAN_PIN_KUBELET;
+        p.cpus = pick;
+        fmt_cores(topo, &pick, x, sizeof(x));
+        fmt_cores(topo, granted, gc, sizeof(gc));
+        char pk[256];
+        fmt_list(&pick, pk, sizeof(pk));
+        (void)hostfs_fmt(p.reason, sizeof(p.reason),
+                 "the kubelet's static CPU manager chose cores %s (CPUs %s); spinlane's grant %s (CPUs %s) differs: pinning to the kubelet's exclusive CPUs",
+                 x, pk, gc, g);
+        if (nallowed > ngrant)
+                hostfs_fmt_append(p.reason, sizeof(p.reason), " (%u of the cpuset's %u whole isolated cores, as many as granted)",
+                                  ngrant, nallowed);
+        *ret = p;
+        return 0;
+}
+
 static int add_var(lplan *p, const char *name, const char *value, bool defaulted)
 {
         size_t n = strlen(value);
@@ -68,7 +220,7 @@ static void assign_affinities(const launch_env *env, const lplan_topo *topo, lpl
         for (unsigned a = 0; a < 3; a++)
                 if (set[a] && *aff[a] >= 0 && core_key(topo, *aff[a]) >= 0)
                         cpuset_set(&seen, (unsigned)core_key(topo, *aff[a]));
-        CPUSET_FOREACH(c, &env->cpus) {
+        CPUSET_FOREACH(c, &p->cpus) {
                 int k = core_key(topo, c);
                 if (cpuset_has(&seen, (unsigned)k) || nfree >= ELEMENTSOF(lead))
                         continue;
@@ -92,7 +244,7 @@ static void assign_affinities(const launch_env *env, const lplan_topo *topo, lpl
                 }
                 /* out of whole cores: take any granted CPU nobody has (the aeron-config
                  * check then says which two share a core) */
-                CPUSET_FOREACH(c, &env->cpus) {
+                CPUSET_FOREACH(c, &p->cpus) {
                         if (c != p->aeron.aff_sender && c != p->aeron.aff_receiver && c != p->aeron.aff_conductor) {
                                 *aff[a] = c;
                                 p->aff_defaulted[a] = true;
@@ -102,7 +254,7 @@ static void assign_affinities(const launch_env *env, const lplan_topo *topo, lpl
         }
 }
 
-int lplan_build(const launch_env *env, const lplan_topo *topo, lplan *ret)
+int lplan_build(const launch_env *env, const lplan_pin *pin, const lplan_topo *topo, lplan *ret)
 {
         static const char *const aff_names[3] = { "AERON_SENDER_CPU_AFFINITY", "AERON_RECEIVER_CPU_AFFINITY",
                                                   "AERON_CONDUCTOR_CPU_AFFINITY" };
@@ -110,11 +262,13 @@ int lplan_build(const launch_env *env, const lplan_topo *topo, lplan *ret)
         char cpus[1024], num[16];
         int r, main_lcore, numa = -2;
 
-        if (!env->have_cpus)
+        if (!env->have_cpus || (pin && cpuset_empty(&pin->cpus)))
                 return -EINVAL;
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
+        p->mode = pin ? pin->mode : LPLAN_PIN_SPINLANE;
+        p->cpus = pin ? pin->cpus : env->cpus;
         p->aeron = env->aeron;
         if (!p->aeron.threading_mode[0]) {
                 snprintf(p->aeron.threading_mode, sizeof(p->aeron.threading_mode), "DEDICATED");
@@ -135,12 +289,12 @@ int lplan_build(const launch_env *env, const lplan_topo *topo, lplan *ret)
                 p->idle_conductor_defaulted = true;
         }
 
-        /* EAL: lcores = the granted CPUs, main lcore = the conductor's CPU */
-        if (cpuset_format(&env->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
+        /* EAL: lcores = the pinned CPUs, main lcore = the conductor's CPU */
+        if (cpuset_format(&p->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
                 return -ENAMETOOLONG;
-        main_lcore = p->aeron.aff_conductor >= 0 && cpuset_has(&env->cpus, (unsigned)p->aeron.aff_conductor)
+        main_lcore = p->aeron.aff_conductor >= 0 && cpuset_has(&p->cpus, (unsigned)p->aeron.aff_conductor)
                              ? p->aeron.aff_conductor
-                             : cpuset_next(&env->cpus, 0);
+                             : cpuset_next(&p->cpus, 0);
         char *ea = p->eal_args;
         const size_t es = sizeof(p->eal_args);
         bool ok = hostfs_fmt_append(ea, es, "-l %s --main-lcore %d --file-prefix spinlane-%s --huge-dir %s", cpus,
@@ -163,6 +317,10 @@ int lplan_build(const launch_env *env, const lplan_topo *topo, lplan *ret)
 
         r = add_var(p, "SPINLANE_EAL_ARGS", p->eal_args, true);
         if (r < 0)
+                return r;
+        /* which CPUs the driver runs on, and why (the grant or the kubelet's cores) */
+        if ((r = add_var(p, "SPINLANE_PIN_MODE", lplan_pin_mode_name(p->mode), true)) < 0 ||
+            (r = add_var(p, "SPINLANE_PINNED_CPUS", cpus, true)) < 0)
                 return r;
         if (p->threading_defaulted && (r = add_var(p, "AERON_THREADING_MODE", p->aeron.threading_mode, true)) < 0)
                 return r;
@@ -239,9 +397,17 @@ int lplan_check_aeron(const launch_env *env, const lplan *plan, const lplan_topo
                         }
                         continue;
                 }
-                if (!cpuset_has(&env->cpus, (unsigned)aff[i]))
-                        lreport_add(&rep, VERDICT_FAIL, "the %s is pinned to CPU %d, which is not in SPINLANE_ISOLATED_CPUS",
-                                    names[i], aff[i]);
+                if (!cpuset_has(&plan->cpus, (unsigned)aff[i])) {
+                        if (plan->mode == LPLAN_PIN_KUBELET) {
+                                char k[256];
+                                fmt_list(&plan->cpus, k, sizeof(k));
+                                lreport_add(&rep, VERDICT_FAIL,
+                                            "the %s is pinned to CPU %d, which is not among the kubelet's exclusive CPUs %s the driver runs on",
+                                            names[i], aff[i], k);
+                        } else
+                                lreport_add(&rep, VERDICT_FAIL, "the %s is pinned to CPU %d, which is not in SPINLANE_ISOLATED_CPUS",
+                                            names[i], aff[i]);
+                }
                 for (unsigned j = 0; j < i; j++) {
                         if (aff[j] < 0)
                                 continue;

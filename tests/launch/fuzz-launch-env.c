@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lplan_topo_init(&topo);
         for (unsigned c = 0; c < 64; c++)
                 topo.core_of[c] = (int)(c & ~1u);
-        if (env.have_cpus && lplan_build(&env, &topo, &plan) == 0) {
+        if (env.have_cpus && lplan_build(&env, NULL, &topo, &plan) == 0) {
                 const int aff[3] = { plan.aeron.aff_sender, plan.aeron.aff_receiver, plan.aeron.aff_conductor };
                 const bool set[3] = { env.aeron.aff_sender_set, env.aeron.aff_receiver_set, env.aeron.aff_conductor_set };
                 for (unsigned i = 0; i < 3; i++)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The pod checks against pod-view fixture trees: cgroup v1, v2 and hybrid; quota and no
  * quota (own and parent cgroup); SMT siblings granted, shared and offline; hugepages,
- * devices and Aeron settings; bad environment. Exact verdict levels for every check id,
- * exact messages for the ones each case is about. */
+ * devices and Aeron settings; bad environment; both pinning modes (spinlane-pinned: the
+ * cpuset holds the grant; kubelet-pinned: the static CPU manager chose other whole
+ * isolated cores) and the kubelet cpusets that cannot stand in for the grant. Exact
+ * verdict levels for every check id, exact messages for the ones each case is about. */
 #include "fixture.h"
 #include "launch-checks.h"
 #include "testutil.h"
@@ -203,7 +205,9 @@ int main(void)
                 run("cpu-missing", &p, extra, "PPFFWPPP", &vl, NULL);
         }
         CHECK_STR(msg(&vl, "smt-siblings"), "CPU 99 (from SPINLANE_ISOLATED_CPUS) does not exist on this node");
-        CHECK_STR(msg(&vl, "cpuset"), "CPU 99 (from SPINLANE_ISOLATED_CPUS) is outside this container's cpuset 2-3,6-7");
+        CHECK_STR(msg(&vl, "cpuset"),
+                  "the granted CPUs 2-3,6-7,99 are not inside this container's cpuset 2-3,6-7 (outside: 99), and the cpuset "
+                  "cannot stand in for them: it spans 2 physical cores, fewer than the 3 granted");
         verdict_list_free(&vl);
 
         /* bad allocation values name the variable; nothing is guessed */
@@ -272,6 +276,93 @@ int main(void)
         CHECK_INT(plan.aeron.aff_sender, 2);
         CHECK_INT(plan.aeron.aff_receiver, 3);
         CHECK_STR(plan.aeron.idle_conductor, "spinning");
+        verdict_list_free(&vl);
+
+        /* spinlane-pinned (cpuManagerPolicy none): the cpuset is the whole shared set */
+        p = good(FX_V2);
+        p.cpus_allowed = "0-7";
+        memset(&plan, 0, sizeof(plan));
+        run("spinlane-pinned", &p, NULL, "PPPPPPPP", &vl, &plan);
+        CHECK_STR(msg(&vl, "cpuset"), "spinlane-pinned: the granted CPUs 2-3,6-7 are inside this container's cpuset 0-7");
+        CHECK_STR(json_string_value(json_object_get(verdict_find(&vl, "cpuset")->evidence, "mode")), "spinlane-pinned");
+        CHECK_INT(plan.mode, LPLAN_PIN_SPINLANE);
+        CHECK(strncmp(plan.eal_args, "-l 2-3,6-7 --main-lcore 2 ", 26) == 0);
+        verdict_list_free(&vl);
+
+        /* kubelet-pinned (static CPU manager): it chose cores 1 and 2, spinlane granted 2
+         * and 3; every check runs on the kubelet's CPUs */
+        p = good(FX_V2);
+        p.cpus_allowed = "1-2,5-6";
+        memset(&plan, 0, sizeof(plan));
+        run("kubelet-pinned", &p, NULL, "PPPPPPPP", &vl, &plan);
+        CHECK_STR(msg(&vl, "cpuset"),
+                  "kubelet-pinned: the kubelet's static CPU manager chose cores {1,5},{2,6} (CPUs 1-2,5-6); spinlane's grant "
+                  "{2,6},{3,7} (CPUs 2-3,6-7) differs: pinning to the kubelet's exclusive CPUs");
+        CHECK_STR(msg(&vl, "smt-siblings"), "every SMT sibling of CPUs 1-2,5-6 is granted to this pod or offline");
+        CHECK_STR(msg(&vl, "isolated-cpus"), "pinned CPUs are isolated on the host (isolated: 1-3,5-7)");
+        CHECK_STR(msg(&vl, "aeron-config"),
+                  "DEDICATED; sender CPU 1, receiver CPU 2, conductor unpinned, on separate physical cores; sender/receiver idle noop/noop");
+        {
+                json_t *ev = verdict_find(&vl, "cpuset")->evidence;
+                CHECK_STR(json_string_value(json_object_get(ev, "mode")), "kubelet-pinned");
+                CHECK_STR(json_string_value(json_object_get(ev, "granted")), "2-3,6-7");
+                CHECK_STR(json_string_value(json_object_get(ev, "pinned")), "1-2,5-6");
+                CHECK_STR(json_string_value(json_object_get(ev, "cgroup_cpuset")), "1-2,5-6");
+        }
+        CHECK_INT(plan.mode, LPLAN_PIN_KUBELET);
+        CHECK_STR(plan.eal_args,
+                  "-l 1-2,5-6 --main-lcore 1 --file-prefix spinlane-pod-a --huge-dir /dev/hugepages --socket-mem 256 -a 0000:00:06.0");
+        verdict_list_free(&vl);
+
+        /* kubelet-pinned, but the pod pins the sender to a granted CPU the kubelet did not give it */
+        {
+                const char *extra[] = { "AERON_SENDER_CPU_AFFINITY=3", NULL };
+                run("kubelet-pinned-affinity-outside", &p, extra, "PPFFPPPF", &vl, NULL);
+        }
+        CHECK_STR(msg(&vl, "cpuset"), "CPU 3 (from AERON_SENDER_CPU_AFFINITY) is outside this container's cpuset 1-2,5-6");
+        CHECK(strstr(msg(&vl, "smt-siblings"), "CPU 3's SMT sibling 7 is not granted") != NULL);
+        CHECK(strstr(msg(&vl, "aeron-config"),
+                     "the sender is pinned to CPU 3, which is not among the kubelet's exclusive CPUs 1-2,5-6 the driver runs on") != NULL);
+        verdict_list_free(&vl);
+
+        /* a kubelet cpuset that splits a core (no full-pcpus-only) cannot stand in */
+        p = good(FX_V2);
+        p.cpus_allowed = "1-2,5";
+        run("kubelet-split-core", &p, NULL, "PPPFPPPP", &vl, NULL);
+        CHECK_STR(msg(&vl, "cpuset"),
+                  "the granted CPUs 2-3,6-7 are not inside this container's cpuset 1-2,5 (outside: 3,6-7), and the cpuset cannot "
+                  "stand in for them: it splits a physical core: CPU 2 is in it but its SMT sibling 6 is not (the kubelet without full-pcpus-only)");
+        CHECK_STR(json_string_value(json_object_get(verdict_find(&vl, "cpuset")->evidence, "mode")), "mismatch");
+        CHECK(strstr(verdict_find(&vl, "cpuset")->remedy, "cpuManagerPolicy: none and cpuCFSQuota: false") != NULL);
+        verdict_list_free(&vl);
+
+        /* a kubelet cpuset on CPUs that are not isolated (core 1 left out of isolcpus) */
+        p = good(FX_V2);
+        p.cpus_allowed = "1-2,5-6";
+        p.isolated = "2-3,6-7";
+        run("kubelet-not-isolated", &p, NULL, "PPPFPPPP", &vl, NULL);
+        CHECK(strstr(msg(&vl, "cpuset"), "CPUs 1,5 of it are not isolated on the host") != NULL);
+        verdict_list_free(&vl);
+
+        /* a kubelet cpuset with fewer whole cores than granted */
+        p = good(FX_V2);
+        p.cpus_allowed = "1,5";
+        run("kubelet-too-few", &p, NULL, "PPPFPPPP", &vl, NULL);
+        CHECK(strstr(msg(&vl, "cpuset"), "it spans 1 physical core, fewer than the 2 granted") != NULL);
+        verdict_list_free(&vl);
+
+        /* kubelet-pinned on a v1 node, siblings offline: the cpuset holds one thread per core */
+        p = good(FX_V1);
+        p.cgroup_path = "/kubepods/pod1/ctr";
+        p.online = "0-3";
+        p.cpus_allowed = "1-2";
+        memset(&plan, 0, sizeof(plan));
+        {
+                const char *extra[] = { "SPINLANE_ISOLATED_CPUS=2-3", "SPINLANE_ISOLATED_CORES=p0c2,p0c3", NULL };
+                run("kubelet-pinned-offline-siblings", &p, extra, "PPPPPPPP", &vl, &plan);
+        }
+        CHECK(strncmp(msg(&vl, "cpuset"), "kubelet-pinned: the kubelet's static CPU manager chose cores {1},{2} (CPUs 1-2);", 80) == 0);
+        CHECK(strncmp(plan.eal_args, "-l 1-2 --main-lcore 1 ", 22) == 0);
         verdict_list_free(&vl);
 
         /* isolation missing is a warning, not a fail */

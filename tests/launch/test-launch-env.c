@@ -38,6 +38,7 @@ static void test_good(void)
                 fprintf(stderr, "unexpected: %s\n", env.errs[i].msg);
         CHECK(env.have_cpus && env.have_nics && env.have_cores);
         CHECK_INT(cpuset_count(&env.cpus), 4);
+        CHECK_INT(env.n_cores, 2);
         CHECK_INT(env.n_nics, 2);
         CHECK_STR(env.nics[0].devargs, "0000:00:06.0");
         CHECK_INT(env.nics[0].numa, 1);
@@ -54,6 +55,12 @@ static void test_good(void)
         CHECK_INT(env.aeron.receiver_lo, 21000);
         CHECK_INT(env.aeron.receiver_hi, 21999);
         CHECK_INT(env.aeron.mtu, 1024);
+
+        /* the device plugin's own core ids ("p<package>c<core>") */
+        const char *plugin[] = { "SPINLANE_ISOLATED_CORES=p0c2,p0c3", GOOD[0], NULL };
+        lenv_parse(plugin, &env);
+        CHECK(env.have_cores);
+        CHECK_INT(env.n_cores, 2);
 
         const char *none[] = { NULL };
         CHECK_INT(lenv_parse(none, &env), 0);
@@ -76,6 +83,9 @@ static const struct {
         { "SPINLANE_ISOLATED_CPUS=", "SPINLANE_ISOLATED_CPUS", "allocation-env" },
         { "SPINLANE_ISOLATED_CPUS=5000", "SPINLANE_ISOLATED_CPUS", "allocation-env" },
         { "SPINLANE_ISOLATED_CORES=1,2,3,4,5", "SPINLANE_ISOLATED_CORES", "allocation-env" },
+        { "SPINLANE_ISOLATED_CORES=p0c2,,p0c3", "SPINLANE_ISOLATED_CORES", "allocation-env" },
+        { "SPINLANE_ISOLATED_CORES=p0c2,", "SPINLANE_ISOLATED_CORES", "allocation-env" },
+        { "SPINLANE_ISOLATED_CORES=p0c2 p0c3", "SPINLANE_ISOLATED_CORES", "allocation-env" },
         { "SPINLANE_DPDK_NICS=0000:00:06.0,,x", "SPINLANE_DPDK_NICS", "allocation-env" },
         { "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:06.0", "SPINLANE_DPDK_NICS", "allocation-env" },
         { "SPINLANE_DPDK_NICS=00:06.0", "SPINLANE_DPDK_NICS", "allocation-env" },

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The real spinlane-launch binary on pod-view fixtures: a passing pod execs a command
  * that prints the environment it received (env(1)), which must hold the computed EAL
- * arguments and AERON_* defaults and keep what the pod set; a failing pod exits 1 and
- * starts nothing; --check-only, --warn-only, --json and usage errors. */
+ * arguments and AERON_* defaults and keep what the pod set; under the static CPU manager
+ * with other cores than spinlane's grant (kubelet-pinned) the driver gets the kubelet's
+ * cores; a failing pod exits 1 and starts nothing; --check-only, --warn-only, --json and
+ * usage errors. */
 #include "fixture.h"
 #include "runner.h"
 #include "testutil.h"
@@ -49,8 +51,53 @@ static void test_exec(const char *root)
         CHECK_STR(env_line(out, "AERON_RECEIVER_IDLE_STRATEGY", buf, sizeof(buf)), "spinning"); /* the pod's own */
         CHECK_STR(env_line(out, "AERON_CONDUCTOR_IDLE_STRATEGY", buf, sizeof(buf)), "spinning");
         CHECK_STR(env_line(out, "AERON_DIR", buf, sizeof(buf)), "/dev/shm/aeron");
+        CHECK_STR(env_line(out, "SPINLANE_PIN_MODE", buf, sizeof(buf)), "spinlane-pinned");
+        CHECK_STR(env_line(out, "SPINLANE_PINNED_CPUS", buf, sizeof(buf)), "1-3,5-7");
         CHECK(strstr(out, "summary: 8 pass, 0 warn, 0 fail, 0 skip\n") != NULL);
         free(out);
+}
+
+/* kubelet-pinned: spinlane granted cores 2 and 3 (CPUs 2-3,6-7), the static CPU manager
+ * gave the container cores 1 and 2 (CPUs 1-2,5-6): the driver runs on the kubelet's. */
+static void test_exec_kubelet(void)
+{
+        char *out, buf[1024];
+        char *envp[] = { "SPINLANE_ISOLATED_CPUS=2-3,6-7", "SPINLANE_ISOLATED_CORES=p0c2,p0c3", BASE_ENV, NULL };
+        char *root = fx_new_root();
+        fx_pod p = { .cg = FX_V2, .cgroup_path = "/", .free_hugepages = 512, .cpus_allowed = "1-2,5-6" };
+        fx_build(root, &p);
+        char *argv[] = { (char *)launcher, "--root", root, "--", find_env(), NULL };
+
+        int rc = run_capture(argv, envp, NULL, &out);
+        CHECK_INT(rc, 0);
+        if (rc != 0)
+                fprintf(stderr, "%s\n", out);
+        CHECK_STR(env_line(out, "SPINLANE_EAL_ARGS", buf, sizeof(buf)),
+                  "-l 1-2,5-6 --main-lcore 1 --file-prefix spinlane-aeron-md-0 --huge-dir /dev/hugepages --socket-mem 256 -a 0000:00:06.0 -a 0000:00:07.0");
+        CHECK_STR(env_line(out, "SPINLANE_PIN_MODE", buf, sizeof(buf)), "kubelet-pinned");
+        CHECK_STR(env_line(out, "SPINLANE_PINNED_CPUS", buf, sizeof(buf)), "1-2,5-6");
+        CHECK_STR(env_line(out, "SPINLANE_ISOLATED_CPUS", buf, sizeof(buf)), "2-3,6-7"); /* the grant, kept as evidence */
+        CHECK_STR(env_line(out, "AERON_SENDER_CPU_AFFINITY", buf, sizeof(buf)), "1");
+        CHECK_STR(env_line(out, "AERON_RECEIVER_CPU_AFFINITY", buf, sizeof(buf)), "2");
+        CHECK(env_line(out, "AERON_CONDUCTOR_CPU_AFFINITY", buf, sizeof(buf)) == NULL); /* two cores: it floats */
+        CHECK(strstr(out, "PASS cpuset: kubelet-pinned: the kubelet's static CPU manager chose cores {1,5},{2,6} (CPUs 1-2,5-6); "
+                          "spinlane's grant {2,6},{3,7} (CPUs 2-3,6-7) differs: pinning to the kubelet's exclusive CPUs\n") != NULL);
+        CHECK(strstr(out, "summary: 8 pass, 0 warn, 0 fail, 0 skip\n") != NULL);
+        free(out);
+
+        /* the same cgroup with half a core (no full-pcpus-only): nothing starts */
+        fx_remove(root);
+        p.cpus_allowed = "1-2,5";
+        fx_build(root, &p);
+        char marker[512];
+        snprintf(marker, sizeof(marker), "%s/started", root);
+        char *argv2[] = { (char *)launcher, "--root", root, "--", "/usr/bin/touch", marker, NULL };
+        CHECK_INT(run_capture(argv2, envp, NULL, &out), 1);
+        CHECK(access(marker, F_OK) != 0);
+        CHECK(strstr(out, "FAIL cpuset: the granted CPUs 2-3,6-7 are not inside this container's cpuset 1-2,5") != NULL);
+        free(out);
+        fx_remove(root);
+        free(root);
 }
 
 static void test_refuse(const char *root)
@@ -146,6 +193,7 @@ int main(int argc, char **argv)
         fx_pod p = { .cg = FX_V2, .cgroup_path = "/", .free_hugepages = 512, .cpus_allowed = "1-3,5-7" };
         fx_build(root, &p);
         test_exec(root);
+        test_exec_kubelet();
         test_refuse(root);
         test_json(root);
         test_usage(root);
