@@ -136,6 +136,7 @@ struct dp_engine {
         dp_plugin *plugins[DP_MAX_PLUGINS];
         size_t n_plugins;
         bool started, stopping, stopped;
+        bool waiting_reported;   /* DP_EVENT_WAITING sent since kubelet.sock was last seen */
 };
 
 static void emit(dp_engine *e, dp_event_type type, const char *resource, int code, unsigned retry_ms,
@@ -720,8 +721,12 @@ static void plugin_start_serving(dp_plugin *p)
         p->serve_failed = false;
         p->want_serve = false;
         emit(e, DP_EVENT_SERVING, p->resource, 0, 0, "serving on %s", p->sock_path);
-        if (path_exists(e->kubelet_sock))
+        if (path_exists(e->kubelet_sock)) {
                 plugin_register(p);
+        } else if (!e->waiting_reported) {
+                e->waiting_reported = true;
+                emit(e, DP_EVENT_WAITING, NULL, 0, 0, "waiting for %s", e->kubelet_sock);
+        }
 }
 
 static void plugin_after_srv_gone(dp_plugin *p)
@@ -879,6 +884,7 @@ static void dir_watch(dp_engine *e)
 
 static void on_kubelet_sock_created(dp_engine *e)
 {
+        e->waiting_reported = false;
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
                 p->registered = false;

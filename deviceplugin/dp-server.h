@@ -26,6 +26,7 @@ typedef struct dp_plugin dp_plugin;
 typedef enum dp_event_type {
         DP_EVENT_SERVING,         /* the socket is bound and answering */
         DP_EVENT_SERVE_FAILED,    /* binding failed (message); retried by the 1 s check */
+        DP_EVENT_WAITING,         /* serving, kubelet.sock absent: waiting for it (once per absence) */
         DP_EVENT_REGISTERED,      /* the kubelet accepted Register */
         DP_EVENT_REGISTER_FAILED, /* Register failed: code/message from the kubelet; retry_ms */
         DP_EVENT_RESTART,         /* socket removed or kubelet restarted: serving again */
