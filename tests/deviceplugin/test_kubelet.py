@@ -188,6 +188,9 @@ def test_all(args, api, root):
         check(code == grpc.StatusCode.RESOURCE_EXHAUSTED, "2 MiB request -> %s %s" % (code, msg))
         code, msg = status_of(lambda: nic.unknown(b"", timeout=5 * S))
         check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown method -> %s" % code)
+        # refusals are answered on the gRPC thread, reported (logged) by the loop thread
+        check(wait_for(lambda: "request refused (status 3): " in agent.text() and "0000:00:99.0" in agent.text(), 2),
+              "Allocate refusal logged")
 
         # preferred allocation
         allc = ["p0c1", "p0c2", "p0c3"]
