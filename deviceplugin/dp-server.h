@@ -2,9 +2,11 @@
 /* The device plugin servers on the gRPC C core: one server per resource on its own unix
  * socket in the kubelet's device-plugins dir, registration with kubelet.sock, and
  * recovery from kubelet restarts (inotify on the dir, a 1 s check as a safety net).
- * One completion queue drained by one pump thread that only hands (tag, ok) pairs to the
- * agent's event loop through an eventfd: every decision is taken on the loop thread.
- * Never logs: what happens is reported through the dp_event callback. */
+ * One completion queue drained by one pump thread. Unary calls (Allocate,
+ * GetPreferredAllocation, options) are answered on that thread under the engine's state
+ * lock; everything else is handed to the agent's event loop through an eventfd and runs
+ * there under the same lock. The dp_event callback and every dp_* function below run on
+ * the loop thread only. Never logs: what happens is reported through dp_event. */
 #ifndef SPIN_DP_SERVER_H
 #define SPIN_DP_SERVER_H
 
