@@ -18,10 +18,13 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 {"config", required_argument, NULL, 'c'},
                 {"json", no_argument, NULL, 'j'},
                 {"once", no_argument, NULL, 'o'},
+                {"log-format", required_argument, NULL, 'l'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
         agent_options o = {0};
+        log_format log_fmt = LOG_FORMAT_HUMAN;
+        bool log_fmt_given = false;
         int c;
 
         optind = 1;
@@ -31,6 +34,17 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 case 'r': o.root = optarg; break;
                 case 'c': o.config = optarg; break;
                 case 'j': o.json = true; break;
+                case 'l': {
+                        log_format f;
+                        if (log_format_from_string(optarg, &f) < 0) {
+                                fprintf(stderr, "spinlane-agent %s: --log-format: expected \"human\" or \"json\", got \"%s\"\n",
+                                        argv[0], optarg);
+                                return -EINVAL;
+                        }
+                        log_fmt = f;
+                        log_fmt_given = true;
+                        break;
+                }
                 case 'o':
                         if (strcmp(argv[0], "run") != 0) {
                                 fprintf(stderr, "spinlane-agent %s: --once belongs to `run`\nusage: %s\n", argv[0],
@@ -53,6 +67,8 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                         usage);
                 return -EINVAL;
         }
+        /* without --log-format, logs follow --json */
+        o.log_json = log_fmt_given ? log_fmt == LOG_FORMAT_JSON : o.json;
         *ret = o;
         return 0;
 }

@@ -28,6 +28,6 @@ int cmd_prepare(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent prepare: --root %s: %s\n", o.root, strerror(-r));
                 return AGENT_EXIT_ERROR;
         }
-        log_setup(o.json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
+        log_setup(o.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
         return prep_once(&h, o.config, prep_scan_inventory, NULL, o.json);
 }

@@ -32,7 +32,7 @@ int cmd_restore(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent restore: --root %s: %s\n", o.root, strerror(-r));
                 return AGENT_EXIT_ERROR;
         }
-        log_setup(o.json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
+        log_setup(o.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN, LOG_INFO);
         _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
         _cleanup_free_ bind_result *res = calloc(BIND_STATE_MAX, sizeof(*res));
         if (!st || !res)

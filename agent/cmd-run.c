@@ -623,7 +623,7 @@ static int on_signal(loop *l, int signo, void *ud)
 
 int cmd_run(int argc, char **argv)
 {
-        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--once]";
+        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once]";
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1 };
         bool uevents;
@@ -636,7 +636,7 @@ int cmd_run(int argc, char **argv)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         setvbuf(stdout, NULL, _IOLBF, 0);
         /* SPINLANE_DEBUG=1 (hidden): why each re-scan happened */
-        log_setup(ctx.opt.json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
+        log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
         r = hostfs_init(&ctx.h, ctx.opt.root);

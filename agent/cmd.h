@@ -19,10 +19,11 @@ typedef struct agent_options {
         const char *config; /* --config FILE; NULL = not given */
         bool json;          /* --json */
         bool once;          /* --once (run only): prepare the node and exit */
+        bool log_json;      /* --log-format json, or --json without --log-format */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
- * --config FILE, --json, -h/--help, and --once for `run`. On a bad option or a stray argument prints usage to
+ * --config FILE, --json, --log-format human|json, -h/--help, and --once for `run`. On a bad option or a stray argument prints usage to
  * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
 

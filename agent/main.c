@@ -22,7 +22,7 @@ static const agent_command commands[] = {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: spinlane-agent <command> [--root DIR] [--config FILE] [--json]\n\ncommands:\n");
+        fprintf(f, "usage: spinlane-agent <command> [--root DIR] [--config FILE] [--json] [--log-format human|json]\n\ncommands:\n");
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }

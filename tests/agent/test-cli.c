@@ -44,6 +44,16 @@ int main(void)
         CHECK_INT(run("--help", out, sizeof(out)), 0);
         CHECK(strstr(out, "preflight") && strstr(out, "inventory"));
         CHECK_INT(run("preflight --help", out, sizeof(out)), 0);
+        CHECK_INT(run("preflight --log-format xml", out, sizeof(out)), 2);
+
+        /* --log-format json: every log line of a command that logs is a JSON object */
+        snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --log-format json", dir);
+        CHECK_INT(run(args, out, sizeof(out)), 0);
+        CHECK(strncmp(out, "{\"ts\":\"", 7) == 0);
+        CHECK(strstr(out, "\"level\":\"info\"") != NULL);
+        snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --log-format human", dir);
+        CHECK_INT(run(args, out, sizeof(out)), 0);
+        CHECK(out[0] != '{' && strstr(out, " info  ") != NULL);
 
         /* a good node: 0, a broken one: 1 */
         snprintf(args, sizeof(args), "preflight --root '%s/eks-x86'", dir);

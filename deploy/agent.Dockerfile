@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# spinlane-agent: the node agent image (DaemonSet: node preparation + device plugin).
+#
+# Build from the repository root:
+#   docker build -f deploy/agent.Dockerfile -t registry.example.com/spinlane/agent:0.1.0 .
+#
+# Stage 1 builds spinlane from this source tree with cmake on Debian 12 (the same
+# packages scripts/install-deps.sh installs for the build); stage 2 is a slim Debian 12
+# with only the shared libraries the agent links (gRPC C core, protobuf-c, jansson).
+
+FROM debian:12 AS build
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      build-essential cmake pkg-config \
+      libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
+      dpdk-dev libdpdk-dev \
+      libcurl4-openssl-dev libjansson-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINLANE_TESTS=OFF \
+ && cmake --build build -j"$(nproc)" --target spinlane-agent
+
+FROM debian:12-slim
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      libgrpc29 libprotobuf-c1 libjansson4 libatomic1 \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/build/agent/spinlane-agent /usr/local/bin/spinlane-agent
+# The DaemonSet passes the subcommand: run --root /host --config /etc/spinlane/config.json
+ENTRYPOINT ["/usr/local/bin/spinlane-agent"]
+CMD ["preflight", "--root", "/host"]

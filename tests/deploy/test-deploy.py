@@ -1,0 +1,500 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Tests of deploy/: the kustomize manifests, their config, the example pod, the Dockerfiles.
+
+    test-deploy.py render|config|example|dockerfile
+
+Rendering uses a real kubectl (`kubectl kustomize`, no cluster); the configs and the
+DaemonSet's command line run through the built spinlane-agent on fixture nodes from
+tests/fixtures/make-node.py. Exit 0 pass, 1 fail, 77 skipped (reason printed).
+Environment: SPINLANE_SOURCE_DIR, SPINLANE_BINARY_DIR (set by ctest), optional
+SPINLANE_KUBECTL (a kubectl to use instead of BINARY_DIR/tools/bin/kubectl).
+"""
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+SRC = os.environ.get("SPINLANE_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("SPINLANE_BINARY_DIR") or os.path.join(SRC, "build")
+AGENT = os.path.join(BIN, "agent", "spinlane-agent")
+LAUNCH = os.path.join(BIN, "driver", "launch", "spinlane-launch")
+TARGETS = {  # kustomize dir -> fixture node it is meant for
+    "deploy/base": "eks-x86",
+    "deploy/overlays/eks": "eks-x86",
+    "deploy/overlays/aks": "aks-mana",
+}
+DP_DIR = "/var/lib/kubelet/device-plugins"
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+    return cond
+
+
+def skip(reason):
+    print("SKIP: " + reason)
+    sys.exit(SKIP)
+
+
+def need_yaml():
+    try:
+        import yaml  # Debian python3-yaml
+        return yaml
+    except ImportError:
+        skip("python3-yaml is not installed (apt-get install python3-yaml)")
+
+
+def kubectl():
+    env = os.environ.get("SPINLANE_KUBECTL")
+    if env:
+        return env
+    tools = os.path.join(BIN, "tools")
+    k = os.path.join(tools, "bin", "kubectl")
+    if not os.access(k, os.X_OK):
+        r = subprocess.run(["bash", os.path.join(SRC, "tests", "deploy", "get-kubectl.sh"), tools],
+                           capture_output=True, text=True)
+        sys.stdout.write(r.stdout)
+        if r.returncode != 0:
+            other = shutil.which("kubectl")
+            if other:
+                print("get-kubectl failed (%s); using %s" % (r.stderr.strip(), other))
+                return other
+            skip("no kubectl: " + r.stderr.strip())
+    return k
+
+
+def render(target):
+    yaml = need_yaml()
+    r = subprocess.run([kubectl(), "kustomize", os.path.join(SRC, target)], capture_output=True, text=True)
+    if not check(r.returncode == 0, "kubectl kustomize %s: exit %d: %s" % (target, r.returncode, r.stderr.strip())):
+        return []
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def one(docs, kind, name=None):
+    found = [d for d in docs if d.get("kind") == kind and (name is None or d["metadata"]["name"] == name)]
+    check(len(found) == 1, "expected one %s%s, found %d" % (kind, " " + name if name else "", len(found)))
+    return found[0] if found else None
+
+
+def fixture(tmp, name):
+    r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "tests", "fixtures", "make-node.py"), tmp, name],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("make-node.py %s failed: %s" % (name, r.stderr))
+    return os.path.join(tmp, name)
+
+
+def need_agent():
+    if not os.access(AGENT, os.X_OK):
+        raise SystemExit("spinlane-agent not built at %s" % AGENT)
+
+
+def inventory(root, cfg):
+    r = subprocess.run([AGENT, "inventory", "--json", "--root", root, "--config", cfg], capture_output=True, text=True)
+    if not check(r.returncode == 0, "inventory --config %s: exit %d: %s" % (cfg, r.returncode, r.stderr.strip())):
+        return {}
+    return json.loads(r.stdout)["resources"]
+
+
+def agent_pod(docs):
+    """The DaemonSet, its pod spec and its one container."""
+    ds = one(docs, "DaemonSet", "spinlane-agent")
+    if not ds:
+        return None, None, None
+    spec = ds["spec"]["template"]["spec"]
+    return ds, spec, spec["containers"][0]
+
+
+def config_of(docs, spec, c):
+    """config.json as the agent will read it: the file named by --config, found through the
+    container's volume mounts in the ConfigMap the DaemonSet mounts."""
+    argv = c.get("command", []) + c.get("args", [])
+    path = argv[argv.index("--config") + 1] if "--config" in argv else "/etc/spinlane/config.json"
+    vols = {v["name"]: v for v in spec.get("volumes", [])}
+    for m in c.get("volumeMounts", []):
+        if path.startswith(m["mountPath"].rstrip("/") + "/"):
+            v = vols.get(m["name"], {})
+            if "configMap" not in v:
+                continue
+            cm = one(docs, "ConfigMap", v["configMap"]["name"])
+            key = path[len(m["mountPath"].rstrip("/")) + 1:]
+            if cm and check(key in cm.get("data", {}), "ConfigMap %s has no key %s" % (cm["metadata"]["name"], key)):
+                return cm["data"][key]
+    check(False, "--config %s is not in a mounted ConfigMap" % path)
+    return None
+
+
+# ---------------------------------------------------------------- render
+
+
+def test_render():
+    for target in TARGETS:
+        docs = render(target)
+        if not docs:
+            continue
+        print("%s: %d objects: %s" % (target, len(docs), ", ".join(sorted(d["kind"] for d in docs))))
+        ns = one(docs, "Namespace", "spinlane")
+        if ns:
+            check(ns["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged",
+                  "%s: namespace spinlane does not allow privileged pods" % target)
+        for d in docs:
+            if d["kind"] != "Namespace":
+                check(d["metadata"].get("namespace") == "spinlane",
+                      "%s: %s %s not in namespace spinlane" % (target, d["kind"], d["metadata"]["name"]))
+        ds, spec, c = agent_pod(docs)
+        if not ds:
+            continue
+        t = "%s: DaemonSet spinlane-agent" % target
+        argv = c.get("command", []) + c.get("args", [])
+        check(argv == ["/usr/local/bin/spinlane-agent", "run", "--root", "/host", "--config", "/etc/spinlane/config.json"],
+              "%s: command line %s" % (t, argv))
+        check(len(spec["containers"]) == 1, "%s: expected one container" % t)
+        check(spec.get("hostPID") is True, "%s: hostPID" % t)
+        check(spec.get("hostNetwork") is True, "%s: hostNetwork" % t)
+        check(spec.get("dnsPolicy") == "ClusterFirstWithHostNet", "%s: dnsPolicy for hostNetwork" % t)
+        check(c.get("securityContext", {}).get("privileged") is True, "%s: privileged" % t)
+        check(spec.get("priorityClassName") == "system-node-critical", "%s: priorityClassName" % t)
+        check(spec.get("nodeSelector", {}).get("spinlane.io/node-pool") == "true", "%s: nodeSelector" % t)
+        check(any(x.get("key") == "spinlane.io/dedicated" and x.get("operator") == "Exists"
+                  for x in spec.get("tolerations", [])), "%s: toleration of spinlane.io/dedicated" % t)
+        grace = spec.get("terminationGracePeriodSeconds", 30)
+        check(6 <= grace <= 60, "%s: terminationGracePeriodSeconds %s (the agent stops within 5 s)" % (t, grace))
+        sel = ds["spec"]["selector"]["matchLabels"]
+        labels = ds["spec"]["template"]["metadata"]["labels"]
+        check(all(labels.get(k) == v for k, v in sel.items()), "%s: selector does not match the template" % t)
+        sa = spec.get("serviceAccountName")
+        check(sa is not None and one(docs, "ServiceAccount", sa) is not None, "%s: service account %s" % (t, sa))
+        check(c["image"] != "spinlane-agent" and ":" in c["image"], "%s: image %s not set by kustomize" % (t, c["image"]))
+        res = c.get("resources", {})
+        req, lim = res.get("requests", {}), res.get("limits", {})
+        check({"cpu", "memory"} <= set(req) and {"cpu", "memory"} <= set(lim), "%s: requests/limits %s" % (t, res))
+        # Fractional CPU: the agent must stay in the shared pool, never get exclusive CPUs.
+        check(str(req.get("cpu", "")).endswith("m") and str(lim.get("cpu", "")).endswith("m"),
+              "%s: CPU requests/limits must be fractional (millicores): %s" % (t, res))
+        vols = {v["name"]: v for v in spec.get("volumes", [])}
+        mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+        host = mounts.get("/host")
+        if check(host is not None, "%s: no mount at /host" % t):
+            check(vols.get(host["name"], {}).get("hostPath", {}).get("path") == "/", "%s: /host is not the host's /" % t)
+            check(host.get("mountPropagation") == "Bidirectional", "%s: /host mountPropagation %s" % (t, host.get("mountPropagation")))
+            check(not host.get("readOnly"), "%s: /host must be writable (sysfs, hugetlbfs mount)" % t)
+        dp = [m for m in c.get("volumeMounts", []) if vols.get(m["name"], {}).get("hostPath", {}).get("path") == DP_DIR]
+        check(len(dp) == 1 and dp[0]["mountPath"] == DP_DIR, "%s: hostPath %s not mounted at the same path" % (t, DP_DIR))
+        check(config_of(docs, spec, c) is not None, "%s: config.json not found" % t)
+        # Every hostPath is an absolute path; Bidirectional needs privileged (checked above).
+        for v in vols.values():
+            if "hostPath" in v:
+                check(v["hostPath"]["path"].startswith("/"), "%s: hostPath %s" % (t, v["hostPath"]))
+
+
+# ---------------------------------------------------------------- config
+
+
+def test_config():
+    need_agent()
+    tmp = tempfile.mkdtemp(prefix="sl-deploy-")
+    try:
+        counts = {}
+        for target, fx in TARGETS.items():
+            docs = render(target)
+            if not docs:
+                continue
+            ds, spec, c = agent_pod(docs)
+            text = config_of(docs, spec, c) if ds else None
+            if text is None:
+                continue
+            cfg = os.path.join(tmp, target.replace("/", "-") + ".json")
+            with open(cfg, "w") as f:
+                f.write(text)
+            # 1. preflight accepts it (exit 2 = bad config) and the matching node passes.
+            root = fixture(os.path.join(tmp, target.replace("/", "-")), fx)
+            r = subprocess.run([AGENT, "preflight", "--config", cfg, "--root", root], capture_output=True, text=True)
+            print("%s on %s: preflight exit %d, %s" % (target, fx, r.returncode, r.stdout.strip().splitlines()[-1:]))
+            check(r.returncode == 0, "%s: preflight --config on %s: exit %d\n%s%s" % (target, fx, r.returncode, r.stdout, r.stderr))
+            check("PASS nic-binding" in r.stdout, "%s: nic-binding does not pass on %s" % (target, fx))
+            # 2. the DaemonSet's own command line, host root and config path swapped for
+            # the fixture and the rendered file, preparing once (no kubelet here).
+            argv = c.get("command", []) + c.get("args", [])
+            argv = [AGENT] + argv[1:]
+            argv[argv.index("--root") + 1] = root
+            argv[argv.index("--config") + 1] = cfg
+            r = subprocess.run(argv + ["--once"], capture_output=True, text=True)
+            print("%s: %s --once: exit %d" % (target, " ".join(shlex.quote(a) for a in argv[1:]), r.returncode))
+            check(r.returncode == 0, "%s: DaemonSet command --once on %s: exit %d\n%s%s" % (target, fx, r.returncode, r.stdout, r.stderr))
+            out = r.stdout
+            check("PASS prep-nic-binding" in out, "%s: prep-nic-binding does not pass on %s" % (target, fx))
+            if fx == "aks-mana":
+                check("PASS prep-mana" in out, "%s: prep-mana does not pass on %s" % (target, fx))
+            counts[(target, fx)] = {k: len(v) for k, v in inventory(root, cfg).items()}
+            # 3. the overlays differ where they must: on the other cloud's node nothing is
+            # selected (EKS takes only ENA, AKS only MANA); the base takes either.
+            other = "aks-mana" if fx == "eks-x86" else "eks-x86"
+            oroot = fixture(os.path.join(tmp, target.replace("/", "-") + "-other"), other)
+            r = subprocess.run([oroot if a == root else a for a in argv] + ["--once"], capture_output=True, text=True)
+            nothing = "WARN prep-nic-binding: no NIC matches the config's selection" in r.stdout
+            if target == "deploy/base":
+                check(not nothing and r.returncode == 0, "%s: the base config selects nothing on %s:\n%s" % (target, other, r.stdout))
+            else:
+                check(nothing, "%s: selects a NIC on %s:\n%s" % (target, other, r.stdout))
+            print("%s on %s: %s" % (target, other, "nothing selected" if nothing else "NICs selected"))
+            # 4. the check can fail: the same file with an unknown key is refused.
+            bad = json.loads(text)
+            bad["nics"]["kind"] = "ena"
+            badf = cfg + ".bad"
+            with open(badf, "w") as f:
+                json.dump(bad, f)
+            r = subprocess.run([AGENT, "preflight", "--config", badf, "--root", root], capture_output=True, text=True)
+            check(r.returncode == 2 and "nics.kind" in r.stderr, "%s: a bad key was not refused (exit %d)" % (target, r.returncode))
+        for k, v in sorted(counts.items()):
+            print("advertised %s on %s: %s" % (k[0], k[1], v))
+        nic, core = "spinlane.io/dpdk-nic", "spinlane.io/isolated-core"
+        if counts:
+            # EKS: the two secondary ENAs, never the primary; AKS: the one non-primary MANA VF.
+            check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(nic) == 2, "eks overlay: 2 ENAs expected")
+            check(counts.get(("deploy/overlays/aks", "aks-mana"), {}).get(nic) == 1, "aks overlay: 1 MANA VF expected")
+            check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(core) == 6, "eks-x86 has 6 isolated cores")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- example
+
+
+def quantity_bytes(q):
+    m = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?", str(q))
+    if not m:
+        return None
+    mult = {None: 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40,
+            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}[m.group(2)]
+    return int(m.group(1)) * mult
+
+
+def test_example():
+    need_agent()
+    yaml = need_yaml()
+    if not check(os.access(LAUNCH, os.X_OK), "spinlane-launch not built at %s" % LAUNCH):
+        return
+    with open(LAUNCH, "rb") as f:
+        launch_strings = f.read()
+    # What the device plugin advertises and hands out: from the EKS deployment's config.
+    docs = render("deploy/overlays/eks")
+    ds, dspec, dc = agent_pod(docs) if docs else (None, None, None)
+    text = config_of(docs, dspec, dc) if ds else None
+    if text is None:
+        return
+    cfg = json.loads(text)
+    tmp = tempfile.mkdtemp(prefix="sl-deploy-")
+    try:
+        cfgf = os.path.join(tmp, "config.json")
+        with open(cfgf, "w") as f:
+            f.write(text)
+        res = inventory(fixture(tmp, "eks-x86"), cfgf)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    advertised = set(res)
+    threads = max((len(d.get("cpus", [])) for d in res.get("spinlane.io/isolated-core", [])), default=2)
+    hp_dir = cfg.get("hugetlbfs", {}).get("mount_point", "/dev/hugepages")
+    hp_size = cfg.get("hugetlbfs", {}).get("page_size", "2M")
+
+    exdir = os.path.join(SRC, "deploy", "examples")
+    pods = []
+    for name in sorted(os.listdir(exdir)):
+        if name.endswith(".yaml"):
+            with open(os.path.join(exdir, name)) as f:
+                pods += [(name, d) for d in yaml.safe_load_all(f) if d and d.get("kind") == "Pod"]
+    check(len(pods) >= 1, "no Pod in deploy/examples")
+    for name, pod in pods:
+        t = "%s: pod %s" % (name, pod["metadata"]["name"])
+        spec = pod["spec"]
+        check(spec.get("nodeSelector", {}).get("spinlane.io/node-pool") == dspec["nodeSelector"]["spinlane.io/node-pool"],
+              "%s: nodeSelector does not match the agent's node pool" % t)
+        vols = {v["name"]: v for v in spec.get("volumes", [])}
+        for c in spec["containers"]:
+            tc = "%s container %s" % (t, c["name"])
+            cmd = c.get("command", [])
+            check(cmd[:1] == ["spinlane-launch"] and "--" in cmd, "%s: command %s does not start with spinlane-launch --" % (tc, cmd))
+            req = c.get("resources", {}).get("requests", {})
+            lim = c.get("resources", {}).get("limits", {})
+            # Guaranteed QoS with integer CPUs.
+            check(req == lim, "%s: requests != limits (not Guaranteed): %s vs %s" % (tc, req, lim))
+            check(re.fullmatch(r"[1-9]\d*", str(req.get("cpu", ""))) is not None, "%s: cpu %r is not an integer" % (tc, req.get("cpu")))
+            check("memory" in req, "%s: no memory request" % tc)
+            ext = {k for k in req if "/" in k}
+            check(ext and ext <= advertised, "%s: extended resources %s not all advertised by the agent %s" % (tc, ext, advertised))
+            check(advertised <= ext, "%s: does not request every spinlane resource %s" % (tc, advertised))
+            for k in ext & advertised:
+                check(int(req[k]) <= len(res[k]), "%s: %s=%s more than the fixture node offers (%d)" % (tc, k, req[k], len(res[k])))
+            cores = int(req.get("spinlane.io/isolated-core", 0))
+            check(cores in (2, 3), "%s: isolated-core %d (the launcher wants 2 or 3)" % (tc, cores))
+            if re.fullmatch(r"\d+", str(req.get("cpu", ""))):
+                check(int(req["cpu"]) >= cores * threads,
+                      "%s: cpu %s does not cover %d cores x %d threads" % (tc, req["cpu"], cores, threads))
+            env = {e["name"]: e for e in c.get("env", [])}
+            for n in env:
+                if n.startswith("SPINLANE_"):
+                    check(n.encode() in launch_strings, "%s: env %s is not a variable spinlane-launch reads" % (tc, n))
+            uid = env.get("SPINLANE_POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+            check(uid == "metadata.uid", "%s: SPINLANE_POD_UID is not the downward-API metadata.uid" % tc)
+            # Hugepages: the emptyDir where SPINLANE_HUGEPAGE_DIR points (default) = the
+            # hugetlbfs mount the device plugin hands out, of the same page size.
+            want_dir = env.get("SPINLANE_HUGEPAGE_DIR", {}).get("value", "/dev/hugepages")
+            check(want_dir == hp_dir, "%s: SPINLANE_HUGEPAGE_DIR %s != the agent's hugetlbfs.mount_point %s" % (tc, want_dir, hp_dir))
+            medium = "HugePages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
+            mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+            m = mounts.get(want_dir)
+            if check(m is not None, "%s: nothing mounted at %s" % (tc, want_dir)):
+                check(vols.get(m["name"], {}).get("emptyDir", {}).get("medium") == medium,
+                      "%s: %s is not an emptyDir with medium %s" % (tc, want_dir, medium))
+            hp_key = "hugepages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
+            hp = quantity_bytes(req.get(hp_key, "0"))
+            mb = int(env.get("SPINLANE_DPDK_MEMORY_MB", {}).get("value", "256"))
+            check(hp is not None and hp >= mb << 20, "%s: %s=%s is less than SPINLANE_DPDK_MEMORY_MB=%d" % (tc, hp_key, req.get(hp_key), mb))
+            caps = set(c.get("securityContext", {}).get("capabilities", {}).get("add", []))
+            check({"IPC_LOCK", "SYS_RAWIO"} <= caps, "%s: capabilities %s lack IPC_LOCK/SYS_RAWIO" % (tc, caps))
+            check(not c.get("securityContext", {}).get("privileged"), "%s: the driver must not need privileged" % tc)
+            print("%s: cpu %s, %s %s, %s, env %s" % (tc, req.get("cpu"), hp_key, req.get(hp_key),
+                                                      {k: req[k] for k in sorted(ext)}, sorted(env)))
+
+
+# ---------------------------------------------------------------- dockerfile
+
+
+def dockerfile_stages(path):
+    """[(base, name, [instructions...])] with line continuations joined."""
+    with open(path) as f:
+        text = re.sub(r"\\\n", " ", f.read())
+    stages = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, rest = line.partition(" ")
+        if word.upper() == "FROM":
+            parts = rest.split()
+            stages.append((parts[0], parts[2] if len(parts) > 2 and parts[1].upper() == "AS" else None, []))
+        elif stages:
+            stages[-1][2].append((word.upper(), rest.strip()))
+    return stages
+
+
+def apt_packages(instrs):
+    pkgs = []
+    for word, rest in instrs:
+        if word != "RUN":
+            continue
+        for cmd in rest.split("&&"):
+            toks = cmd.split()
+            if toks[:2] == ["apt-get", "install"]:
+                pkgs += [p for p in toks[2:] if not p.startswith("-")]
+    return pkgs
+
+
+def deb_of(path):
+    r = subprocess.run(["dpkg", "-S", os.path.realpath(path)], capture_output=True, text=True)
+    return r.stdout.split(":")[0] if r.returncode == 0 else None
+
+
+def test_dockerfile():
+    if shutil.which("apt-cache") is None or subprocess.run(["apt-cache", "show", "bash"], capture_output=True).returncode != 0:
+        skip("apt-cache has no package lists here (run apt-get update)")
+    with open(os.path.join(SRC, "scripts", "install-deps.sh")) as f:
+        deps = f.read()
+    m = re.search(r"pkgs=\(([^)]*)\)", deps)
+    listed = set(m.group(1).split()) if m else set()
+    check(listed, "no pkgs=( ... ) list in scripts/install-deps.sh")
+    # Build packages: whatever ships the pkg-config modules CMakeLists.txt requires, and protoc-c.
+    with open(os.path.join(SRC, "CMakeLists.txt")) as f:
+        cm = f.read()
+    build_need = set()
+    for mod in re.findall(r"pkg_check_modules\(\w+ REQUIRED IMPORTED_TARGET (\S+)\)", cm):
+        r = subprocess.run(["pkg-config", "--variable=pcfiledir", mod], capture_output=True, text=True)
+        if r.returncode == 0:
+            deb = deb_of(os.path.join(r.stdout.strip(), mod + ".pc"))
+            if deb:
+                build_need.add(deb.split()[0])
+    protoc = shutil.which("protoc-c")
+    if protoc and deb_of(protoc):
+        build_need.add(deb_of(protoc))
+    print("build needs (from this machine's pkg-config/dpkg): %s" % sorted(build_need))
+    # What debian:12(-slim) already has: apt and everything it depends on.
+    r = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+                        "--no-breaks", "--no-replaces", "--no-enhances", "apt"], capture_output=True, text=True)
+    in_base = {l.strip().split(":")[-1].strip() for l in r.stdout.splitlines()}
+    binaries = {"agent.Dockerfile": ("spinlane-agent", AGENT), "driver.Dockerfile": ("spinlane-launch", LAUNCH)}
+    for df, (prog, built) in binaries.items():
+        path = os.path.join(SRC, "deploy", df)
+        t = "deploy/" + df
+        stages = dockerfile_stages(path)
+        if not check(len(stages) == 2, "%s: expected a build and a runtime stage, got %d" % (t, len(stages))):
+            continue
+        (b_base, b_name, b_ins), (r_base, _, r_ins) = stages
+        check(b_base == "debian:12" and r_base in ("debian:12", "debian:12-slim"), "%s: bases %s, %s are not Debian 12" % (t, b_base, r_base))
+        for pkg in apt_packages(b_ins) + apt_packages(r_ins):
+            if pkg in listed:
+                continue
+            r = subprocess.run(["apt-cache", "show", "--no-all-versions", pkg], capture_output=True, text=True)
+            check(r.returncode == 0 and ("Package: " + pkg) in r.stdout, "%s: %s is not a Debian package" % (t, pkg))
+        missing = build_need - set(apt_packages(b_ins))
+        check(not missing, "%s: build stage lacks %s" % (t, sorted(missing)))
+        runs = " ".join(rest for w, rest in b_ins if w == "RUN")
+        check("cmake -S . -B build" in runs and ("--target " + prog) in runs, "%s: does not build %s with cmake" % (t, prog))
+        check(not re.search(r"(git clone|curl|wget)[^&]*aeron", runs + " ".join(r for _, r in r_ins), re.I),
+              "%s: fetches Aeron" % t)
+        copies = [rest.split() for w, rest in r_ins if w == "COPY" and rest.startswith("--from=" + (b_name or ""))]
+        dest = None
+        for cp in copies:
+            src = cp[1]
+            if src.endswith("/" + prog):
+                rel = os.path.relpath(src, "/src/build")
+                check(os.access(os.path.join(BIN, rel), os.X_OK),
+                      "%s: %s is not where cmake puts it (no %s in the build dir)" % (t, src, rel))
+                dest = cp[2]
+        check(dest is not None, "%s: %s is not copied from the build stage" % (t, prog))
+        entry = [json.loads(rest) for w, rest in r_ins if w == "ENTRYPOINT"]
+        check(entry and entry[-1][0] == dest, "%s: ENTRYPOINT %s is not %s" % (t, entry, dest))
+        # Runtime libraries: every shared library the built binary links comes from a
+        # package the runtime stage installs (or its dependencies, or the base image).
+        if os.access(built, os.X_OK):
+            r = subprocess.run(["ldd", built], capture_output=True, text=True)
+            libs = re.findall(r"=> (/\S+)", r.stdout)
+            need = {deb_of(p) for p in libs} - {None}
+            need -= {"libasan8", "libubsan1"}  # the sanitizer build's, not the image's
+            rt = apt_packages(r_ins)
+            dep = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+                                  "--no-breaks", "--no-replaces", "--no-enhances"] + rt, capture_output=True, text=True)
+            have = set(rt) | {l.strip().split(":")[-1].strip() for l in dep.stdout.splitlines()}
+            for n in sorted(need - have - in_base):
+                check(False, "%s: %s links a library from %s, which the runtime stage does not install" % (t, prog, n))
+            print("%s: runtime packages %s cover %s" % (t, rt, sorted(need)))
+    # The DaemonSet runs the agent at the path the image puts it.
+    with open(os.path.join(SRC, "deploy", "base", "daemonset.yaml")) as f:
+        check("/usr/local/bin/spinlane-agent" in f.read(), "daemonset.yaml does not run /usr/local/bin/spinlane-agent")
+
+
+def main(argv):
+    tests = {"render": test_render, "config": test_config, "example": test_example, "dockerfile": test_dockerfile}
+    if len(argv) != 2 or argv[1] not in tests:
+        print("usage: test-deploy.py %s" % "|".join(tests), file=sys.stderr)
+        return 2
+    tests[argv[1]]()
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
