@@ -1236,8 +1236,13 @@ void dp_engine_free(dp_engine *e)
                 grpc_completion_queue_shutdown(e->cq);
                 pthread_join(e->pump, NULL);
                 grpc_completion_queue_destroy(e->cq);
-                /* wait for gRPC's own threads and in-flight cleanup: nothing runs at exit */
+                /* Nothing of gRPC may run at exit: our reference goes synchronously, but a
+                 * channel or server released on one of gRPC's threads drops the last one
+                 * there and gRPC then tears down on a detached thread; wait (bounded) for
+                 * that to finish (grpc_is_initialized() answers under the same lock). */
                 grpc_shutdown_blocking();
+                for (int i = 0; i < 500 && grpc_is_initialized(); i++)
+                        usleep(10 * 1000);
         }
         /* Refusals queued by the pump but not reported (only those can be left). */
         for (size_t i = 0; i < e->qn; i++)

@@ -325,12 +325,15 @@ def test_cdi(args, api, root):
         check({"path": "/dev/vfio/3", "hostPath": "/dev/vfio/noiommu-3", "permissions": "rw"} in
               devs.get("0000:00:07.0", []), "CDI no-IOMMU node mapping")
         nic.close()
-        check(agent.stop() == 0, "CDI agent exit 0")
+        rc = agent.stop()
+        check(rc == 0, "CDI agent exit %s" % rc)
     finally:
         if agent.p.poll() is None:
             agent.p.kill()
             agent.p.wait()
         kubelet.stop()
+        if failures:
+            print("---- CDI agent log ----\n" + "\n".join(agent.text().splitlines()[-60:]))
 
 
 def test_uevents(args, api, root):
