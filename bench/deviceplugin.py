@@ -37,6 +37,20 @@ def proc_status(pid, key):
     return -1
 
 
+def smaps_rollup(pid):
+    """kB figures of /proc/PID/smaps_rollup: Rss, Pss, Shared_*, Private_*, Anonymous."""
+    out = {}
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3 and parts[2] == "kB":
+                    out[parts[0].rstrip(":")] = int(parts[1])
+    except OSError:
+        pass
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -107,6 +121,13 @@ def main():
               "RSS %d KiB, peak RSS %d KiB" % (t1 - t0, c1 - c0, 100 * (c1 - c0) / (t1 - t0),
                                                 proc_status(agent.pid, "VmRSS"), proc_status(agent.pid, "VmHWM")),
               flush=True)
+        m = smaps_rollup(agent.pid)
+        if m:
+            uss = m.get("Private_Clean", 0) + m.get("Private_Dirty", 0)
+            shared = m.get("Shared_Clean", 0) + m.get("Shared_Dirty", 0)
+            print("memory (smaps_rollup): RSS %d KiB = private (USS) %d KiB + shared %d KiB; PSS %d KiB; "
+                  "anonymous %d KiB" % (m.get("Rss", 0), uss, shared, m.get("Pss", 0), m.get("Anonymous", 0)),
+                  flush=True)
         w.cancel()
         plugin.close()
     finally:

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Device plugin servers on the gRPC C core. Threads: the pump thread only moves
- * completion-queue events into a queue and pokes an eventfd; everything else (calls,
- * servers, registration, recovery) runs on the agent's loop thread. Never logs. */
+/* Device plugin servers on the gRPC C core. Threads: the pump thread drains the
+ * completion queue. Unary calls (Allocate, GetPreferredAllocation, options, unknown
+ * methods) of a server that is not shutting down are answered and released right there,
+ * under the engine's state lock: no thread hop on the hot path. Everything else
+ * (streams, servers, registration, recovery, refusal reports) goes into a queue, an
+ * eventfd wakes the agent's loop thread, which takes the same lock. Never logs. */
 #include "dp-server.h"
 
 #include "cleanup.h"
@@ -41,7 +44,7 @@ static const char *const method_path[_M_MAX] = {
         [M_PRESTART] = "/v1beta1.DevicePlugin/PreStartContainer",
 };
 
-enum tag_op { OP_REQUEST, OP_UNARY_DONE, OP_STREAM_SEND, OP_STREAM_CLOSE, OP_SHUTDOWN, OP_REGISTER };
+enum tag_op { OP_REQUEST, OP_UNARY_DONE, OP_STREAM_SEND, OP_STREAM_CLOSE, OP_SHUTDOWN, OP_REGISTER, OP_REFUSED };
 
 typedef struct dp_tag {
         enum tag_op op;
@@ -112,6 +115,14 @@ struct dp_plugin {
         uint64_t retry_at;       /* loop_now_ms() of the next Register attempt; 0 = none */
 };
 
+/* A refusal answered on the pump thread, reported on the loop thread. */
+typedef struct dp_refusal {
+        dp_tag t;
+        const char *resource;
+        int code;
+        char message[512];     /* dp_status.message */
+} dp_refusal;
+
 typedef struct q_item {
         void *tag;
         bool ok;
@@ -128,7 +139,9 @@ struct dp_engine {
         pthread_t pump;
         bool pump_started;
         int efd;
-        pthread_mutex_t mu;
+        pthread_mutex_t mu;      /* the queue (q, qn, qcap) */
+        pthread_mutex_t state;   /* everything else: held by the loop thread in every entry
+                                  * point and by the pump thread on its fast path */
         q_item *q;
         size_t qn, qcap;
         int ifd, wd;
@@ -136,6 +149,7 @@ struct dp_engine {
         dp_plugin *plugins[DP_MAX_PLUGINS];
         size_t n_plugins;
         bool started, stopping, stopped;
+        bool waiting_reported;   /* DP_EVENT_WAITING sent since kubelet.sock was last seen */
 };
 
 static void emit(dp_engine *e, dp_event_type type, const char *resource, int code, unsigned retry_ms,
@@ -162,6 +176,27 @@ static bool path_exists(const char *p)
 
 /* ---- the pump thread: the completion queue's one owner ---- */
 
+/* Hand a tag to the loop thread. */
+static void queue_push(dp_engine *e, void *tag, bool ok)
+{
+        pthread_mutex_lock(&e->mu);
+        if (e->qn == e->qcap) {
+                size_t cap = e->qcap ? e->qcap * 2 : 64;
+                q_item *q = realloc(e->q, cap * sizeof(*q));
+                if (!q)
+                        abort(); /* losing a tag would leak a call forever */
+                e->q = q;
+                e->qcap = cap;
+        }
+        e->q[e->qn++] = (q_item){ tag, ok };
+        pthread_mutex_unlock(&e->mu);
+        uint64_t one = 1;
+        ssize_t w = write(e->efd, &one, sizeof(one));
+        (void)w; /* a full counter is still readable: nothing is lost */
+}
+
+static bool fast_path(dp_engine *e, void *tagp, bool ok);
+
 static void *pump_main(void *arg)
 {
         dp_engine *e = arg;
@@ -171,20 +206,11 @@ static void *pump_main(void *arg)
                         break;
                 if (ev.type != GRPC_OP_COMPLETE)
                         continue;
-                pthread_mutex_lock(&e->mu);
-                if (e->qn == e->qcap) {
-                        size_t cap = e->qcap ? e->qcap * 2 : 64;
-                        q_item *q = realloc(e->q, cap * sizeof(*q));
-                        if (!q)
-                                abort(); /* losing a tag would leak a call forever */
-                        e->q = q;
-                        e->qcap = cap;
-                }
-                e->q[e->qn++] = (q_item){ ev.tag, ev.success != 0 };
-                pthread_mutex_unlock(&e->mu);
-                uint64_t one = 1;
-                ssize_t w = write(e->efd, &one, sizeof(one));
-                (void)w; /* a full counter is still readable: nothing is lost */
+                pthread_mutex_lock(&e->state);
+                bool done = fast_path(e, ev.tag, ev.success != 0);
+                pthread_mutex_unlock(&e->state);
+                if (!done)
+                        queue_push(e, ev.tag, ev.success != 0);
         }
         return NULL;
 }
@@ -311,6 +337,24 @@ static void unary_reply(dp_call *c, const uint8_t *resp, size_t resp_len, int co
                 call_free(c);
 }
 
+/* A refusal is reported on the loop thread (the callback may log). */
+static void report_refused(dp_plugin *p, int code, const char *message)
+{
+        dp_engine *e = p->e;
+        if (!e->pump_started || !pthread_equal(pthread_self(), e->pump)) {
+                emit(e, DP_EVENT_REFUSED, p->resource, code, 0, "%s", message);
+                return;
+        }
+        dp_refusal *f = calloc(1, sizeof(*f));
+        if (!f)
+                return; /* the client still got its status */
+        f->t = (dp_tag){ OP_REFUSED, f };
+        f->resource = p->resource;
+        f->code = code;
+        snprintf(f->message, sizeof(f->message), "%s", message);
+        queue_push(e, &f->t, true);
+}
+
 static void handle_unary(dp_call *c)
 {
         dp_plugin *p = c->srv->p;
@@ -354,7 +398,7 @@ static void handle_unary(dp_call *c)
                 snprintf(st.message, sizeof(st.message), "internal error %d", r);
         }
         if (r < 0 && (c->method == M_ALLOCATE || c->method == M_PREFERRED))
-                emit(p->e, DP_EVENT_REFUSED, p->resource, st.code, 0, "%s", st.message);
+                report_refused(p, st.code, st.message);
         unary_reply(c, resp, resp_len, r < 0 ? st.code : GRPC_STATUS_OK, r < 0 ? st.message : NULL);
 }
 
@@ -720,8 +764,12 @@ static void plugin_start_serving(dp_plugin *p)
         p->serve_failed = false;
         p->want_serve = false;
         emit(e, DP_EVENT_SERVING, p->resource, 0, 0, "serving on %s", p->sock_path);
-        if (path_exists(e->kubelet_sock))
+        if (path_exists(e->kubelet_sock)) {
                 plugin_register(p);
+        } else if (!e->waiting_reported) {
+                e->waiting_reported = true;
+                emit(e, DP_EVENT_WAITING, NULL, 0, 0, "waiting for %s", e->kubelet_sock);
+        }
 }
 
 static void plugin_after_srv_gone(dp_plugin *p)
@@ -749,7 +797,7 @@ static void plugin_restart(dp_plugin *p, const char *why)
                 plugin_start_serving(p);
 }
 
-int dp_plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
+static int plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
 {
         dp_device_list copy;
         uint8_t *buf;
@@ -775,9 +823,19 @@ int dp_plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
         return 1;
 }
 
+int dp_plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
+{
+        pthread_mutex_lock(&p->e->state);
+        int r = plugin_set_devices(p, devices);
+        pthread_mutex_unlock(&p->e->state);
+        return r;
+}
+
 void dp_plugin_set_config(dp_plugin *p, const dp_alloc_config *cfg)
 {
+        pthread_mutex_lock(&p->e->state);
         p->cfg = *cfg;
+        pthread_mutex_unlock(&p->e->state);
 }
 
 const dp_device_list *dp_plugin_devices(const dp_plugin *p)
@@ -791,6 +849,29 @@ bool dp_plugin_registered(const dp_plugin *p)
 }
 
 /* ---- events from the pump ---- */
+
+/* On the pump thread, state lock held: answer a unary call or release a finished one
+ * here when its server is not shutting down (so no server can be destroyed from this
+ * thread). Returns false to leave the tag to the loop thread. */
+static bool fast_path(dp_engine *e, void *tagp, bool ok)
+{
+        dp_tag *t = tagp;
+        dp_call *c;
+
+        if (e->stopping || (t->op != OP_REQUEST && t->op != OP_UNARY_DONE))
+                return false;
+        c = t->obj;
+        if (c->srv->shutting_down)
+                return false;
+        if (t->op == OP_UNARY_DONE) {
+                call_free(c);
+                return true;
+        }
+        if (!ok || c->method == M_LIST_AND_WATCH)
+                return false;
+        on_request(c, true);
+        return true;
+}
 
 static void dispatch(dp_engine *e, void *tagp, bool ok)
 {
@@ -826,8 +907,13 @@ static void dispatch(dp_engine *e, void *tagp, bool ok)
         case OP_REGISTER:
                 on_register_done(t->obj, ok);
                 break;
+        case OP_REFUSED: {
+                dp_refusal *f = t->obj;
+                emit(e, DP_EVENT_REFUSED, f->resource, f->code, 0, "%s", f->message);
+                free(f);
+                break;
         }
-        (void)e;
+        }
 }
 
 static int drain_queue(dp_engine *e)
@@ -844,8 +930,10 @@ static int drain_queue(dp_engine *e)
         e->q = NULL;
         e->qn = e->qcap = 0;
         pthread_mutex_unlock(&e->mu);
+        pthread_mutex_lock(&e->state);
         for (size_t i = 0; i < n; i++)
                 dispatch(e, items[i].tag, items[i].ok);
+        pthread_mutex_unlock(&e->state);
         free(items);
         return 0;
 }
@@ -879,6 +967,7 @@ static void dir_watch(dp_engine *e)
 
 static void on_kubelet_sock_created(dp_engine *e)
 {
+        e->waiting_reported = false;
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
                 p->registered = false;
@@ -919,6 +1008,7 @@ static int on_inotify(loop *l, int fd, uint32_t events, void *ud)
                                         sock_gone[i] = true;
                 }
         }
+        pthread_mutex_lock(&e->state);
         if (dir_gone && e->wd >= 0) {
                 inotify_rm_watch(e->ifd, e->wd);
                 e->wd = -1;
@@ -928,6 +1018,7 @@ static int on_inotify(loop *l, int fd, uint32_t events, void *ud)
                         plugin_restart(e->plugins[i], "socket file removed");
         if (kubelet_created && path_exists(e->kubelet_sock))
                 on_kubelet_sock_created(e);
+        pthread_mutex_unlock(&e->state);
         return 0;
 }
 
@@ -936,8 +1027,11 @@ static int on_tick(loop *l, void *ud)
 {
         dp_engine *e = ud;
         (void)l;
-        if (e->stopping)
+        pthread_mutex_lock(&e->state);
+        if (e->stopping) {
+                pthread_mutex_unlock(&e->state);
                 return 0;
+        }
         dir_watch(e);
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
@@ -948,6 +1042,7 @@ static int on_tick(loop *l, void *ud)
                 else if (p->serving && !p->registered && !p->reg && !p->retry_at && path_exists(e->kubelet_sock))
                         plugin_register(p);
         }
+        pthread_mutex_unlock(&e->state);
         return 0;
 }
 
@@ -956,6 +1051,7 @@ static int on_retry(loop *l, void *ud)
         dp_engine *e = ud;
         uint64_t now = loop_now_ms();
         (void)l;
+        pthread_mutex_lock(&e->state);
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
                 if (p->retry_at && p->retry_at <= now) {
@@ -964,6 +1060,7 @@ static int on_retry(loop *l, void *ud)
                 }
         }
         engine_arm_retry(e);
+        pthread_mutex_unlock(&e->state);
         return 0;
 }
 
@@ -982,6 +1079,7 @@ int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_e
         e->ud = userdata;
         e->efd = e->ifd = e->wd = e->tick_fd = e->retry_fd = -1;
         pthread_mutex_init(&e->mu, NULL);
+        pthread_mutex_init(&e->state, NULL);
         r = hostfs_path(h, DP_KUBELET_DIR, e->dir, sizeof(e->dir));
         if (r >= 0)
                 r = hostfs_path(h, DP_KUBELET_DIR "/" DP_KUBELET_SOCKET, e->kubelet_sock, sizeof(e->kubelet_sock));
@@ -1019,6 +1117,7 @@ fail:
         if (e->ifd >= 0)
                 close(e->ifd);
         pthread_mutex_destroy(&e->mu);
+        pthread_mutex_destroy(&e->state);
         free(e);
         return r;
 }
@@ -1047,11 +1146,13 @@ int dp_engine_add_plugin(dp_engine *e, dp_kind kind, const char *resource_name, 
                 return -ENAMETOOLONG;
         }
         p->cfg = *cfg;
-        if (dp_plugin_set_devices(p, &(dp_device_list){ 0 }) < 0) {
+        if (plugin_set_devices(p, &(dp_device_list){ 0 }) < 0) {
                 free(p);
                 return -ENOMEM;
         }
+        pthread_mutex_lock(&e->state);
         e->plugins[e->n_plugins++] = p;
+        pthread_mutex_unlock(&e->state);
         if (ret)
                 *ret = p;
         return 0;
@@ -1061,6 +1162,7 @@ int dp_engine_start(dp_engine *e)
 {
         if (e->started)
                 return -EALREADY;
+        pthread_mutex_lock(&e->state);
         e->started = true;
         for (size_t i = 0; i < e->n_plugins; i++)
                 e->plugins[i]->want_serve = true;
@@ -1068,6 +1170,7 @@ int dp_engine_start(dp_engine *e)
         for (size_t i = 0; i < e->n_plugins; i++)
                 if (!e->plugins[i]->srv)
                         plugin_start_serving(e->plugins[i]);
+        pthread_mutex_unlock(&e->state);
         return 0;
 }
 
@@ -1084,8 +1187,11 @@ static void engine_check_stopped(dp_engine *e)
 
 void dp_engine_stop(dp_engine *e)
 {
-        if (e->stopping)
+        pthread_mutex_lock(&e->state);
+        if (e->stopping) {
+                pthread_mutex_unlock(&e->state);
                 return;
+        }
         e->stopping = true;
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
@@ -1097,6 +1203,7 @@ void dp_engine_stop(dp_engine *e)
                         srv_shutdown(p->srv);
         }
         engine_check_stopped(e);
+        pthread_mutex_unlock(&e->state);
 }
 
 bool dp_engine_stopped(const dp_engine *e)
@@ -1129,8 +1236,18 @@ void dp_engine_free(dp_engine *e)
                 grpc_completion_queue_shutdown(e->cq);
                 pthread_join(e->pump, NULL);
                 grpc_completion_queue_destroy(e->cq);
-                grpc_shutdown();
+                /* Nothing of gRPC may run at exit: our reference goes synchronously, but a
+                 * channel or server released on one of gRPC's threads drops the last one
+                 * there and gRPC then tears down on a detached thread; wait (bounded) for
+                 * that to finish (grpc_is_initialized() answers under the same lock). */
+                grpc_shutdown_blocking();
+                for (int i = 0; i < 500 && grpc_is_initialized(); i++)
+                        usleep(10 * 1000);
         }
+        /* Refusals queued by the pump but not reported (only those can be left). */
+        for (size_t i = 0; i < e->qn; i++)
+                if (((dp_tag *)e->q[i].tag)->op == OP_REFUSED)
+                        free(((dp_tag *)e->q[i].tag)->obj);
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_device_list_free(&e->plugins[i]->devices);
                 free(e->plugins[i]->list_buf);
@@ -1140,5 +1257,6 @@ void dp_engine_free(dp_engine *e)
         close(e->efd);
         close(e->ifd);
         pthread_mutex_destroy(&e->mu);
+        pthread_mutex_destroy(&e->state);
         free(e);
 }

@@ -2,9 +2,11 @@
 /* The device plugin servers on the gRPC C core: one server per resource on its own unix
  * socket in the kubelet's device-plugins dir, registration with kubelet.sock, and
  * recovery from kubelet restarts (inotify on the dir, a 1 s check as a safety net).
- * One completion queue drained by one pump thread that only hands (tag, ok) pairs to the
- * agent's event loop through an eventfd: every decision is taken on the loop thread.
- * Never logs: what happens is reported through the dp_event callback. */
+ * One completion queue drained by one pump thread. Unary calls (Allocate,
+ * GetPreferredAllocation, options) are answered on that thread under the engine's state
+ * lock; everything else is handed to the agent's event loop through an eventfd and runs
+ * there under the same lock. The dp_event callback and every dp_* function below run on
+ * the loop thread only. Never logs: what happens is reported through dp_event. */
 #ifndef SPIN_DP_SERVER_H
 #define SPIN_DP_SERVER_H
 
@@ -26,6 +28,7 @@ typedef struct dp_plugin dp_plugin;
 typedef enum dp_event_type {
         DP_EVENT_SERVING,         /* the socket is bound and answering */
         DP_EVENT_SERVE_FAILED,    /* binding failed (message); retried by the 1 s check */
+        DP_EVENT_WAITING,         /* serving, kubelet.sock absent: waiting for it (once per absence) */
         DP_EVENT_REGISTERED,      /* the kubelet accepted Register */
         DP_EVENT_REGISTER_FAILED, /* Register failed: code/message from the kubelet; retry_ms */
         DP_EVENT_RESTART,         /* socket removed or kubelet restarted: serving again */

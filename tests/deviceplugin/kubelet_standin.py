@@ -17,6 +17,9 @@ from concurrent import futures
 import grpc
 
 PLUGIN_DIR = "var/lib/kubelet/device-plugins"
+# Every timeout below is multiplied by SCALE: a test sets it when the agent runs slowed
+# down (e.g. under valgrind).
+SCALE = 1.0
 
 
 def load_api(proto_dir):
@@ -79,7 +82,7 @@ class Kubelet:
     def wait_registrations(self, n, timeout):
         """The next n registrations, keyed by resource name; raises on timeout."""
         got = {}
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * SCALE
         while len(got) < n:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -117,20 +120,20 @@ class Plugin:
     def alloc(self, *containers, timeout=5):
         req = self.api.AllocateRequest(container_requests=[
             self.api.ContainerAllocateRequest(devices_ids=list(ids)) for ids in containers])
-        return self.allocate(req, timeout=timeout)
+        return self.allocate(req, timeout=timeout * SCALE)
 
     def prefer(self, available, must, size, timeout=5):
         req = self.api.PreferredAllocationRequest(container_requests=[
             self.api.ContainerPreferredAllocationRequest(available_deviceIDs=available,
                                                          must_include_deviceIDs=must, allocation_size=size)])
-        return list(self.preferred(req, timeout=timeout).container_responses[0].deviceIDs)
+        return list(self.preferred(req, timeout=timeout * SCALE).container_responses[0].deviceIDs)
 
     def close(self):
         self.channel.close()
 
 
 def wait_for(pred, timeout, step=0.01):
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout * SCALE
     while time.monotonic() < deadline:
         v = pred()
         if v:
@@ -170,7 +173,7 @@ class Watcher:
     def wait(self, pred, timeout, since=0):
         """First list (time, devices) from index since on that satisfies pred, waiting up
         to timeout."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * SCALE
         with self.cv:
             while True:
                 for t, d in self.lists[since:]:

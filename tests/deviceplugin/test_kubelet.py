@@ -2,10 +2,15 @@
 """Integration test: `spinlane-agent run --root <fake node>` against a kubelet stand-in
 speaking the real device plugin API (Python grpcio) over unix sockets.
 
-usage: test_kubelet.py --agent PATH --proto-dir DIR [--quick]
+usage: test_kubelet.py --agent PATH --proto-dir DIR [--quick] [--wrapper "valgrind ..."]
+--quick: fewer kubelet restarts and streams. --wrapper: run the agent under this command
+(e.g. valgrind); every timeout and time bound is then multiplied by --scale (default 20
+with a wrapper). The agent must still exit 0 on SIGTERM (valgrind: --error-exitcode
+makes a leak or memory error a failure).
 Exit 0 all passed, 1 a check failed, 77 skipped (grpcio/grpc_tools missing)."""
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -22,6 +27,7 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kubelet_standin  # noqa: E402
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, make_tree, rm_tree, wait_for, PLUGIN_DIR  # noqa: E402
 
 NIC = "spinlane.io/dpdk-nic"
@@ -31,6 +37,8 @@ CORE_SOCK = "spinlane-isolated-core.sock"
 
 failures = []
 checks = 0
+WRAPPER = []   # command prefix for the agent (--wrapper)
+S = 1.0        # time scale (--scale)
 
 
 def check(cond, what):
@@ -65,11 +73,13 @@ def specs(resp, i=0):
 
 
 class Agent:
-    def __init__(self, binary, root, log, extra=()):
+    def __init__(self, binary, root, log, extra=(), env=None):
         self.log = open(log, "w")
         self.path = log
-        self.p = subprocess.Popen([binary, "run", "--root", root] + list(extra), stdout=self.log,
-                                  stderr=subprocess.STDOUT)
+        e = dict(os.environ)
+        e.update(env or {})
+        self.p = subprocess.Popen(WRAPPER + [binary, "run", "--root", root] + list(extra), stdout=self.log,
+                                  stderr=subprocess.STDOUT, env=e)
 
     def text(self):
         with open(self.path) as f:
@@ -78,7 +88,7 @@ class Agent:
     def stop(self, sig=signal.SIGTERM, timeout=10):
         self.p.send_signal(sig)
         try:
-            rc = self.p.wait(timeout)
+            rc = self.p.wait(timeout * S)
         except subprocess.TimeoutExpired:
             self.p.kill()
             rc = self.p.wait()
@@ -101,13 +111,16 @@ def test_all(args, api, root):
               "both plugin sockets served without a kubelet")
         nic = Plugin(api, root, NIC_SOCK)
         core = Plugin(api, root, CORE_SOCK)
-        opts = nic.options(api.Empty(), timeout=5)
+        opts = nic.options(api.Empty(), timeout=5 * S)
         check(opts.get_preferred_allocation_available and not opts.pre_start_required,
               "options: preferred allocation available, no PreStartContainer")
         c0 = cpu_seconds(agent.p.pid)
-        time.sleep(1.0)
+        time.sleep(1.0 * S if WRAPPER else 1.5)
         check("Register" not in agent.text(), "no Register attempts while kubelet.sock is absent")
-        check(cpu_seconds(agent.p.pid) - c0 < 0.2, "waiting for the kubelet does not spin")
+        if not WRAPPER:  # the wrapper's own CPU time would count
+            check(cpu_seconds(agent.p.pid) - c0 < 0.2, "waiting for the kubelet does not spin")
+        n = agent.text().count("waiting for %s" % os.path.join(kdir, "kubelet.sock"))
+        check(n == 1, "'waiting for kubelet.sock' logged once (%d times)" % n)
 
         # kubelet appears: both register within 1 s
         t0 = time.monotonic()
@@ -117,7 +130,7 @@ def test_all(args, api, root):
             t, req = regs[res]
             check(req.version == "v1beta1" and req.endpoint == sock, "%s Register fields %s" % (res, req))
             check(req.options.get_preferred_allocation_available, "%s Register options" % res)
-            check(t - t0 < 1.0, "%s registered %.3f s after kubelet.sock appeared" % (res, t - t0))
+            check(t - t0 < 1.0 * S, "%s registered %.3f s after kubelet.sock appeared" % (res, t - t0))
 
         # exact device lists with topology
         nw, cw = Watcher(nic), Watcher(core)
@@ -165,16 +178,19 @@ def test_all(args, api, root):
                             ([], "no devices")):
             code, msg = status_of(lambda: nic.alloc(ids))
             check(code == grpc.StatusCode.INVALID_ARGUMENT and needle in msg, "Allocate %s -> %s %s" % (ids, code, msg))
-        code, msg = status_of(lambda: nic.allocate(api.AllocateRequest(), timeout=5))
+        code, msg = status_of(lambda: nic.allocate(api.AllocateRequest(), timeout=5 * S))
         check(code == grpc.StatusCode.INVALID_ARGUMENT, "empty AllocateRequest -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a\x05\x0a\x7f\x41", timeout=5))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a\x05\x0a\x7f\x41", timeout=5 * S))
         check(code == grpc.StatusCode.INVALID_ARGUMENT and "malformed" in msg, "garbage -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a" + b"\xff" * 9, timeout=5))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a" + b"\xff" * 9, timeout=5 * S))
         check(code == grpc.StatusCode.INVALID_ARGUMENT, "bad varint -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.allocate_raw(b"\x00" * (2 << 20), timeout=5))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x00" * (2 << 20), timeout=5 * S))
         check(code == grpc.StatusCode.RESOURCE_EXHAUSTED, "2 MiB request -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.unknown(b"", timeout=5))
+        code, msg = status_of(lambda: nic.unknown(b"", timeout=5 * S))
         check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown method -> %s" % code)
+        # refusals are answered on the gRPC thread, reported (logged) by the loop thread
+        check(wait_for(lambda: "request refused (status 3): " in agent.text() and "0000:00:99.0" in agent.text(), 2),
+              "Allocate refusal logged")
 
         # preferred allocation
         allc = ["p0c1", "p0c2", "p0c3"]
@@ -192,7 +208,7 @@ def test_all(args, api, root):
         n0 = len(nw.lists)
         os.unlink(node)
         got = nw.wait(lambda d: d.get("0000:00:06.0", ("",))[0] == "Unhealthy", 3, since=n0)
-        check(got is not None and got[0] - t0 < 1.0,
+        check(got is not None and got[0] - t0 < 1.0 * S,
               "NIC Unhealthy after its device node went (%.3f s)" % ((got[0] - t0) if got else -1))
         code, msg = status_of(lambda: nic.alloc(["0000:00:06.0"]))
         check(code == grpc.StatusCode.INVALID_ARGUMENT and "unhealthy" in msg, "Allocate unhealthy -> %s" % msg)
@@ -206,7 +222,7 @@ def test_all(args, api, root):
         with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
             f.write("1-3,6-7\n")
         got = cw.wait(lambda d: d.get("p0c1", ("",))[0] == "Unhealthy", 3, since=n0)
-        check(got is not None and got[0] - t0 < 1.5, "core Unhealthy after a sibling left the isolated set")
+        check(got is not None and got[0] - t0 < 1.0 * S, "core Unhealthy after a sibling left the isolated set")
         n0 = len(cw.lists)
         with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
             f.write("1-3,5-7\n")
@@ -219,14 +235,14 @@ def test_all(args, api, root):
         check(all(c == grpc.StatusCode.OK for c in res), "100 parallel Allocate: %s" % set(res))
 
         # 100 ListAndWatch streams, then cancelled; cancelled mid-stream repeatedly
-        ws = [Watcher(nic) for _ in range(100)]
-        check(all(w.wait(lambda d: len(d) == 3, 10) for w in ws), "100 streams got the list")
+        ws = [Watcher(nic) for _ in range(args.streams)]
+        check(all(w.wait(lambda d: len(d) == 3, 10) for w in ws), "%d streams got the list" % args.streams)
         for w in ws:
             w.cancel()
-        for _ in range(20):
+        for _ in range(args.streams // 5):
             w = Watcher(core)
             w.cancel()
-        check(nic.options(api.Empty(), timeout=5).get_preferred_allocation_available, "alive after cancels")
+        check(nic.options(api.Empty(), timeout=5 * S).get_preferred_allocation_available, "alive after cancels")
 
         # kubelet restarts: sockets wiped, kubelet.sock re-created -> serve again + register < 1 s
         nw.cancel()
@@ -244,7 +260,7 @@ def test_all(args, api, root):
                 continue
             dt = max(t for t, _ in regs.values()) - t0
             worst = max(worst, dt)
-            check(dt < 1.0, "restart %d: re-registered in %.3f s" % (i, dt))
+            check(dt < 1.0 * S, "restart %d: re-registered in %.3f s" % (i, dt))
             p = Plugin(api, root, NIC_SOCK)
             w = Watcher(p)
             check(w.wait(lambda d: len(d) == 3, 5) is not None, "restart %d: ListAndWatch on the new socket" % i)
@@ -269,7 +285,7 @@ def test_all(args, api, root):
         w.wait(lambda d: True, 5)
         rc = agent.stop()
         check(rc == 0, "agent exit code %s" % rc)
-        w.t.join(5)
+        w.t.join(5 * S)
         check(w.ended is not None, "open stream ended on SIGTERM (%s)" % w.ended)
         check(not os.path.exists(os.path.join(kdir, NIC_SOCK)) and not os.path.exists(os.path.join(kdir, CORE_SOCK)),
               "plugin sockets removed on exit")
@@ -309,26 +325,86 @@ def test_cdi(args, api, root):
         check({"path": "/dev/vfio/3", "hostPath": "/dev/vfio/noiommu-3", "permissions": "rw"} in
               devs.get("0000:00:07.0", []), "CDI no-IOMMU node mapping")
         nic.close()
-        check(agent.stop() == 0, "CDI agent exit 0")
+        rc = agent.stop()
+        check(rc == 0, "CDI agent exit %s" % rc)
     finally:
         if agent.p.poll() is None:
             agent.p.kill()
             agent.p.wait()
         kubelet.stop()
+        if failures:
+            print("---- CDI agent log ----\n" + "\n".join(agent.text().splitlines()[-60:]))
+
+
+def test_uevents(args, api, root):
+    """Kernel uevents reach the loop and trigger a re-scan (< 1 s), with the safety timer
+    far away. Needs root and a writable sysfs: writing "change" to a CPU's uevent file
+    makes the kernel send a real (synthetic) uevent. Under a fake --root the agent does
+    not listen by itself; SPINLANE_UEVENTS=1 makes it."""
+    trigger = "/sys/devices/system/cpu/cpu0/uevent"
+    # one agent per root at a time: they would take each other's sockets
+    plain = Agent(args.agent, root, os.path.join(root, "agent-plain.log"), env={"SPINLANE_UEVENTS": ""})
+    agent = None
+    try:
+        check(wait_for(lambda: "running (" in plain.text(), 10), "plain agent running")
+        check("re-scan on inotify, and every 10000 ms" in plain.text(),
+              "fake root: no uevents, 10 s safety re-scan: %s" %
+              [line for line in plain.text().splitlines() if "running" in line])
+        check(plain.stop() == 0, "plain agent exit 0")
+        agent = Agent(args.agent, root, os.path.join(root, "agent-uevent.log"),
+                      env={"SPINLANE_UEVENTS": "1", "SPINLANE_DEBUG": "1", "SPINLANE_RESCAN_MS": "600000"})
+        check(wait_for(lambda: "running (" in agent.text(), 10), "uevent agent running")
+        check("re-scan on kernel uevents and inotify, and every 600000 ms" in agent.text(),
+              "uevents on when forced: %s" % [line for line in agent.text().splitlines() if "running" in line])
+        if os.geteuid() != 0 or not os.access(trigger, os.W_OK):
+            print("SKIP (uevent part): not root or %s not writable" % trigger, flush=True)
+            return
+        wait_for(lambda: "re-scan (" in agent.text(), 2)  # the one after node preparation
+        time.sleep(0.1 * S)
+        before = agent.text().count("re-scan (uevent)")
+        t0 = time.monotonic()
+        with open(trigger, "w") as f:
+            f.write("change")
+        ok = wait_for(lambda: agent.text().count("re-scan (uevent)") > before, 1.0)
+        dt = time.monotonic() - t0
+        check(ok and dt < 1.0 * S, "re-scan %.3f s after a kernel uevent" % dt)
+        check("uevent change /devices/system/cpu/cpu0 (cpu)" in agent.text(), "uevent logged (debug)")
+        check("re-scan (every" not in agent.text(), "no periodic re-scan within 600 s")
+        check(agent.stop() == 0, "uevent agent exit 0")
+    finally:
+        for a in (agent, plain):
+            if a and a.p.poll() is None:
+                a.p.kill()
+                a.p.wait()
+        if failures and agent:
+            print("---- uevent agent log ----\n" + agent.text())
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
     ap.add_argument("--proto-dir", required=True)
-    ap.add_argument("--restarts", type=int, default=20)
+    ap.add_argument("--restarts", type=int, default=None)
+    ap.add_argument("--streams", type=int, default=None)
+    ap.add_argument("--quick", action="store_true", help="3 kubelet restarts, 20 streams")
+    ap.add_argument("--wrapper", default="", help="command prefix for the agent, e.g. valgrind ...")
+    ap.add_argument("--scale", type=float, default=None, help="time scale (default 1, 20 with --wrapper)")
     args = ap.parse_args()
+    global WRAPPER, S
+    WRAPPER = shlex.split(args.wrapper)
+    S = args.scale if args.scale else (20.0 if WRAPPER else 1.0)
+    kubelet_standin.SCALE = S
+    if args.restarts is None:
+        args.restarts = 3 if args.quick else 20
+    if args.streams is None:
+        args.streams = 20 if args.quick else 100
     api, gen = load_api(args.proto_dir)
     root = tempfile.mkdtemp(prefix="sl-dp-root-")
     try:
         make_tree(root)
         test_all(args, api, root)
         test_cdi(args, api, root)
+        test_uevents(args, api, root)
     finally:
         rm_tree(root)
         rm_tree(gen)
