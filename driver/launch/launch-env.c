@@ -291,7 +291,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
         else if (nic->kind == LENV_KIND_MANA) {
                 char mac[sizeof(nic->mac)];
                 memcpy(mac, nic->mac, sizeof(mac));
-                snprintf(nic->devargs, sizeof(nic->devargs), "%s,mac=%s", nic->pci, mac);
+                snprintf(nic->devargs, sizeof(nic->devargs), "%s,mac=%s", bdf, mac);
         }
         else
                 snprintf(nic->devargs, sizeof(nic->devargs), "%s", bdf);
