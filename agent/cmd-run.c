@@ -281,8 +281,10 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const pre
         }
         keep_vanished(&ctx->nics, ret_nics);
         keep_vanished(&ctx->cores, ret_cores);
-        qsort(ret_nics->items, ret_nics->n, sizeof(dp_device), cmp_nic);
-        qsort(ret_cores->items, ret_cores->n, sizeof(dp_device), cmp_core);
+        if (ret_nics->n) /* items is NULL for an empty list */
+                qsort(ret_nics->items, ret_nics->n, sizeof(dp_device), cmp_nic);
+        if (ret_cores->n)
+                qsort(ret_cores->items, ret_cores->n, sizeof(dp_device), cmp_core);
         *ret_numa_with_nics = numa;
 }
 
