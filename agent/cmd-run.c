@@ -668,7 +668,8 @@ int cmd_run(int argc, char **argv)
         size_t started = 0;
         int r, rc = AGENT_EXIT_ERROR;
 
-        r = agent_parse_options(argc, argv, usage, &ctx.opt);
+        /* options and --root as every subcommand (a bad --root is reported there) */
+        r = agent_setup(argc, argv, usage, &ctx.opt, &ctx.h);
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -676,11 +677,6 @@ int cmd_run(int argc, char **argv)
         log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
-        r = hostfs_init(&ctx.h, ctx.opt.root);
-        if (r < 0) {
-                log_errno(LOG_ERROR, r, "--root %s", ctx.opt.root);
-                return AGENT_EXIT_ERROR;
-        }
         if (agent_config(&ctx.opt, &ctx.cfg) < 0)
                 return AGENT_EXIT_ERROR;
         if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */
