@@ -45,7 +45,8 @@
  * restart: the device plugins register under the prefix). */
 typedef struct run_settings {
         char prefix[64];
-        char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods */
+        char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods; "" when
+                                         hugetlbfs.pod_mount is false (pods bring their own) */
         bool cdi;                     /* "cdi": {"enabled": true} */
         char cdi_dir[DP_PATH_LEN];    /* "cdi": {"spec_dir": ...}, host path */
         bool have_pool;               /* "cores": {"cpus": ...} narrows the isolated-core pool */
@@ -92,7 +93,8 @@ static void settings_load(const config *c, run_settings *ret)
         run_settings s = { 0 };
 
         snprintf(s.prefix, sizeof(s.prefix), "%s", c->resource_prefix);
-        snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", c->hugetlbfs.mount_point);
+        if (c->hugetlbfs.pod_mount)
+                snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", c->hugetlbfs.mount_point);
         s.cdi = c->cdi.enabled;
         snprintf(s.cdi_dir, sizeof(s.cdi_dir), "%s", c->cdi.spec_dir);
         s.have_pool = c->cores.have_cpus;
@@ -132,7 +134,7 @@ static void prep_reload(run_ctx *ctx)
         if (strcmp(now.prefix, ctx->set.prefix) != 0 || strcmp(now.hugetlbfs, ctx->set.hugetlbfs) != 0 ||
             now.cdi != ctx->set.cdi || strcmp(now.cdi_dir, ctx->set.cdi_dir) != 0 ||
             now.have_pool != ctx->set.have_pool || !cpuset_equal(&now.pool, &ctx->set.pool))
-                log_warn("config: resource_prefix, hugetlbfs.mount_point, cdi and cores take effect at the "
+                log_warn("config: resource_prefix, hugetlbfs.mount_point, hugetlbfs.pod_mount, cdi and cores take effect at the "
                          "next start of the agent, ignoring them for now");
 }
 
@@ -142,14 +144,34 @@ static void prep_stop(run_ctx *ctx)
         ctx->prep = NULL;
 }
 
+/* The live config's NIC selection over inv (the bind state remembers the interface
+ * names of NICs spinlane bound; a garbled or unreadable state file counts as empty here,
+ * preparation reports it). */
+static int run_selection(const run_ctx *ctx, const inventory *inv, prep_selection *ret)
+{
+        _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
+        char err[256];
+
+        if (!st)
+                return -ENOMEM;
+        bool have = bind_state_load(&ctx->h, st, err, sizeof(err)) >= 0;
+        return prep_selection_new(live_config(ctx), inv, have ? st : NULL, ret);
+}
+
 /* ---- service: node verdicts ---- */
 
 static void verdicts_rescan(run_ctx *ctx, const inventory *inv)
 {
         verdict_list vl = { 0 };
-        /* The config's NIC selection and bind driver. */
+        /* The config's NIC selection (the one preparation and the device plugin use) and
+         * bind driver. */
         const config *c = live_config(ctx);
-        checks_options copt = { .nic_selected = prep_checks_nic_selected, .userdata = (void *)c,
+        _cleanup_(prep_selection_free) prep_selection sel = { 0 };
+        if (run_selection(ctx, inv, &sel) < 0) {
+                log_error("node checks failed: out of memory");
+                return;
+        }
+        checks_options copt = { .nic_selected = prep_checks_nic_in_selection, .userdata = &sel,
                                 .bind_driver = config_driver_name(c->binding.ena) };
 
         if (checks_node(inv, &copt, &vl) < 0) {
@@ -205,15 +227,19 @@ static void keep_vanished(const dp_device_list *old, dp_device_list *l)
                 }
 }
 
-static void devices_from_inventory(run_ctx *ctx, const inventory *inv, dp_device_list *ret_nics,
-                                   dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
+/* NICs: exactly the ones the config selects that are DPDK-ready and not the primary
+ * (sel: prep_select, as node preparation); one advertised before that no longer is stays
+ * listed, Unhealthy. Cores: the isolated pool. */
+static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const prep_selection *sel,
+                                   dp_device_list *ret_nics, dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
 {
         uint64_t numa = 0;
 
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
                 bool known = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci)) != NULL;
-                if (n->primary || !(inv_nic_advertisable(n) || known))
+                bool advertise = inv_nic_advertisable(n) && prep_selection_has(sel, n);
+                if (n->primary || !(advertise || known))
                         continue;
                 dp_device d;
                 memset(&d, 0, sizeof(d));
@@ -223,7 +249,7 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, dp_device
                 snprintf(d.nic_kind, sizeof(d.nic_kind), "%s", inv_nic_kind_name(n->kind));
                 snprintf(d.driver, sizeof(d.driver), "%s", n->driver);
                 d.numa_node = n->numa_node;
-                d.healthy = n->dpdk_ready;
+                d.healthy = advertise;
                 for (size_t k = 0; k < n->n_devnodes && k < DP_MAX_DEVNODES; k++) {
                         snprintf(d.devnodes[k].host, DP_DEVPATH_LEN, "%s", n->devnodes[k].host);
                         snprintf(d.devnodes[k].container, DP_DEVPATH_LEN, "%s", n->devnodes[k].container);
@@ -255,8 +281,10 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, dp_device
         }
         keep_vanished(&ctx->nics, ret_nics);
         keep_vanished(&ctx->cores, ret_cores);
-        qsort(ret_nics->items, ret_nics->n, sizeof(dp_device), cmp_nic);
-        qsort(ret_cores->items, ret_cores->n, sizeof(dp_device), cmp_core);
+        if (ret_nics->n) /* items is NULL for an empty list */
+                qsort(ret_nics->items, ret_nics->n, sizeof(dp_device), cmp_nic);
+        if (ret_cores->n)
+                qsort(ret_cores->items, ret_cores->n, sizeof(dp_device), cmp_core);
         *ret_numa_with_nics = numa;
 }
 
@@ -303,9 +331,12 @@ static int cdi_write(run_ctx *ctx, const dp_device_list *nics)
                 json_array_append_new(devs, json_pack("{s:s,s:{s:o}}", "name", d->id, "containerEdits",
                                                       "deviceNodes", nodes));
         }
-        spec = json_pack("{s:s,s:s,s:o,s:{s:[{s:s,s:s,s:[s,s]}]}}", "cdiVersion", "0.5.0", "kind", kind, "devices",
-                         devs, "containerEdits", "mounts", "hostPath", ctx->set.hugetlbfs, "containerPath",
-                         ctx->set.hugetlbfs, "options", "rw", "bind");
+        if (*ctx->set.hugetlbfs)
+                spec = json_pack("{s:s,s:s,s:o,s:{s:[{s:s,s:s,s:[s,s]}]}}", "cdiVersion", "0.5.0", "kind", kind,
+                                 "devices", devs, "containerEdits", "mounts", "hostPath", ctx->set.hugetlbfs,
+                                 "containerPath", ctx->set.hugetlbfs, "options", "rw", "bind");
+        else /* hugetlbfs.pod_mount false: the pod mounts its own hugepages */
+                spec = json_pack("{s:s,s:s,s:o}", "cdiVersion", "0.5.0", "kind", kind, "devices", devs);
         if (!spec)
                 return -ENOMEM;
         snprintf(rel, sizeof(rel), "%s/%s-%s.json", ctx->set.cdi_dir, ctx->set.prefix, INV_RESOURCE_NIC);
@@ -338,7 +369,13 @@ static void dp_rescan(run_ctx *ctx, const inventory *inv)
         uint64_t numa;
         char res[128];
 
-        devices_from_inventory(ctx, inv, &nics, &cores, &numa);
+        _cleanup_(prep_selection_free) prep_selection sel = { 0 };
+        int r = run_selection(ctx, inv, &sel);
+        if (r < 0) {
+                log_errno(LOG_ERROR, r, "device plugins: NIC selection");
+                return;
+        }
+        devices_from_inventory(ctx, inv, &sel, &nics, &cores, &numa);
         alloc_config(ctx, &cfg);
         dp_plugin_set_config(ctx->nic_plugin, &cfg);
         cfg.numa_with_nics = numa;
@@ -346,7 +383,7 @@ static void dp_rescan(run_ctx *ctx, const inventory *inv)
         if (dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0 || !ctx->listed) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
                 log_changes(res, &ctx->nics, &nics);
-                int r = ctx->set.cdi ? cdi_write(ctx, &nics) : 0;
+                r = ctx->set.cdi ? cdi_write(ctx, &nics) : 0;
                 if (r < 0)
                         log_errno(LOG_WARN, r, "CDI spec for %s under %s", res, ctx->set.cdi_dir);
         }
@@ -631,7 +668,8 @@ int cmd_run(int argc, char **argv)
         size_t started = 0;
         int r, rc = AGENT_EXIT_ERROR;
 
-        r = agent_parse_options(argc, argv, usage, &ctx.opt);
+        /* options and --root as every subcommand (a bad --root is reported there) */
+        r = agent_setup(argc, argv, usage, &ctx.opt, &ctx.h);
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -639,11 +677,6 @@ int cmd_run(int argc, char **argv)
         log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
-        r = hostfs_init(&ctx.h, ctx.opt.root);
-        if (r < 0) {
-                log_errno(LOG_ERROR, r, "--root %s", ctx.opt.root);
-                return AGENT_EXIT_ERROR;
-        }
         if (agent_config(&ctx.opt, &ctx.cfg) < 0)
                 return AGENT_EXIT_ERROR;
         if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */

@@ -44,6 +44,7 @@ void config_init(config *c)
         c->nics.kinds[CONFIG_KIND_MANA] = true;
         c->binding.ena = CONFIG_DRIVER_VFIO_PCI;
         c->hugetlbfs.mount = true;
+        c->hugetlbfs.pod_mount = true;
         snprintf(c->hugetlbfs.mount_point, sizeof(c->hugetlbfs.mount_point), "%s",
                  CONFIG_HUGETLBFS_DEFAULT);
         c->tuning.irq_core = -1;
@@ -424,13 +425,16 @@ static int parse_hugepages(ctx *x, const json_t *v, config *c)
 
 static int parse_hugetlbfs(ctx *x, const json_t *o, config *c)
 {
-        static const char *const keys[] = {"mount", "mount_point", "page_size", NULL};
+        static const char *const keys[] = {"mount", "mount_point", "page_size", "pod_mount", NULL};
         json_t *v;
         int r;
 
         if ((r = get_object(x, "hugetlbfs", o)) < 0 || (r = check_keys(x, "hugetlbfs", o, keys)) < 0)
                 return r;
         if ((v = json_object_get(o, "mount")) && (r = get_bool(x, "hugetlbfs.mount", v, &c->hugetlbfs.mount)) < 0)
+                return r;
+        if ((v = json_object_get(o, "pod_mount")) &&
+            (r = get_bool(x, "hugetlbfs.pod_mount", v, &c->hugetlbfs.pod_mount)) < 0)
                 return r;
         if ((v = json_object_get(o, "mount_point")) &&
             (r = get_abs_path(x, "hugetlbfs.mount_point", v, c->hugetlbfs.mount_point,
@@ -608,8 +612,8 @@ json_t *config_to_json(const config *c)
                 json_array_append_new(huge, json_pack("{s:o,s:o}", "page_size", page_size_json(c->huge[i].size_kb),
                                                       "per_node", per));
         }
-        json_t *hugetlbfs = json_pack("{s:b,s:s}", "mount", c->hugetlbfs.mount, "mount_point",
-                                      c->hugetlbfs.mount_point);
+        json_t *hugetlbfs = json_pack("{s:b,s:s,s:b}", "mount", c->hugetlbfs.mount, "mount_point",
+                                      c->hugetlbfs.mount_point, "pod_mount", c->hugetlbfs.pod_mount);
         if (hugetlbfs && c->hugetlbfs.page_size_kb)
                 json_object_set_new(hugetlbfs, "page_size", page_size_json(c->hugetlbfs.page_size_kb));
         json_t *cores = json_object();

@@ -7,6 +7,7 @@
 #include "cleanup.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static config_nic_kind kind_of(inv_nic_kind k)
@@ -63,4 +64,44 @@ bool prep_checks_nic_selected(const inv_nic *nic, void *userdata)
         prep_nic_from_inv(nic, &p);
         /* max_count needs the whole list; one NIC at a time it is "taken or not". */
         return prep_select(c, &p, 1, NULL, &idx) == 1;
+}
+
+int prep_selection_new(const config *c, const inventory *inv, const bind_state *st, prep_selection *ret)
+{
+        size_t n = inv->n_nics;
+        _cleanup_free_ prep_nic *nics = calloc(n ? n : 1, sizeof(*nics));
+        _cleanup_free_ size_t *idx = calloc(n ? n : 1, sizeof(*idx));
+        bool *sel = calloc(n ? n : 1, sizeof(*sel));
+
+        if (!nics || !idx || !sel) {
+                free(sel);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                prep_nic_from_inv(&inv->nics[i], &nics[i]);
+        size_t k = prep_select(c, nics, n, st, idx);
+        for (size_t i = 0; i < k; i++)
+                sel[idx[i]] = true;
+        *ret = (prep_selection){ .inv = inv, .selected = sel };
+        return 0;
+}
+
+void prep_selection_free(prep_selection *s)
+{
+        if (!s)
+                return;
+        free(s->selected);
+        *s = (prep_selection){ 0 };
+}
+
+bool prep_selection_has(const prep_selection *s, const inv_nic *nic)
+{
+        if (!s->selected || nic < s->inv->nics || nic >= s->inv->nics + s->inv->n_nics)
+                return false;
+        return s->selected[nic - s->inv->nics];
+}
+
+bool prep_checks_nic_in_selection(const inv_nic *nic, void *userdata)
+{
+        return prep_selection_has(userdata, nic);
 }

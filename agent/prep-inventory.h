@@ -17,4 +17,22 @@ int prep_scan_inventory(void *userdata, const hostfs *h, prep_nic *ret, size_t m
  * PCI addresses and interface names (never the primary). */
 bool prep_checks_nic_selected(const inv_nic *nic, void *userdata);
 
+/* The config's NIC selection over a whole inventory: prep_select() (the same function
+ * node preparation binds by), so nics.max and the interface names remembered in the
+ * bind state count as they do there. selected[i] is for inv->nics[i]. The node checks
+ * (prep_checks_nic_in_selection) and the device plugin (advertise exactly the selected,
+ * DPDK-ready, non-primary NICs) use it. */
+typedef struct prep_selection {
+        const inventory *inv;   /* borrowed: must outlive the selection */
+        bool *selected;
+} prep_selection;
+
+/* st may be NULL. -ENOMEM leaves *ret untouched. */
+int prep_selection_new(const config *c, const inventory *inv, const bind_state *st, prep_selection *ret);
+void prep_selection_free(prep_selection *s);
+/* nic must be an element of s->inv->nics. */
+bool prep_selection_has(const prep_selection *s, const inv_nic *nic);
+/* checks_options.nic_selected with userdata = const prep_selection *. */
+bool prep_checks_nic_in_selection(const inv_nic *nic, void *userdata);
+
 #endif

@@ -580,7 +580,7 @@ static int check_hugepages(ctx *c, verdict_list *vl)
         if (!mnt) {
                 lreport_add(&rep, VERDICT_FAIL, "no hugetlbfs is mounted at %s (SPINLANE_HUGEPAGE_DIR) in this container",
                             env->huge_dir);
-                lreport_remedy(&rep, "Request hugepages-2Mi (requests == limits) and mount an emptyDir with medium: HugePages-2Mi at SPINLANE_HUGEPAGE_DIR (default /dev/hugepages).");
+                lreport_remedy(&rep, "Request a spinlane.io/dpdk-nic (the device plugin mounts the node's hugetlbfs with it), or, when the agent's hugetlbfs.pod_mount is false, mount an emptyDir with medium: HugePages-2Mi at SPINLANE_HUGEPAGE_DIR (default /dev/hugepages); request hugepages-2Mi (requests == limits) either way.");
                 return lreport_emit(&rep, vl, "hugepages", ev, "");
         }
         r = lcg_hugetlbfs_pagesize_kb(mnt->super, &kb);

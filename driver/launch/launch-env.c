@@ -210,8 +210,9 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                         "%s=\"%s\" contradicts entry %u of SPINLANE_DPDK_NICS (\"%s\")", name, q, i, bdf);
                 ok = false;
         }
+        /* empty: the kernel no longer knows it (a NIC bound to vfio), as the plugin sends it */
         v = get_bounded(envp, env, "allocation-env", NICVAR("MAC"), 64);
-        if (v) {
+        if (v && *v) {
                 uint8_t mac[6];
                 lenv_quote(v, q, sizeof(q));
                 if (parse_mac(v, mac) < 0) {
@@ -291,7 +292,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
         else if (nic->kind == LENV_KIND_MANA) {
                 char mac[sizeof(nic->mac)];
                 memcpy(mac, nic->mac, sizeof(mac));
-                snprintf(nic->devargs, sizeof(nic->devargs), "%s,mac=%s", nic->pci, mac);
+                snprintf(nic->devargs, sizeof(nic->devargs), "%s,mac=%s", bdf, mac);
         }
         else
                 snprintf(nic->devargs, sizeof(nic->devargs), "%s", bdf);

@@ -29,6 +29,12 @@ int main(void)
         CHECK_INT(run("preflight --root", out, sizeof(out)), 2);
         CHECK_INT(run("preflight --root /nonexistent-spinlane-root", out, sizeof(out)), 2);
         CHECK_INT(run("inventory --root /", out, sizeof(out)), 2); /* inventory needs --json */
+        /* run takes its options and --root the same way (agent_setup) */
+        CHECK_INT(fixture_run(bin, "run --root /nonexistent-spinlane-root", "2>&1", out, sizeof(out)), 2);
+        CHECK(strstr(out, "spinlane-agent run: --root /nonexistent-spinlane-root: ") != NULL);
+        CHECK_INT(run("run --bogus", out, sizeof(out)), 2);
+        CHECK_INT(run("run --help", out, sizeof(out)), 0);
+        CHECK(strstr(out, "[--once]") != NULL);
         CHECK_INT(run("--help", out, sizeof(out)), 0);
         CHECK(strstr(out, "preflight") && strstr(out, "inventory"));
         CHECK_INT(run("preflight --help", out, sizeof(out)), 0);

@@ -307,6 +307,7 @@ def test_example():
     threads = max((len(d.get("cpus", [])) for d in res.get("spinlane.io/isolated-core", [])), default=2)
     hp_dir = cfg.get("hugetlbfs", {}).get("mount_point", "/dev/hugepages")
     hp_size = cfg.get("hugetlbfs", {}).get("page_size", "2M")
+    pod_mount = cfg.get("hugetlbfs", {}).get("pod_mount", True)
 
     exdir = os.path.join(SRC, "deploy", "examples")
     pods = []
@@ -347,16 +348,24 @@ def test_example():
                     check(n.encode() in launch_strings, "%s: env %s is not a variable spinlane-launch reads" % (tc, n))
             uid = env.get("SPINLANE_POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
             check(uid == "metadata.uid", "%s: SPINLANE_POD_UID is not the downward-API metadata.uid" % tc)
-            # Hugepages: the emptyDir where SPINLANE_HUGEPAGE_DIR points (default) = the
-            # hugetlbfs mount the device plugin hands out, of the same page size.
-            want_dir = env.get("SPINLANE_HUGEPAGE_DIR", {}).get("value", "/dev/hugepages")
-            check(want_dir == hp_dir, "%s: SPINLANE_HUGEPAGE_DIR %s != the agent's hugetlbfs.mount_point %s" % (tc, want_dir, hp_dir))
-            medium = "HugePages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
+            # Hugepages. hugetlbfs.pod_mount true (default): the device plugin mounts the
+            # host's hugetlbfs at mount_point and sets SPINLANE_HUGEPAGE_DIR, so the pod
+            # must mount nothing there (two mounts at one path fail container creation)
+            # nor set the variable. false: the pod brings an emptyDir of the hugetlbfs
+            # page size where SPINLANE_HUGEPAGE_DIR points (default /dev/hugepages).
             mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
-            m = mounts.get(want_dir)
-            if check(m is not None, "%s: nothing mounted at %s" % (tc, want_dir)):
-                check(vols.get(m["name"], {}).get("emptyDir", {}).get("medium") == medium,
-                      "%s: %s is not an emptyDir with medium %s" % (tc, want_dir, medium))
+            medium = "HugePages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
+            if pod_mount:
+                check(hp_dir not in mounts, "%s: mounts %s at %s, where the device plugin mounts the node's "
+                      "hugetlbfs (hugetlbfs.pod_mount is true)" % (tc, mounts.get(hp_dir, {}).get("name"), hp_dir))
+                check("SPINLANE_HUGEPAGE_DIR" not in env,
+                      "%s: sets SPINLANE_HUGEPAGE_DIR, which the device plugin sets (hugetlbfs.pod_mount)" % tc)
+            else:
+                want_dir = env.get("SPINLANE_HUGEPAGE_DIR", {}).get("value", "/dev/hugepages")
+                m = mounts.get(want_dir)
+                if check(m is not None, "%s: nothing mounted at %s (hugetlbfs.pod_mount is false)" % (tc, want_dir)):
+                    check(vols.get(m["name"], {}).get("emptyDir", {}).get("medium") == medium,
+                          "%s: %s is not an emptyDir with medium %s" % (tc, want_dir, medium))
             hp_key = "hugepages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
             hp = quantity_bytes(req.get(hp_key, "0"))
             mb = int(env.get("SPINLANE_DPDK_MEMORY_MB", {}).get("value", "256"))

@@ -62,6 +62,22 @@ static void test_good(void)
         CHECK(env.have_cores);
         CHECK_INT(env.n_cores, 2);
 
+        /* an empty MAC is "unknown" (the plugin's value for a NIC bound to vfio) */
+        const char *nomac[] = { "SPINLANE_NIC_0_MAC=", GOOD[0], GOOD[2], GOOD[4], GOOD[5], GOOD[7],
+                                "SPINLANE_NIC_1_KIND=ena", "SPINLANE_NIC_1_DRIVER=vfio-pci",
+                                "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/8", NULL };
+        CHECK_INT(lenv_parse(nomac, &env), 0);
+        CHECK_INT(env.n_errs, 0);
+        CHECK_STR(env.nics[0].mac, "");
+        CHECK_STR(env.nics[1].devargs, "0000:00:07.0");
+        /* but a MANA port is chosen by its MAC: empty is an error there */
+        const char *manamac[] = { "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_0_MAC=", GOOD[0], GOOD[2], GOOD[4], GOOD[5],
+                                  GOOD[7], GOOD[8], GOOD[9], GOOD[11], NULL };
+        CHECK_INT(lenv_parse(manamac, &env), 0);
+        CHECK_INT(env.n_errs, 1);
+        if (env.n_errs == 1)
+                CHECK_STR(env.errs[0].var, "SPINLANE_NIC_1_MAC");
+
         const char *none[] = { NULL };
         CHECK_INT(lenv_parse(none, &env), 0);
         CHECK_INT(env.n_errs, 2); /* no CPUs, no NICs */

@@ -33,6 +33,33 @@ static const char *msg(const prep_report *r, const char *check)
         return v ? v->message : "(none)";
 }
 
+/* The selection preparation, the checks and the device plugin share: "0/1" per NIC of
+ * the inventory (PCI order), for the config text. */
+static void selection(const char *root, const char *json, const char *want)
+{
+        hostfs h;
+        inventory *inv = NULL;
+        prep_selection sel = { 0 };
+        char got[64] = "";
+        config c = test_config(json);
+
+        CHECK_INT(hostfs_init(&h, root), 0);
+        CHECK_INT(inventory_scan(&h, &inv), 0);
+        if (!inv)
+                return;
+        CHECK_INT(prep_selection_new(&c, inv, NULL, &sel), 0);
+        for (size_t i = 0; i < inv->n_nics && i + 1 < sizeof(got); i++) {
+                got[i] = prep_selection_has(&sel, &inv->nics[i]) ? '1' : '0';
+                /* the checks' hook answers the same */
+                CHECK(prep_checks_nic_in_selection(&inv->nics[i], &sel) == (got[i] == '1'));
+        }
+        CHECK_STR(got, want);
+        if (strcmp(got, want) != 0)
+                fprintf(stderr, "  for %s under %s\n", json, root);
+        prep_selection_free(&sel);
+        inventory_free(inv);
+}
+
 int main(void)
 {
         char dir[256], root[512];
@@ -41,6 +68,19 @@ int main(void)
         config c = test_config("{\"tuning\":{\"interrupt_moderation_off\":true}}");
 
         fixture_make(dir, sizeof(dir), "eks-x86 graviton aks-mana broken big");
+
+        /* NIC selection: eks-x86 has the primary ENA 00:05.0 and ENAs 00:06.0, 00:07.0 on
+         * vfio-pci; aks-mana the primary MANA 7870:00:00.0 and 8a3c:00:00.0. */
+        snprintf(root, sizeof(root), "%s/eks-x86", dir);
+        selection(root, "{}", "011");
+        selection(root, "{\"nics\":{\"kinds\":[\"mana\"]}}", "000");
+        selection(root, "{\"nics\":{\"pci\":[\"0000:00:07.0\"]}}", "001");
+        selection(root, "{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}", "000");
+        selection(root, "{\"nics\":{\"max\":1}}", "010");
+        selection(root, "{\"nics\":{\"pci\":[\"0000:00:05.0\"]}}", "000"); /* never the primary */
+        snprintf(root, sizeof(root), "%s/aks-mana", dir);
+        selection(root, "{}", "01");
+        selection(root, "{\"nics\":{\"kinds\":[\"ena\"]}}", "00");
 
         /* eks-x86: the secondary ENAs are on vfio-pci already; the primary is kept and tuned. */
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
