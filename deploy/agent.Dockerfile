@@ -6,7 +6,10 @@
 #
 # Stage 1 builds spinlane from this source tree with cmake on Debian 12 (the same
 # packages scripts/install-deps.sh installs for the build); stage 2 is a slim Debian 12
-# with only the shared libraries the agent links (gRPC C core, protobuf-c, jansson).
+# with only the shared libraries the agent links (jansson; the daemon spinlane-agent-run
+# also protobuf-c, libstdc++ and, when not linked statically, the gRPC C core).
+# `spinlane-agent run` execs spinlane-agent-run from its own directory: both go to
+# /usr/local/bin.
 
 FROM debian:12 AS build
 ARG DEBIAN_FRONTEND=noninteractive
@@ -20,7 +23,7 @@ RUN apt-get update \
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINLANE_TESTS=OFF \
- && cmake --build build -j"$(nproc)" --target spinlane-agent
+ && cmake --build build -j"$(nproc)" --target spinlane-agent spinlane-agent-run
 
 FROM debian:12-slim
 ARG DEBIAN_FRONTEND=noninteractive
@@ -29,6 +32,7 @@ RUN apt-get update \
       libgrpc29 libprotobuf-c1 libjansson4 libatomic1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/agent/spinlane-agent /usr/local/bin/spinlane-agent
+COPY --from=build /src/build/agent/spinlane-agent-run /usr/local/bin/spinlane-agent-run
 # The DaemonSet passes the subcommand: run --root /host --config /etc/spinlane/config.json
 ENTRYPOINT ["/usr/local/bin/spinlane-agent"]
 CMD ["preflight", "--root", "/host"]

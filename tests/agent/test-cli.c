@@ -37,6 +37,30 @@ int main(void)
         CHECK(strstr(out, "[--once]") != NULL);
         CHECK_INT(run("--help", out, sizeof(out)), 0);
         CHECK(strstr(out, "preflight") && strstr(out, "inventory"));
+
+        /* `run` execs spinlane-agent-run from the agent's directory, which also runs alone
+         * with the same options and messages */
+        {
+                char daemon[1100], lone[1100], cmd[4096];
+
+                snprintf(daemon, sizeof(daemon), "'%s/agent/spinlane-agent-run'", b);
+                CHECK_INT(fixture_run(daemon, "--root /nonexistent-spinlane-root", "2>&1", out, sizeof(out)), 2);
+                CHECK(strstr(out, "spinlane-agent run: --root /nonexistent-spinlane-root: ") != NULL);
+                CHECK_INT(fixture_run(daemon, "--help", "2>/dev/null", out, sizeof(out)), 0);
+                CHECK(strstr(out, "spinlane-agent run [") != NULL);
+                /* the agent without its sibling: the missing path named, exit 2 */
+                snprintf(lone, sizeof(lone), "%s/lone", dir);
+                snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp %s '%s/spinlane-agent'", lone, bin, lone);
+                CHECK_INT(system(cmd), 0);
+                snprintf(cmd, sizeof(cmd), "'%s/spinlane-agent'", lone);
+                CHECK_INT(fixture_run(cmd, "run --help", "2>&1", out, sizeof(out)), 2);
+                snprintf(cmd, sizeof(cmd), "cannot execute the daemon %s/spinlane-agent-run: No such file or directory",
+                         lone);
+                CHECK(strstr(out, cmd) != NULL);
+                /* the other commands do not need it */
+                snprintf(cmd, sizeof(cmd), "'%s/spinlane-agent'", lone);
+                CHECK_INT(fixture_run(cmd, "--help", "2>&1", out, sizeof(out)), 0);
+        }
         CHECK_INT(run("preflight --help", out, sizeof(out)), 0);
         CHECK_INT(run("preflight --log-format xml", out, sizeof(out)), 2);
 

@@ -24,6 +24,7 @@ SKIP = 77
 SRC = os.environ.get("SPINLANE_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("SPINLANE_BINARY_DIR") or os.path.join(SRC, "build")
 AGENT = os.path.join(BIN, "agent", "spinlane-agent")
+AGENT_RUN = os.path.join(BIN, "agent", "spinlane-agent-run")  # `spinlane-agent run` execs it
 LAUNCH = os.path.join(BIN, "driver", "launch", "spinlane-launch")
 TARGETS = {  # kustomize dir -> fixture node it is meant for
     "deploy/base": "eks-x86",
@@ -441,8 +442,11 @@ def test_dockerfile():
     r = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
                         "--no-breaks", "--no-replaces", "--no-enhances", "apt"], capture_output=True, text=True)
     in_base = {l.strip().split(":")[-1].strip() for l in r.stdout.splitlines()}
-    binaries = {"agent.Dockerfile": ("spinlane-agent", AGENT), "driver.Dockerfile": ("spinlane-launch", LAUNCH)}
-    for df, (prog, built) in binaries.items():
+    # Per image: the programs it ships, the ENTRYPOINT first; the others go into the same
+    # directory (spinlane-agent execs spinlane-agent-run from its own directory).
+    binaries = {"agent.Dockerfile": [("spinlane-agent", AGENT), ("spinlane-agent-run", AGENT_RUN)],
+                "driver.Dockerfile": [("spinlane-launch", LAUNCH)]}
+    for df, progs in binaries.items():
         path = os.path.join(SRC, "deploy", df)
         t = "deploy/" + df
         stages = dockerfile_stages(path)
@@ -458,35 +462,45 @@ def test_dockerfile():
         missing = build_need - set(apt_packages(b_ins))
         check(not missing, "%s: build stage lacks %s" % (t, sorted(missing)))
         runs = " ".join(rest for w, rest in b_ins if w == "RUN")
-        check("cmake -S . -B build" in runs and ("--target " + prog) in runs, "%s: does not build %s with cmake" % (t, prog))
         check(not re.search(r"(git clone|curl|wget)[^&]*aeron", runs + " ".join(r for _, r in r_ins), re.I),
               "%s: fetches Aeron" % t)
         copies = [rest.split() for w, rest in r_ins if w == "COPY" and rest.startswith("--from=" + (b_name or ""))]
-        dest = None
-        for cp in copies:
-            src = cp[1]
-            if src.endswith("/" + prog):
-                rel = os.path.relpath(src, "/src/build")
-                check(os.access(os.path.join(BIN, rel), os.X_OK),
-                      "%s: %s is not where cmake puts it (no %s in the build dir)" % (t, src, rel))
-                dest = cp[2]
-        check(dest is not None, "%s: %s is not copied from the build stage" % (t, prog))
         entry = [json.loads(rest) for w, rest in r_ins if w == "ENTRYPOINT"]
-        check(entry and entry[-1][0] == dest, "%s: ENTRYPOINT %s is not %s" % (t, entry, dest))
-        # Runtime libraries: every shared library the built binary links comes from a
-        # package the runtime stage installs (or its dependencies, or the base image).
-        if os.access(built, os.X_OK):
-            r = subprocess.run(["ldd", built], capture_output=True, text=True)
-            libs = re.findall(r"=> (/\S+)", r.stdout)
-            need = {deb_of(p) for p in libs} - {None}
-            need -= {"libasan8", "libubsan1"}  # the sanitizer build's, not the image's
-            rt = apt_packages(r_ins)
-            dep = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
-                                  "--no-breaks", "--no-replaces", "--no-enhances"] + rt, capture_output=True, text=True)
-            have = set(rt) | {l.strip().split(":")[-1].strip() for l in dep.stdout.splitlines()}
-            for n in sorted(need - have - in_base):
-                check(False, "%s: %s links a library from %s, which the runtime stage does not install" % (t, prog, n))
-            print("%s: runtime packages %s cover %s" % (t, rt, sorted(need)))
+        first_dest = None
+        for prog, built in progs:
+            check(re.search(r"--target(\s+[\w-]+)*\s+%s(\s|$)" % re.escape(prog), runs),
+                  "%s: does not build %s with cmake" % (t, prog))
+            check("cmake -S . -B build" in runs, "%s: does not configure with cmake -S . -B build" % t)
+            dest = None
+            for cp in copies:
+                src = cp[1]
+                if src.endswith("/" + prog):
+                    rel = os.path.relpath(src, "/src/build")
+                    check(os.access(os.path.join(BIN, rel), os.X_OK),
+                          "%s: %s is not where cmake puts it (no %s in the build dir)" % (t, src, rel))
+                    dest = cp[2]
+            if not check(dest is not None, "%s: %s is not copied from the build stage" % (t, prog)):
+                continue
+            if first_dest is None:
+                first_dest = dest
+                check(entry and entry[-1][0] == dest, "%s: ENTRYPOINT %s is not %s" % (t, entry, dest))
+            else:
+                check(os.path.dirname(dest) == os.path.dirname(first_dest) and os.path.basename(dest) == prog,
+                      "%s: %s goes to %s, not next to %s" % (t, prog, dest, first_dest))
+            # Runtime libraries: every shared library the built binary links comes from a
+            # package the runtime stage installs (or its dependencies, or the base image).
+            if os.access(built, os.X_OK):
+                r = subprocess.run(["ldd", built], capture_output=True, text=True)
+                libs = re.findall(r"=> (/\S+)", r.stdout)
+                need = {deb_of(p) for p in libs} - {None}
+                need -= {"libasan8", "libubsan1"}  # the sanitizer build's, not the image's
+                rt = apt_packages(r_ins)
+                dep = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+                                      "--no-breaks", "--no-replaces", "--no-enhances"] + rt, capture_output=True, text=True)
+                have = set(rt) | {l.strip().split(":")[-1].strip() for l in dep.stdout.splitlines()}
+                for n in sorted(need - have - in_base):
+                    check(False, "%s: %s links a library from %s, which the runtime stage does not install" % (t, prog, n))
+                print("%s: runtime packages %s cover %s's %s" % (t, rt, prog, sorted(need)))
     # The DaemonSet runs the agent at the path the image puts it.
     with open(os.path.join(SRC, "deploy", "base", "daemonset.yaml")) as f:
         check("/usr/local/bin/spinlane-agent" in f.read(), "daemonset.yaml does not run /usr/local/bin/spinlane-agent")

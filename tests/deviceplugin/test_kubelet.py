@@ -97,6 +97,21 @@ class Agent:
         return rc
 
 
+def check_exec(agent):
+    """`spinlane-agent run` execs spinlane-agent-run in place: the PID we started now runs
+    the daemon; under valgrind (--trace-children=yes) still valgrind's tool, so the
+    daemon itself is what memcheck checks."""
+    with open("/proc/%d/cmdline" % agent.p.pid, "rb") as f:
+        argv = [a.decode() for a in f.read().split(b"\0") if a]
+    exe = os.path.basename(os.readlink("/proc/%d/exe" % agent.p.pid))
+    check(any(os.path.basename(a) == "spinlane-agent-run" for a in argv) and "run" not in argv,
+          "the agent's PID runs spinlane-agent-run after the exec (argv %s)" % argv)
+    if any("valgrind" in w for w in WRAPPER):
+        check(exe != "spinlane-agent-run", "the daemon runs under valgrind, not natively (exe %s)" % exe)
+    elif not WRAPPER:
+        check(exe == "spinlane-agent-run", "exe %s after the exec" % exe)
+
+
 def test_all(args, api, root):
     kdir = os.path.join(root, PLUGIN_DIR)
     # a stale regular file where the NIC socket goes: the agent must replace it
@@ -109,6 +124,7 @@ def test_all(args, api, root):
         # serving before any kubelet; no registration attempt loops while kubelet.sock is absent
         check(wait_for(lambda: all(os.path.exists(os.path.join(kdir, s)) for s in (NIC_SOCK, CORE_SOCK)), 10),
               "both plugin sockets served without a kubelet")
+        check_exec(agent)
         nic = Plugin(api, root, NIC_SOCK)
         core = Plugin(api, root, CORE_SOCK)
         opts = nic.options(api.Empty(), timeout=5 * S)

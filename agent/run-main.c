@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* spinlane-agent-run: the daemon (`spinlane-agent run`) as its own executable, so that the
+ * gRPC core and libstdc++ it links stay out of spinlane-agent. spinlane-agent's `run`
+ * execs this with the arguments after "run"; it can also be run directly:
+ * `spinlane-agent-run [--root DIR] [--config FILE] [--once] ...`. */
+#include "cmd.h"
+
+int main(int argc, char **argv)
+{
+        static char name[] = "run"; /* cmd_run's argv[0]: the subcommand, as in messages */
+
+        argv[0] = name;
+        return cmd_run(argc, argv);
+}
