@@ -81,9 +81,18 @@ int main(int argc, char **argv)
                 default: usage(stderr); return 2;
                 }
         }
+        /* getopt consumed "--" if it was there (and not as --root's argument) */
+        bool dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0 && argv[optind - 1] != root;
+        if (dashdash && optind == argc) {
+                /* "--" promises a command; running the default instead would hide a pod
+                 * spec whose args went missing */
+                fprintf(stderr, "spinlane-launch: no command after --\n");
+                usage(stderr);
+                return 2;
+        }
         if (optind < argc) {
-                /* getopt consumed "--" if it was there; anything left is the command */
-                if (strcmp(argv[optind - 1], "--") != 0) {
+                /* anything left is the command */
+                if (!dashdash) {
                         fprintf(stderr, "spinlane-launch: unexpected argument \"%s\" (put the command after --)\n", argv[optind]);
                         usage(stderr);
                         return 2;
@@ -139,7 +148,10 @@ int main(int argc, char **argv)
                         printf("WARNING --warn-only: starting despite %u failed check(s)\n", counts[VERDICT_FAIL]);
         }
         if (!have_plan) {
-                printf("not starting %s: no granted CPUs to compute the driver's environment from\n", cmd[0]);
+                if (json)
+                        printf("{\"start\":false,\"reason\":\"no granted CPUs to compute the driver's environment from\"}\n");
+                else
+                        printf("not starting %s: no granted CPUs to compute the driver's environment from\n", cmd[0]);
                 fflush(stdout);
                 return 1;
         }

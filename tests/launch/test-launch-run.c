@@ -182,6 +182,75 @@ static void test_usage(const char *root)
         free(out);
         CHECK_INT(run_capture(a5, envp, NULL, &out), 127);
         free(out);
+        /* "--" with nothing after it: a usage error, not a silent start of the default */
+        char *a6[] = { (char *)launcher, "--root", (char *)root, "--", NULL };
+        CHECK_INT(run_capture(a6, envp, NULL, &out), 2);
+        CHECK(strstr(out, "exec:") == NULL);
+        free(out);
+}
+
+/* Every stdout line of --json is one JSON object, on every path: exec, and the refusal
+ * of --warn-only without a grant to plan from. Returns the last object (caller frees). */
+static json_t *json_lines(char *out, unsigned *ret_lines)
+{
+        json_t *last = NULL;
+        unsigned n = 0;
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+                json_error_t err;
+                json_t *o = json_loads(line, 0, &err);
+                if (!o)
+                        fprintf(stderr, "not JSON: %s\n", line);
+                CHECK(o != NULL);
+                CHECK(!o || json_is_object(o));
+                n++;
+                json_decref(last);
+                last = o;
+        }
+        *ret_lines = n;
+        return last;
+}
+
+static void test_json_paths(const char *root)
+{
+        char *out;
+        unsigned n;
+        char *envp[] = { BASE_ENV, NULL };
+        char *argv[] = { (char *)launcher, "--json", "--root", (char *)root, "--", "/bin/true", NULL };
+
+        CHECK_INT(run_capture(argv, envp, NULL, &out), 0);
+        json_t *last = json_lines(out, &n);
+        CHECK_INT(n, 10); /* 8 verdicts, summary, exec */
+        CHECK(last && json_is_array(json_object_get(last, "exec")));
+        CHECK(last && json_is_object(json_object_get(last, "env")));
+        json_decref(last);
+        free(out);
+
+        /* no SPINLANE_ISOLATED_CPUS: allocation-env fails; --warn-only still cannot plan */
+        char *envp2[] = { "SPINLANE_DPDK_NICS=0000:00:06.0", "SPINLANE_NIC_0_KIND=ena", "SPINLANE_NIC_0_DRIVER=vfio-pci",
+                          "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "PATH=/usr/bin:/bin", NULL };
+        char *argv2[] = { (char *)launcher, "--json", "--warn-only", "--root", (char *)root, "--", "/bin/true", NULL };
+        CHECK_INT(run_capture(argv2, envp2, NULL, &out), 1);
+        last = json_lines(out, &n);
+        CHECK(last && json_is_false(json_object_get(last, "start")));
+        json_decref(last);
+        free(out);
+}
+
+/* The launcher execs: the command keeps the launcher's PID, so the kubelet's signals
+ * (SIGTERM on pod deletion) reach the driver itself. The command's parent must be the
+ * process that started the launcher, not a launcher that forked. */
+static void test_exec_keeps_pid(const char *root)
+{
+        char *out, want[32], buf[64];
+        char *envp[] = { BASE_ENV, NULL };
+        char *argv[] = { (char *)launcher, "--root", (char *)root, "--", "/bin/sh", "-c", "echo SHPPID=$PPID", NULL };
+
+        if (access("/bin/sh", X_OK) != 0)
+                TEST_SKIP("no /bin/sh");
+        CHECK_INT(run_capture(argv, envp, NULL, &out), 0);
+        snprintf(want, sizeof(want), "%d", (int)getpid());
+        CHECK_STR(env_line(out, "SHPPID", buf, sizeof(buf)), want);
+        free(out);
 }
 
 int main(int argc, char **argv)
@@ -197,6 +266,8 @@ int main(int argc, char **argv)
         test_refuse(root);
         test_json(root);
         test_usage(root);
+        test_json_paths(root);
+        test_exec_keeps_pid(root);
         fx_remove(root);
         free(root);
         return test_done();
