@@ -24,6 +24,7 @@ typedef struct ctx {
         lplan_topo topo;
         lplan plan;
         bool have_plan;
+        int plan_err;    /* lplan_build's error when the grant was valid but no plan came */
         lplan_pin pin;   /* the CPUs chosen for the driver (grant or the kubelet's) */
         bool have_pin;
         cpuset isolated; /* /sys/devices/system/cpu/isolated */
@@ -114,6 +115,21 @@ static int check_allocation(ctx *c, verdict_list *vl)
         lreport_env(&rep, env, "allocation-env");
         if (env->n_errs_dropped)
                 lreport_add(&rep, VERDICT_FAIL, "%u more problems with the environment were not listed", env->n_errs_dropped);
+        /* a valid grant the driver's environment cannot be computed from: say why here
+         * (otherwise only aeron-config's skip and a bare refusal to start would show) */
+        if (env->have_cpus && !c->have_plan) {
+                if (c->plan_err == -E2BIG)
+                        lreport_add(&rep, VERDICT_FAIL,
+                                    "SPINLANE_EAL_ARGS would hold more than %d words, more than the transport accepts (shorten SPINLANE_EAL_EXTRA_ARGS)",
+                                    LPLAN_EAL_MAX_WORDS);
+                else if (c->plan_err == -ENAMETOOLONG)
+                        lreport_add(&rep, VERDICT_FAIL,
+                                    "SPINLANE_EAL_ARGS would be longer than %zu characters (the pinned CPU list, the NICs' devargs and SPINLANE_EAL_EXTRA_ARGS)",
+                                    sizeof(c->plan.eal_args) - 1);
+                else
+                        lreport_add(&rep, VERDICT_FAIL, "the driver's environment cannot be computed: %s",
+                                    strerror(-c->plan_err));
+        }
         fmt_set(&env->cpus, cpus, sizeof(cpus));
         nics = json_array();
         for (unsigned i = 0; i < env->n_nics && nics; i++)
@@ -786,8 +802,10 @@ int launch_checks_run(const hostfs *h, const launch_env *env, verdict_list *vl, 
             lplan_choose_cpus(&env->cpus, &c->allowed, c->have_online ? &c->online : NULL,
                               c->have_isolated ? &c->isolated : NULL, &c->topo, &c->pin) == 0)
                 c->have_pin = true;
-        if (env->have_cpus && lplan_build(env, c->have_pin ? &c->pin : NULL, &c->topo, &c->plan) == 0)
-                c->have_plan = true;
+        if (env->have_cpus) {
+                c->plan_err = lplan_build(env, c->have_pin ? &c->pin : NULL, &c->topo, &c->plan);
+                c->have_plan = c->plan_err == 0;
+        }
         c->pinned = c->have_pin ? c->pin.cpus : env->have_cpus ? env->cpus : (cpuset){ { 0 } };
         if (c->have_plan) {
                 const int aff[3] = { c->plan.aeron.aff_sender, c->plan.aeron.aff_receiver, c->plan.aeron.aff_conductor };

@@ -314,6 +314,18 @@ int lplan_build(const launch_env *env, const lplan_pin *pin, const lplan_topo *t
                 ok = ok && hostfs_fmt_append(ea, es, " %s", env->eal_extra) == 0;
         if (!ok)
                 return -ENAMETOOLONG;
+        /* words as the transport will split them (no tabs: every part's characters are
+         * checked, SPINLANE_EAL_EXTRA_ARGS's included) */
+        unsigned words = 0;
+        for (const char *w = p->eal_args; *w;) {
+                w += strspn(w, " ");
+                if (!*w)
+                        break;
+                words++;
+                w += strcspn(w, " ");
+        }
+        if (words > LPLAN_EAL_MAX_WORDS)
+                return -E2BIG;
 
         r = add_var(p, "SPINLANE_EAL_ARGS", p->eal_args, true);
         if (r < 0)

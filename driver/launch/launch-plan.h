@@ -72,9 +72,14 @@ typedef struct lplan {
         unsigned n_set;
 } lplan;
 
+/* The most words SPINLANE_EAL_ARGS may hold: the transport's splitter refuses more
+ * (TR_EAL_ARGS_MAX of driver/transport/eal_args.h; test-launch-plan checks they agree). */
+#define LPLAN_EAL_MAX_WORDS 64
+
 /* Compute the plan on pin->cpus (NULL: the grant, spinlane-pinned). env must have
  * have_cpus and the pinned set must not be empty; -EINVAL otherwise, -ENAMETOOLONG when
- * the EAL arguments do not fit. *ret untouched on failure. */
+ * the EAL arguments do not fit, -E2BIG when they are more than LPLAN_EAL_MAX_WORDS words.
+ * *ret untouched on failure. */
 int lplan_build(const launch_env *env, const lplan_pin *pin, const lplan_topo *topo, lplan *ret);
 
 /* The aeron-config verdict(s) for the plan's effective values. -ENOMEM only. */

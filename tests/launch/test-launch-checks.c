@@ -226,6 +226,21 @@ int main(void)
                   "SPINLANE_NIC_0_PCI=\"0000:00:07.0\" contradicts entry 0 of SPINLANE_DPDK_NICS (\"0000:00:06.0\")");
         verdict_list_free(&vl);
 
+        /* EAL extra arguments the transport would refuse (too many words): a failed
+         * allocation-env naming the variable, not a silent "no plan" (it used to be an
+         * aeron-config skip and a launcher that would not say why it did not start) */
+        {
+                static char words[256];
+                size_t n = (size_t)snprintf(words, sizeof(words), "SPINLANE_EAL_EXTRA_ARGS=");
+                for (unsigned i = 0; i < 60; i++)
+                        n += (size_t)snprintf(words + n, sizeof(words) - n, "%s-v", i ? " " : "");
+                const char *extra[] = { words, NULL };
+                run("eal-too-many-words", &p, extra, "FPPPPPPS", &vl, NULL);
+        }
+        CHECK_STR(msg(&vl, "allocation-env"),
+                  "SPINLANE_EAL_ARGS would hold more than 64 words, more than the transport accepts (shorten SPINLANE_EAL_EXTRA_ARGS)");
+        verdict_list_free(&vl);
+
         /* an affinity outside the granted CPUs and the cpuset */
         {
                 const char *extra[] = { "AERON_SENDER_CPU_AFFINITY=0", NULL };

@@ -4,6 +4,7 @@
  * chosen from the pinned cores (and the pod's own kept), idle defaults, and the
  * aeron-config verdict for one core, two and three. */
 #include "launch-plan.h"
+#include "eal_args.h"
 #include "testutil.h"
 
 #include "cleanup.h"
@@ -194,6 +195,28 @@ int main(void)
         CHECK_INT(lplan_check_aeron(&env, &p, &topo, &vl), 0);
         CHECK_INT(vl.items[0].level, VERDICT_PASS);
         verdict_list_free(&vl);
+
+        /* SPINLANE_EAL_ARGS must stay within what the transport's splitter takes: the
+         * launcher used to pass a string the driver then refused at EAL start */
+        _Static_assert(LPLAN_EAL_MAX_WORDS == TR_EAL_ARGS_MAX, "launcher and transport disagree on EAL words");
+        {
+                static char extra[1024];
+                const char *e3[] = { "SPINLANE_ISOLATED_CPUS=2-4,10-12", extra, NULL };
+                size_t n = (size_t)snprintf(extra, sizeof(extra), "SPINLANE_EAL_EXTRA_ARGS=");
+                /* the base has 10 words; 54 more is exactly the limit, 55 one too many */
+                for (unsigned i = 0; i < 54; i++)
+                        n += (size_t)snprintf(extra + n, sizeof(extra) - n, "%s-v", i ? " " : "");
+                parse(&env, e3);
+                CHECK_INT(env.n_errs, 1); /* only SPINLANE_DPDK_NICS is missing: no NICs, "-m 256" */
+                CHECK_STR(env.errs[0].var, "SPINLANE_DPDK_NICS");
+                CHECK_INT(lplan_build(&env, NULL, &topo, &p), 0);
+                static struct tr_eal_args a;
+                CHECK_INT(tr_eal_args_split(p.eal_args, strlen(p.eal_args), "aeronmd", &a), 0);
+                CHECK_INT(a.argc, 1 + LPLAN_EAL_MAX_WORDS);
+                snprintf(extra + n, sizeof(extra) - n, " -v");
+                parse(&env, e3);
+                CHECK_INT(lplan_build(&env, NULL, &topo, &p), -E2BIG);
+        }
 
         /* NICs on different nodes: -m; the pod's own affinities and modes are kept */
         const char *e2[] = { "SPINLANE_ISOLATED_CPUS=2-4,10-12", "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0",
