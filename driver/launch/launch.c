@@ -81,15 +81,10 @@ int main(int argc, char **argv)
                 default: usage(stderr); return 2;
                 }
         }
-        /* getopt consumed "--" if it was there (and not as --root's argument) */
+        /* getopt consumed "--" if it was there (and not as --root's argument). "--" with
+         * nothing after it runs the default command: a pod's `command: [spinlane-launch,
+         * "--"]` drops the image's CMD, and docs/device-plugin.md shows exactly that. */
         bool dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0 && argv[optind - 1] != root;
-        if (dashdash && optind == argc) {
-                /* "--" promises a command; running the default instead would hide a pod
-                 * spec whose args went missing */
-                fprintf(stderr, "spinlane-launch: no command after --\n");
-                usage(stderr);
-                return 2;
-        }
         if (optind < argc) {
                 /* anything left is the command */
                 if (!dashdash) {

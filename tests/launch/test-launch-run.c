@@ -9,6 +9,8 @@
 #include "runner.h"
 #include "testutil.h"
 
+#include "cleanup.h"
+
 #include <jansson.h>
 
 static const char *launcher;
@@ -182,11 +184,33 @@ static void test_usage(const char *root)
         free(out);
         CHECK_INT(run_capture(a5, envp, NULL, &out), 127);
         free(out);
-        /* "--" with nothing after it: a usage error, not a silent start of the default */
-        char *a6[] = { (char *)launcher, "--root", (char *)root, "--", NULL };
-        CHECK_INT(run_capture(a6, envp, NULL, &out), 2);
-        CHECK(strstr(out, "exec:") == NULL);
-        free(out);
+        /* "--" with nothing after it runs the default aeronmd (found on PATH), as a pod
+         * with command: ["spinlane-launch", "--"] and no args expects */
+        {
+                char dir[512], path[600], pathenv[600], marker[600];
+                snprintf(dir, sizeof(dir), "%s/fakebin", root);
+                snprintf(path, sizeof(path), "%s/aeronmd", dir);
+                snprintf(marker, sizeof(marker), "%s/aeronmd-ran", root);
+                snprintf(pathenv, sizeof(pathenv), "PATH=%s:/usr/bin:/bin", dir);
+                CHECK_INT(mkdir(dir, 0755), 0);
+                FILE *f = fopen(path, "w");
+                CHECK(f != NULL);
+                if (f) {
+                        fprintf(f, "#!/bin/sh\ntouch '%s'\n", marker);
+                        fclose(f);
+                }
+                CHECK_INT(chmod(path, 0755), 0);
+                char *envp6[] = { BASE_ENV, NULL };
+                envp6[ELEMENTSOF(envp6) - 2] = pathenv; /* BASE_ENV's last entry is PATH */
+                char *a6[] = { (char *)launcher, "--root", (char *)root, "--", NULL };
+                CHECK_INT(run_capture(a6, envp6, NULL, &out), 0);
+                CHECK(strstr(out, "exec: aeronmd\n") != NULL);
+                CHECK(access(marker, F_OK) == 0);
+                free(out);
+                unlink(marker);
+                unlink(path);
+                rmdir(dir);
+        }
 }
 
 /* Every stdout line of --json is one JSON object, on every path: exec, and the refusal
