@@ -396,6 +396,53 @@ def test_uevents(args, api, root):
             print("---- uevent agent log ----\n" + agent.text())
 
 
+def test_dir_gone(args, api, root):
+    """The device-plugins dir absent at start, then created; later removed and re-created
+    (with a kubelet): the agent serves and registers each time, and a missing dir is one
+    log line of its own, not a gRPC error every second."""
+    kdir = os.path.join(root, PLUGIN_DIR)
+    rm_tree(kdir)
+    agent = Agent(args.agent, root, os.path.join(root, "agent-dir.log"))
+    kubelet = None
+    try:
+        check(wait_for(lambda: "running (" in agent.text(), 10 * S), "agent running without the dir")
+        time.sleep(2.5 * S)  # two or more 1 s checks
+        log = agent.text()
+        n = log.count("cannot serve on")
+        check(n == 2, "a missing dir: 'cannot serve' once per plugin (%d times)" % n)
+        check("chttp2" not in log and "No address added" not in log,
+              "no gRPC error lines while the dir is missing")
+        kubelet = Kubelet(api, root)
+        kubelet.start(wipe=True)  # creates the dir
+        check(kubelet.wait_registrations(2, 5) is not None, "registered once the dir appeared")
+        for i in range(2):
+            kubelet.stop()
+            rm_tree(kdir)
+            time.sleep(0.3 * S)
+            kubelet = Kubelet(api, root)
+            kubelet.start(wipe=True)
+            try:
+                kubelet.wait_registrations(2, 5)
+            except TimeoutError as e:
+                check(False, "dir re-created %d: %s" % (i, e))
+                continue
+            p = Plugin(api, root, NIC_SOCK)
+            w = Watcher(p)
+            check(w.wait(lambda d: len(d) == 3, 5 * S) is not None, "dir re-created %d: ListAndWatch" % i)
+            w.cancel()
+            p.close()
+        check("chttp2" not in agent.text(), "no gRPC error lines after the dir came and went")
+        check(agent.stop() == 0, "dir agent exit 0")
+    finally:
+        if agent.p.poll() is None:
+            agent.p.kill()
+            agent.p.wait()
+        if kubelet:
+            kubelet.stop()
+        if failures:
+            print("---- dir agent log ----\n" + "\n".join(agent.text().splitlines()[-60:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
@@ -421,6 +468,7 @@ def main():
         test_all(args, api, root)
         test_cdi(args, api, root)
         test_uevents(args, api, root)
+        test_dir_gone(args, api, root)
     finally:
         rm_tree(root)
         rm_tree(gen)
