@@ -233,8 +233,11 @@ static int on_config_dir(loop *l, int fd, uint32_t events, void *ud)
         while ((n = read(fd, buf, sizeof(buf))) > 0)
                 for (char *p = buf; p < buf + n;) {
                         struct inotify_event *ev = (struct inotify_event *)p;
-                        /* The file itself, or a ConfigMap's "..data" symlink swap. */
-                        if (ev->len && (strcmp(ev->name, d->config_base) == 0 || strcmp(ev->name, "..data") == 0))
+                        /* The file itself, or a ConfigMap's "..data" symlink swap; a
+                         * queue overflow may have hidden either. */
+                        if (ev->mask & IN_Q_OVERFLOW)
+                                relevant = true;
+                        else if (ev->len && (strcmp(ev->name, d->config_base) == 0 || strcmp(ev->name, "..data") == 0))
                                 relevant = true;
                         p += sizeof(*ev) + ev->len;
                 }
@@ -291,7 +294,9 @@ int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep
         if (d->ifd >= 0 && inotify_add_watch(d->ifd, d->config_dir,
                                              IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ONLYDIR) >= 0) {
                 if ((r = loop_add_fd(l, d->ifd, EPOLLIN, on_config_dir, d)) < 0 ||
-                    (r = loop_add_timer(l, 0, 0, on_debounce, d, &d->debounce_fd)) < 0) {
+                    (r = loop_add_timer(l, 0, 0, on_debounce, d, &d->debounce_fd)) < 0 ||
+                    /* loop_add_timer(0, 0) fires once right away: disarm until an event */
+                    (r = loop_timer_set(l, d->debounce_fd, 0, 0)) < 0) {
                         prep_daemon_free(d);
                         return r;
                 }
