@@ -219,7 +219,11 @@ static int on_debounce(loop *l, void *ud)
 {
         prep_daemon *d = ud;
         (void)l;
+        unsigned before = d->stats.reloads;
+        config old = d->cfg;
         (void)prep_daemon_reload(d, false);
+        if (d->stats.reloads != before && !config_equal(&old, &d->cfg) && d->o.on_config_changed)
+                d->o.on_config_changed(d->o.userdata);
         return 0;
 }
 

@@ -396,6 +396,48 @@ def test_uevents(args, api, root):
             print("---- uevent agent log ----\n" + agent.text())
 
 
+def test_config_change(args, api, root):
+    """The config file changes under a running agent (no SIGHUP): a narrower NIC
+    selection reaches the device plugin at once, not at the next safety re-scan."""
+    import json
+    cfg = os.path.join(root, "sel-config.json")
+    with open(cfg, "w") as f:
+        json.dump({}, f)
+    kubelet = Kubelet(api, root)
+    kubelet.start(wipe=True)
+    agent = Agent(args.agent, root, os.path.join(root, "agent-sel.log"), ["--config", cfg],
+                  env={"SPINLANE_RESCAN_MS": "600000"})
+    try:
+        kubelet.wait_registrations(2, 10)
+        nic = Plugin(api, root, NIC_SOCK)
+        w = Watcher(nic)
+        check(w.wait(lambda d: len(d) == 3 and all(h == "Healthy" for h, _ in d.values()), 5) is not None,
+              "config change: 3 healthy NICs first")
+        n0 = len(w.lists)
+        t0 = time.monotonic()
+        with open(cfg + ".tmp", "w") as f:  # as an editor saves: a new file renamed over
+            json.dump({"nics": {"pci": ["0000:00:06.0", "7870:00:00.0"]}}, f)
+        os.rename(cfg + ".tmp", cfg)
+        got = w.wait(lambda d: d.get("0000:00:07.0", ("",))[0] == "Unhealthy", 3, since=n0)
+        check(got is not None and got[0] - t0 < 1.5 * S,
+              "NIC left out by the changed config is Unhealthy (%.3f s)" % ((got[0] - t0) if got else -1))
+        with open(cfg + ".tmp", "w") as f:
+            json.dump({"resource_prefix": "example.com"}, f)
+        os.rename(cfg + ".tmp", cfg)
+        check(wait_for(lambda: "take effect at the next start" in agent.text(), 2 * S),
+              "a changed resource_prefix is said to wait for the next start")
+        w.cancel()
+        nic.close()
+        check(agent.stop() == 0, "config-change agent exit 0")
+    finally:
+        if agent.p.poll() is None:
+            agent.p.kill()
+            agent.p.wait()
+        kubelet.stop()
+        if failures:
+            print("---- config-change agent log ----\n" + "\n".join(agent.text().splitlines()[-40:]))
+
+
 def test_dir_gone(args, api, root):
     """The device-plugins dir absent at start, then created; later removed and re-created
     (with a kubelet): the agent serves and registers each time, and a missing dir is one
@@ -469,6 +511,7 @@ def main():
         test_cdi(args, api, root)
         test_uevents(args, api, root)
         test_dir_gone(args, api, root)
+        test_config_change(args, api, root)
     finally:
         rm_tree(root)
         rm_tree(gen)

@@ -170,6 +170,13 @@ static void cm_version(const char *dir, int version, const char *text)
         }
 }
 
+static int changed_calls;
+static void on_changed(void *ud)
+{
+        CHECK(ud == &changed_calls);
+        changed_calls++;
+}
+
 static void test_configmap(loop *l, emu *e, const prep_daemon_options *base)
 {
         char dir[64], path[128], p[160];
@@ -182,7 +189,10 @@ static void test_configmap(loop *l, emu *e, const prep_daemon_options *base)
         snprintf(path, sizeof(path), "%s/config.json", dir);
         CHECK_INT(symlink("..data/config.json", path), 0);
         o.config_path = path;
+        o.on_config_changed = on_changed;
+        o.userdata = &changed_calls;
         CHECK_INT(prep_daemon_new(l, &e->h, &o, &d), 0);
+        CHECK_INT(changed_calls, 0);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 4);
         CHECK_STR(emu_read(e, NR), "4");
 
@@ -191,6 +201,7 @@ static void test_configmap(loop *l, emu *e, const prep_daemon_options *base)
         CHECK_INT(prep_daemon_get_stats(d).applies, 2);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 12);
         CHECK_STR(emu_read(e, NR), "12");
+        CHECK_INT(changed_calls, 1); /* the users of the config are told */
 
         /* A bad update: rejected, the last good config stays. */
         cm_version(dir, 3, "{\"hugepages\":{\"per_node\":{\"0\":\"many\"}}}");
@@ -204,6 +215,7 @@ static void test_configmap(loop *l, emu *e, const prep_daemon_options *base)
         RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 3, 2000);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 6);
         CHECK_STR(emu_read(e, NR), "6");
+        CHECK_INT(changed_calls, 2); /* not for the rejected one */
         prep_daemon_free(d);
 
         unlink(path);
