@@ -330,6 +330,23 @@ int main(void)
         CHECK_INT(prep_daemon_get_stats(d).reloads_rejected, 2);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 16);
 
+        /* Its directory goes and comes back with a new config: noticed (the old watch
+         * died with the dir), applied. */
+        CHECK_INT(rmdir(cfg_dir), 0);
+        t_end = loop_now_ms() + 100;
+        while (loop_now_ms() < t_end)
+                loop_run_once(l, 20);
+        CHECK_INT(mkdir(cfg_dir, 0700), 0);
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":24}}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 4, 3000);
+        CHECK_INT(prep_daemon_get_stats(d).applies, 4);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 24);
+        CHECK_STR(emu_read(&e, NR), "24");
+        /* and still watched: the next edit is seen */
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":20}}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 5, 2000);
+        CHECK_STR(emu_read(&e, NR), "20");
+
         prep_daemon_free(d);
         test_configmap(l, &e, &o);
         loop_free(l);
