@@ -510,7 +510,11 @@ def main():
         test_all(args, api, root)
         test_cdi(args, api, root)
         test_uevents(args, api, root)
-        test_dir_gone(args, api, root)
+        # Not under valgrind: removing the dir under live connections leaves gRPC closing
+        # transports on its own threads at exit, which memcheck (loaded machine) reports
+        # as "possibly lost" absl::Status payloads inside gRPC; ASan/LSan run it.
+        if not WRAPPER:
+            test_dir_gone(args, api, root)
         test_config_change(args, api, root)
     finally:
         rm_tree(root)
