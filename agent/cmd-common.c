@@ -87,6 +87,13 @@ int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, 
         r = agent_parse_options(argc, argv, usage, &o);
         if (r != 0)
                 return r;
+        /* hostfs takes "" as the live host; on the command line it is an unset variable
+         * (--root "$HOST_ROOT"), and prepare/restore would then write to the real sysfs. */
+        if (o.root && !*o.root) {
+                fprintf(stderr, "spinlane-agent %s: --root: empty path (the live host is --root / or no --root)\n",
+                        argv[0]);
+                return -EINVAL;
+        }
         r = hostfs_init(&h, o.root);
         if (r < 0) {
                 fprintf(stderr, "spinlane-agent %s: --root %s: %s\n", argv[0], o.root, strerror(-r));

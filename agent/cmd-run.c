@@ -112,10 +112,32 @@ static void debounce(run_ctx *ctx, const char *why);
 
 /* ---- service: node preparation ---- */
 
+/* The live config changed: say which keys wait for a restart. */
+static void settings_check(run_ctx *ctx)
+{
+        run_settings now;
+        settings_load(prep_daemon_config(ctx->prep), &now);
+        if (strcmp(now.prefix, ctx->set.prefix) != 0 || strcmp(now.hugetlbfs, ctx->set.hugetlbfs) != 0 ||
+            now.cdi != ctx->set.cdi || strcmp(now.cdi_dir, ctx->set.cdi_dir) != 0 ||
+            now.have_pool != ctx->set.have_pool || !cpuset_equal(&now.pool, &ctx->set.pool))
+                log_warn("config: resource_prefix, hugetlbfs.mount_point, hugetlbfs.pod_mount, cdi and cores take effect at the "
+                         "next start of the agent, ignoring them for now");
+}
+
+/* The config file changed (inotify): the NIC selection and the checks follow it now,
+ * as after SIGHUP, not at the next safety re-scan. */
+static void prep_config_changed(void *ud)
+{
+        run_ctx *ctx = ud;
+        settings_check(ctx);
+        debounce(ctx, "config changed");
+}
+
 static int prep_start(run_ctx *ctx, const inventory *inv)
 {
         prep_daemon_options o = { .config_path = ctx->opt.config, .scan = prep_scan_inventory,
-                                  .json = ctx->opt.json };
+                                  .json = ctx->opt.json, .on_config_changed = prep_config_changed,
+                                  .userdata = ctx };
         (void)inv; /* preparation scans afresh */
         int r = prep_daemon_new(ctx->l, &ctx->h, &o, &ctx->prep);
         if (r < 0)
@@ -127,15 +149,9 @@ static int prep_start(run_ctx *ctx, const inventory *inv)
 
 static void prep_reload(run_ctx *ctx)
 {
-        run_settings now;
         if (prep_daemon_reload(ctx->prep, true) < 0)
                 return;
-        settings_load(prep_daemon_config(ctx->prep), &now);
-        if (strcmp(now.prefix, ctx->set.prefix) != 0 || strcmp(now.hugetlbfs, ctx->set.hugetlbfs) != 0 ||
-            now.cdi != ctx->set.cdi || strcmp(now.cdi_dir, ctx->set.cdi_dir) != 0 ||
-            now.have_pool != ctx->set.have_pool || !cpuset_equal(&now.pool, &ctx->set.pool))
-                log_warn("config: resource_prefix, hugetlbfs.mount_point, hugetlbfs.pod_mount, cdi and cores take effect at the "
-                         "next start of the agent, ignoring them for now");
+        settings_check(ctx);
 }
 
 static void prep_stop(run_ctx *ctx)

@@ -17,6 +17,7 @@
 
 #define DRIFT_DEFAULT_MS 10000
 #define DEBOUNCE_DEFAULT_MS 200
+#define REWATCH_MS 1000 /* looking for a config dir that is gone */
 
 struct prep_daemon {
         loop *l;
@@ -27,7 +28,7 @@ struct prep_daemon {
         char config_path[PATH_MAX];
         char config_dir[PATH_MAX];
         char config_base[NAME_MAX + 1];
-        int ifd, debounce_fd, nl_fd, drift_fd;
+        int ifd, wd, debounce_fd, rewatch_fd, nl_fd, drift_fd;
         prep_tuned tuned[PREP_MAX_NICS];
         tune_watch watches[PREP_MAX_NICS];
         size_t n_tuned;
@@ -219,7 +220,33 @@ static int on_debounce(loop *l, void *ud)
 {
         prep_daemon *d = ud;
         (void)l;
+        unsigned before = d->stats.reloads;
+        config old = d->cfg;
         (void)prep_daemon_reload(d, false);
+        if (d->stats.reloads != before && !config_equal(&old, &d->cfg) && d->o.on_config_changed)
+                d->o.on_config_changed(d->o.userdata);
+        return 0;
+}
+
+static int config_watch(prep_daemon *d)
+{
+        if (d->wd >= 0)
+                return 0;
+        d->wd = inotify_add_watch(d->ifd, d->config_dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
+                                                                 IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+        return d->wd >= 0 ? 0 : -errno;
+}
+
+/* The config dir is gone (or was never there): look for it once a second; when it is
+ * back, watch it and reload. */
+static int on_rewatch(loop *l, void *ud)
+{
+        prep_daemon *d = ud;
+        if (config_watch(d) < 0)
+                return 0;
+        log_info("config %s: watching %s again", d->config_path, d->config_dir);
+        (void)loop_timer_set(l, d->rewatch_fd, 0, 0);
+        (void)loop_timer_set(l, d->debounce_fd, d->o.debounce_ms, 0);
         return 0;
 }
 
@@ -227,17 +254,31 @@ static int on_config_dir(loop *l, int fd, uint32_t events, void *ud)
 {
         prep_daemon *d = ud;
         char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        bool relevant = false;
+        bool relevant = false, lost = false;
         ssize_t n;
         (void)events;
         while ((n = read(fd, buf, sizeof(buf))) > 0)
                 for (char *p = buf; p < buf + n;) {
                         struct inotify_event *ev = (struct inotify_event *)p;
-                        /* The file itself, or a ConfigMap's "..data" symlink swap. */
-                        if (ev->len && (strcmp(ev->name, d->config_base) == 0 || strcmp(ev->name, "..data") == 0))
+                        /* The dir itself went (removed, renamed): its watch is gone. */
+                        if (ev->wd == d->wd && (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)))
+                                lost = true;
+                        /* The file itself, or a ConfigMap's "..data" symlink swap; a
+                         * queue overflow may have hidden either. */
+                        if (ev->mask & IN_Q_OVERFLOW)
+                                relevant = true;
+                        else if (ev->len && (strcmp(ev->name, d->config_base) == 0 || strcmp(ev->name, "..data") == 0))
                                 relevant = true;
                         p += sizeof(*ev) + ev->len;
                 }
+        if (lost && d->wd >= 0) {
+                (void)inotify_rm_watch(d->ifd, d->wd); /* IN_MOVE_SELF: the watch follows the old dir */
+                d->wd = -1;
+                log_warn("config %s: %s is gone; looking for it every %d ms", d->config_path, d->config_dir,
+                         REWATCH_MS);
+                (void)loop_timer_set(l, d->rewatch_fd, REWATCH_MS, REWATCH_MS);
+                relevant = true;
+        }
         if (relevant)
                 (void)loop_timer_set(l, d->debounce_fd, d->o.debounce_ms, 0);
         return 0;
@@ -256,7 +297,7 @@ int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep
         d->l = l;
         d->h = *h;
         d->o = *o;
-        d->ifd = d->debounce_fd = d->nl_fd = d->drift_fd = -1;
+        d->ifd = d->wd = d->debounce_fd = d->rewatch_fd = d->nl_fd = d->drift_fd = -1;
         if (!d->o.drift_check_ms)
                 d->o.drift_check_ms = DRIFT_DEFAULT_MS;
         if (!d->o.debounce_ms)
@@ -288,20 +329,25 @@ int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep
         }
         /* Config changes: watch the directory (editors and ConfigMaps replace the file). */
         d->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (d->ifd >= 0 && inotify_add_watch(d->ifd, d->config_dir,
-                                             IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ONLYDIR) >= 0) {
+        if (d->ifd >= 0) {
                 if ((r = loop_add_fd(l, d->ifd, EPOLLIN, on_config_dir, d)) < 0 ||
-                    (r = loop_add_timer(l, 0, 0, on_debounce, d, &d->debounce_fd)) < 0) {
+                    (r = loop_add_timer(l, 0, 0, on_debounce, d, &d->debounce_fd)) < 0 ||
+                    (r = loop_add_timer(l, 0, 0, on_rewatch, d, &d->rewatch_fd)) < 0 ||
+                    /* loop_add_timer(0, 0) fires once right away: disarm until needed */
+                    (r = loop_timer_set(l, d->debounce_fd, 0, 0)) < 0 ||
+                    (r = loop_timer_set(l, d->rewatch_fd, 0, 0)) < 0) {
                         prep_daemon_free(d);
                         return r;
                 }
-        } else {
+                r = config_watch(d);
+                if (r < 0) {
+                        log_warn("config %s: cannot watch %s (%s); looking for it every %d ms, or reload with SIGHUP",
+                                 d->config_path, d->config_dir, strerror(-r), REWATCH_MS);
+                        (void)loop_timer_set(l, d->rewatch_fd, REWATCH_MS, REWATCH_MS);
+                }
+        } else
                 log_warn("config %s: cannot watch %s (%s); reload with SIGHUP", d->config_path, d->config_dir,
                          strerror(errno));
-                if (d->ifd >= 0)
-                        close(d->ifd);
-                d->ifd = -1;
-        }
         /* Resets: link events and the drift timer. */
         if (!o->no_netlink) {
                 d->nl_fd = tune_netlink_open();
@@ -335,6 +381,8 @@ void prep_daemon_free(prep_daemon *d)
         }
         if (d->debounce_fd >= 0)
                 loop_remove_timer(d->l, d->debounce_fd);
+        if (d->rewatch_fd >= 0)
+                loop_remove_timer(d->l, d->rewatch_fd);
         if (d->drift_fd >= 0)
                 loop_remove_timer(d->l, d->drift_fd);
         verdict_list_free(&d->last);

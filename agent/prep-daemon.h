@@ -29,6 +29,10 @@ typedef struct prep_daemon_options {
         unsigned drift_check_ms;   /* IRQ affinity drift check period; 0: 10000 */
         unsigned debounce_ms;      /* config file change -> reload; 0: 200 */
         bool no_netlink;           /* tests: do not open the rtnetlink socket */
+        /* Called after a config file change brought a new good config (not on SIGHUP:
+         * prep_daemon_reload()'s caller knows then), so users of the config follow it. */
+        void (*on_config_changed)(void *userdata);
+        void *userdata;
 } prep_daemon_options;
 
 typedef struct prep_daemon prep_daemon;

@@ -215,6 +215,7 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
         _cleanup_free_ size_t *idx = calloc(n ? n : 1, sizeof(size_t));
         char err[256], fails[1024] = "", warns[1024] = "", mana_fail[1024] = "";
         unsigned bound = 0, already = 0, mana_ok = 0, mana_n = 0;
+        bool refused_in_use = false, refused_other = false;
         int r;
 
         if (!st || !idx)
@@ -257,6 +258,12 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                         break;
                 case BIND_REFUSED:
                         (void)hostfs_fmt_append(warns, sizeof(warns), "%s%s", *warns ? "; " : "", res->message);
+                        /* -EBUSY: its netdev has an address or a route; else the NIC's
+                         * message names the cause (driver not loaded, state file, …) */
+                        if (res->err == -EBUSY)
+                                refused_in_use = true;
+                        else
+                                refused_other = true;
                         break;
                 default:
                         (void)hostfs_fmt_append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", res->message);
@@ -278,7 +285,12 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                                    "see the agent log for each NIC; `spinlane-agent restore` gives NICs back", "%s", fails);
         if (*warns)
                 return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_WARN, evidence,
-                                   "narrow nics.* in the config to NICs without addresses or routes",
+                                   refused_in_use && refused_other
+                                           ? "narrow nics.* in the config to NICs without addresses or routes; for the "
+                                             "other NICs do what their reason says (load the driver, …)"
+                                   : refused_in_use ? "narrow nics.* in the config to NICs without addresses or routes"
+                                                    : "do what each NIC's reason says (load the driver, …), then "
+                                                      "restart the agent or send it SIGHUP",
                                    "%u bound, %u already bound; %s", bound, already, warns);
         if (rep->n_nics == 0 && mana_n > 0)
                 return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_PASS, evidence, NULL,

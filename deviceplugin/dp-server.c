@@ -561,6 +561,10 @@ static int plugin_serve(dp_plugin *p)
 
         if (p->srv)
                 return -EBUSY;
+        /* No dir (kubelet not installed yet, or the dir is being re-created): say so
+         * ourselves; gRPC's bind would print a multi-line error on every 1 s retry. */
+        if (!path_exists(e->dir))
+                return -ENOENT;
         /* A stale file (socket or not) at our path makes bind fail: replace it. */
         if (unlink(p->sock_path) < 0 && errno != ENOENT)
                 return -errno;

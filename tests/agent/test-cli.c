@@ -29,6 +29,11 @@ int main(void)
         CHECK_INT(run("preflight --root", out, sizeof(out)), 2);
         CHECK_INT(run("preflight --root /nonexistent-spinlane-root", out, sizeof(out)), 2);
         CHECK_INT(run("inventory --root /", out, sizeof(out)), 2); /* inventory needs --json */
+        /* An empty --root (an unset "$HOST_ROOT") is refused, not taken as the live host:
+         * prepare/restore would write to the real sysfs. */
+        CHECK_INT(fixture_run(bin, "restore --root ''", "2>&1", out, sizeof(out)), 2);
+        CHECK(strstr(out, "spinlane-agent restore: --root: empty path") != NULL);
+        CHECK_INT(fixture_run(bin, "inventory --json --root=", "2>&1", out, sizeof(out)), 2);
         /* run takes its options and --root the same way (agent_setup) */
         CHECK_INT(fixture_run(bin, "run --root /nonexistent-spinlane-root", "2>&1", out, sizeof(out)), 2);
         CHECK(strstr(out, "spinlane-agent run: --root /nonexistent-spinlane-root: ") != NULL);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PRIM "0000:00:05.0"
@@ -142,6 +143,91 @@ static void test_real_netlink(void)
         CHECK_INT(sh("ip netns del sl-np-daemon"), 0);
 }
 
+/* A ConfigMap volume as the kubelet lays it out: dir/..<ts>/config.json, dir/..data ->
+ * ..<ts>, dir/config.json -> ..data/config.json. An update writes a new ..<ts> dir, points
+ * a ..data_tmp symlink at it and renames that over ..data: config.json itself never
+ * changes, so only the ..data rename tells. */
+static void cm_version(const char *dir, int version, const char *text)
+{
+        char p[256], q[300];
+        snprintf(p, sizeof(p), "%s/..2026_%02d", dir, version);
+        CHECK_INT(mkdir(p, 0755), 0);
+        snprintf(q, sizeof(q), "%s/config.json", p);
+        FILE *f = fopen(q, "w");
+        CHECK(f != NULL);
+        fputs(text, f);
+        fclose(f);
+        snprintf(p, sizeof(p), "..2026_%02d", version);
+        snprintf(q, sizeof(q), "%s/..data_tmp", dir);
+        CHECK_INT(symlink(p, q), 0);
+        snprintf(p, sizeof(p), "%s/..data", dir);
+        CHECK_INT(rename(q, p), 0);
+        if (version > 1) { /* the old version goes */
+                snprintf(p, sizeof(p), "%s/..2026_%02d/config.json", dir, version - 1);
+                CHECK_INT(unlink(p), 0);
+                snprintf(p, sizeof(p), "%s/..2026_%02d", dir, version - 1);
+                CHECK_INT(rmdir(p), 0);
+        }
+}
+
+static int changed_calls;
+static void on_changed(void *ud)
+{
+        CHECK(ud == &changed_calls);
+        changed_calls++;
+}
+
+static void test_configmap(loop *l, emu *e, const prep_daemon_options *base)
+{
+        char dir[64], path[128], p[160];
+        prep_daemon *d = NULL;
+        prep_daemon_options o = *base;
+
+        snprintf(dir, sizeof(dir), "/tmp/sl-np-cm-XXXXXX");
+        CHECK(mkdtemp(dir) != NULL);
+        cm_version(dir, 1, "{\"hugepages\":{\"per_node\":{\"0\":4}}}");
+        snprintf(path, sizeof(path), "%s/config.json", dir);
+        CHECK_INT(symlink("..data/config.json", path), 0);
+        o.config_path = path;
+        o.on_config_changed = on_changed;
+        o.userdata = &changed_calls;
+        CHECK_INT(prep_daemon_new(l, &e->h, &o, &d), 0);
+        CHECK_INT(changed_calls, 0);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 4);
+        CHECK_STR(emu_read(e, NR), "4");
+
+        cm_version(dir, 2, "{\"hugepages\":{\"per_node\":{\"0\":12}}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 2, 2000);
+        CHECK_INT(prep_daemon_get_stats(d).applies, 2);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 12);
+        CHECK_STR(emu_read(e, NR), "12");
+        CHECK_INT(changed_calls, 1); /* the users of the config are told */
+
+        /* A bad update: rejected, the last good config stays. */
+        cm_version(dir, 3, "{\"hugepages\":{\"per_node\":{\"0\":\"many\"}}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 1, 2000);
+        CHECK_INT(prep_daemon_get_stats(d).reloads_rejected, 1);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 12);
+        CHECK_STR(emu_read(e, NR), "12");
+
+        /* Fixed again. */
+        cm_version(dir, 4, "{\"hugepages\":{\"per_node\":{\"0\":6}}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 3, 2000);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 6);
+        CHECK_STR(emu_read(e, NR), "6");
+        CHECK_INT(changed_calls, 2); /* not for the rejected one */
+        prep_daemon_free(d);
+
+        unlink(path);
+        snprintf(p, sizeof(p), "%s/..data", dir);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s/..2026_04/config.json", dir);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s/..2026_04", dir);
+        rmdir(p);
+        CHECK_INT(rmdir(dir), 0);
+}
+
 int main(void)
 {
         emu e;
@@ -177,6 +263,12 @@ int main(void)
         prep_daemon_stats st = prep_daemon_get_stats(d);
         CHECK_INT(st.applies, 1);
         CHECK_INT(st.last_exit, 0);
+        /* Nothing changed: no reload at all (the debounce timer starts disarmed). */
+        uint64_t t_quiet = loop_now_ms() + 100;
+        while (loop_now_ms() < t_quiet)
+                loop_run_once(l, 20);
+        CHECK_INT(prep_daemon_get_stats(d).reloads, 0);
+        CHECK_INT(prep_daemon_get_stats(d).reloads_rejected, 0);
 
         /* A bad config arrives: rejected, the last good one stays, nothing re-applied. */
         emu_reset_log(&e);
@@ -238,7 +330,25 @@ int main(void)
         CHECK_INT(prep_daemon_get_stats(d).reloads_rejected, 2);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 16);
 
+        /* Its directory goes and comes back with a new config: noticed (the old watch
+         * died with the dir), applied. */
+        CHECK_INT(rmdir(cfg_dir), 0);
+        t_end = loop_now_ms() + 100;
+        while (loop_now_ms() < t_end)
+                loop_run_once(l, 20);
+        CHECK_INT(mkdir(cfg_dir, 0700), 0);
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":24}}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 4, 3000);
+        CHECK_INT(prep_daemon_get_stats(d).applies, 4);
+        CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 24);
+        CHECK_STR(emu_read(&e, NR), "24");
+        /* and still watched: the next edit is seen */
+        write_config("{\"hugepages\":{\"per_node\":{\"0\":20}}}");
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 5, 2000);
+        CHECK_STR(emu_read(&e, NR), "20");
+
         prep_daemon_free(d);
+        test_configmap(l, &e, &o);
         loop_free(l);
 
         /* The one-shot path (run --once): under the fake root the default ops are used,

@@ -10,6 +10,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #define PRIM "0000:00:05.0"
@@ -234,6 +235,20 @@ static void test_fault_one_nic(void)
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
         CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING),
                   "0 bound, 1 already bound; " ENA2 ": refused: eth2 has an IPv6 address; nothing changed");
+        const verdict *v = verdict_find(&rep->verdicts, PREP_CHECK_NIC_BINDING);
+        CHECK(v && v->remedy && strstr(v->remedy, "without addresses or routes"));
+        prep_report_free(rep);
+
+        /* Refused for another reason (the driver is not loaded): the remedy says that, not
+         * "addresses or routes". */
+        emu_write_file(&e, "/proc/net/if_inet6", "");
+        c = test_config("{\"binding\":{\"ena\":\"igb_uio\"},\"nics\":{\"pci\":[\"" ENA2 "\"]}}");
+        n = emu_scan_nics(&e, nics);
+        CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
+        CHECK(strstr(verdict_msg(rep, PREP_CHECK_NIC_BINDING), "driver igb_uio is not loaded") != NULL);
+        v = verdict_find(&rep->verdicts, PREP_CHECK_NIC_BINDING);
+        CHECK(v && v->remedy && !strstr(v->remedy, "addresses or routes") && strstr(v->remedy, "load the driver"));
         prep_report_free(rep);
         emu_cleanup(&e);
 }
