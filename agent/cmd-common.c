@@ -113,39 +113,3 @@ int agent_config(const agent_options *o, config *ret)
         return r;
 }
 
-int agent_load_config(const agent_options *o, json_t **ret)
-{
-        json_error_t err;
-        config c;
-
-        /* The parser checks every key and value (errors name the key); the JSON itself
-         * is handed on for the callers that read it directly. */
-        if (agent_config(o, &c) < 0)
-                return -EINVAL;
-        if (!o->config) {
-                *ret = NULL;
-                return 0;
-        }
-        /* Bounded like config_load(): the file may have grown since. */
-        _cleanup_fclose_ FILE *f = fopen(o->config, "re");
-        _cleanup_free_ char *text = malloc(CONFIG_MAX_TEXT + 1);
-        size_t n = f && text ? fread(text, 1, CONFIG_MAX_TEXT + 1, f) : 0;
-        if (!f || !text || ferror(f) || n > CONFIG_MAX_TEXT) {
-                fprintf(stderr, "spinlane-agent: config %s: %s\n", o->config,
-                        !f ? strerror(errno) : !text ? strerror(ENOMEM) : n > CONFIG_MAX_TEXT ? "too large" : "read error");
-                return -EINVAL;
-        }
-        json_t *j = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
-        if (!j) {
-                fprintf(stderr, "spinlane-agent: config %s: %s (line %d)\n", o->config, err.text, err.line);
-                return -EINVAL;
-        }
-        *ret = j;
-        return 0;
-}
-
-const char *agent_resource_prefix(const json_t *cfg_json)
-{
-        const json_t *p = cfg_json ? json_object_get(cfg_json, "resource_prefix") : NULL;
-        return json_is_string(p) ? json_string_value(p) : INV_RESOURCE_PREFIX_DEFAULT;
-}

@@ -3,6 +3,7 @@
  * one JSON document on stdout. Read-only; exit 0, or 2 on a usage or internal error. */
 #include "cmd.h"
 
+#include "config.h"
 #include "hostfs.h"
 #include "inventory.h"
 
@@ -17,7 +18,6 @@ int cmd_inventory(int argc, char **argv)
         agent_options o;
         hostfs h;
         inventory *inv = NULL;
-        json_t *config = NULL;
         int r;
 
         r = agent_setup(argc, argv, usage, &o, &h);
@@ -27,15 +27,15 @@ int cmd_inventory(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent inventory: only --json output exists\nusage: %s\n", usage);
                 return AGENT_EXIT_ERROR;
         }
-        if (agent_load_config(&o, &config) < 0)
+        config cfg;
+        if (agent_config(&o, &cfg) < 0)
                 return AGENT_EXIT_ERROR;
         r = inventory_scan(&h, &inv);
         if (r < 0) {
                 fprintf(stderr, "spinlane-agent inventory: scan failed: %s\n", strerror(-r));
-                json_decref(config);
                 return AGENT_EXIT_ERROR;
         }
-        json_t *j = inventory_to_json(inv, agent_resource_prefix(config));
+        json_t *j = inventory_to_json(inv, cfg.resource_prefix);
         char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
         if (s)
                 printf("%s\n", s);
@@ -43,7 +43,6 @@ int cmd_inventory(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent inventory: out of memory\n");
         free(s);
         json_decref(j);
-        json_decref(config);
         inventory_free(inv);
         return s ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
 }

@@ -38,14 +38,6 @@ int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, 
 struct config;
 int agent_config(const agent_options *o, struct config *ret);
 
-/* agent_config() (the full check), then the file given with --config as JSON in *ret
- * (NULL when no --config was given), for callers that read keys directly. */
-int agent_load_config(const agent_options *o, json_t **ret);
-
-/* The resource prefix to use: the config's "resource_prefix" (checked by
- * agent_load_config) if present, else the default. */
-const char *agent_resource_prefix(const json_t *config);
-
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 /* The daemon (cmd-run.c): verdicts at start and on change, the kubelet device plugins. */
