@@ -1,0 +1,283 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Stock Aeron (aeronmd, cping/cpong, AeronStat, ErrorStat) against spinlane's bindings on
+real DPDK vdevs. Cases (argv[1]):
+  interop  aeronmd + libspinlane_aeron.so on net_af_packet over a veth in namespace A
+           against a stock aeronmd on kernel UDP in namespace B: publications both ways
+           (every message in order, also fragmented ones), cping/cpong, multicast both
+           ways, dynamic MDC with a wildcard port both ways, host-local channels against a
+           stock driver in A, loss recovery through Aeron's loss interceptor (NAKs and
+           retransmits in the counters), DEDICATED / SHARED_NETWORK / SHARED, a sender
+           and a receiver NIC; clean shutdown, nothing in ErrorStat, every callback on its
+           agent's thread (the test build of the library aborts otherwise).
+  memif    two spinlane drivers over net_memif (DPDK on both ends).
+  bad      bad contract values and unservable channels: a clear error, the driver exits
+           (contract) or refuses the channel and keeps serving; nothing hangs."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from aeronrig import Check, Driver, Env, Fail, Rig, msgs, skip, transfer  # noqa: E402
+
+A_IP, B_IP = "10.55.0.1", "10.55.0.2"
+
+
+def shared_nic(vdev_iface, ip, qpairs=3):
+    """One port for both agents: 2 queues + the control queue."""
+    return ({"SPINLANE_SENDER_DEVICE": "net_af_packet0", "SPINLANE_RECEIVER_DEVICE": "net_af_packet0",
+             "SPINLANE_SENDER_IPV4": ip + "/24", "SPINLANE_RECEIVER_IPV4": ip + "/24"},
+            "--vdev=net_af_packet0,iface=%s,qpairs=%d" % (vdev_iface, qpairs))
+
+
+def unicast(ip, port):
+    return "aeron:udp?endpoint=%s:%d" % (ip, port)
+
+
+def both_ways(c, rig, a, b, tag, n=2000, size=64, port=40100, stream=1001):
+    c.run("%s: %d x %d B A(spinlane) -> B(kernel)" % (tag, n, size), transfer, rig, a, unicast(B_IP, port), b,
+          unicast(B_IP, port), n, size, stream)
+    c.run("%s: %d x %d B B(kernel) -> A(spinlane)" % (tag, n, size), transfer, rig, b, unicast(A_IP, port + 1), a,
+          unicast(A_IP, port + 1), n, size, stream + 1)
+
+
+def healthy(c, tag, *drivers):
+    for d in drivers:
+        n, text = d.errors()
+        c.ok(n == 0, "%s: ErrorStat of %s is empty" % (tag, d.name), text)
+
+
+def stop_all(c, tag, *drivers):
+    for d in drivers:
+        c.run("%s: %s shuts down cleanly (SIGTERM, exit 15 = SIGTERM%s)" % (tag, d.name, ", DPDK runtime dir removed" if d.dpdk
+                                                                  else ""), d.stop)
+
+
+def thread_checks(c, tag, a, roles=("sender", "receiver")):
+    cs = a.counters()
+    for role in roles:
+        v = cs.get("spinlane %s thread checks" % role, 0)
+        c.ok(v > 0, "%s: %s callbacks ran on the %s thread (%d checked)" % (tag, role, role, v))
+
+
+def cping(c, rig, ping_driver, pong_driver, ping_ch, pong_ch, tag, n=2000):
+    pong = rig.start(pong_driver.ns, [rig.env.tool("cpong"), "-p", pong_driver.dir, "-c", ping_ch, "-C", pong_ch],
+                     {"PATH": "/usr/bin:/bin"}, "cpong")
+    try:
+        ping = rig.start(ping_driver.ns, [rig.env.tool("cping"), "-p", ping_driver.dir, "-c", ping_ch, "-C", pong_ch,
+                                          "-m", str(n), "-w", "200", "-L", "32"], {"PATH": "/usr/bin:/bin"}, "cping")
+        rc = ping.wait(180)
+        out = ping.output()
+        c.ok(rc == 0 and "Shutting down" in out, "%s: cping/cpong %d round trips" % (tag, n), out[-2000:])
+        return out
+    finally:
+        pong.stop(20)
+
+
+def case_interop(env):
+    c = Check()
+    rig = Rig(env, "i")
+    ns_a, ns_b = rig.netns("A"), rig.netns("B")
+    va, vb = rig.veth(ns_a, ns_b, addr_b=B_IP + "/24")
+    nics, vdev = shared_nic(va, A_IP)
+
+    # ---- DEDICATED, the full set ----
+    tag = "DEDICATED"
+    a = Driver(rig, ns_a, "A", nics, vdev).ready()
+    b = Driver(rig, ns_b, "B").ready()
+    both_ways(c, rig, a, b, tag)
+    both_ways(c, rig, a, b, tag + " fragmented", n=300, size=5000, port=40110, stream=1101)
+    cping(c, rig, b, a, unicast(A_IP, 40120), unicast(B_IP, 40121), tag + " ping B->A")
+    cping(c, rig, a, b, unicast(B_IP, 40122), unicast(A_IP, 40123), tag + " ping A->B")
+    # multicast: the spinlane side with and without interface= (the DPDK port is the default)
+    g1, g2 = "239.255.90.1", "239.255.90.3"
+    c.run(tag + ": multicast A -> B (interface=)", transfer, rig,
+          a, "aeron:udp?endpoint=%s:40130|interface=%s" % (g1, A_IP), b,
+          "aeron:udp?endpoint=%s:40130|interface=%s" % (g1, B_IP), 1000, 64, 1201)
+    c.run(tag + ": multicast B -> A (default interface)", transfer, rig,
+          b, "aeron:udp?endpoint=%s:40131|interface=%s" % (g2, B_IP), a, "aeron:udp?endpoint=%s:40131" % g2, 1000, 64,
+          1202)
+    cs = a.counters()
+    c.ok(cs.get("spinlane igmp reports tx: net_af_packet0 %s/24" % A_IP, 0) > 0, tag + ": IGMP reports sent for the joins")
+    # dynamic MDC, the subscriber on a wildcard port (its driver picks it, the publisher
+    # learns it from the status messages)
+    c.run(tag + ": dynamic MDC A(pub) -> B(sub on port 0)", transfer, rig,
+          a, "aeron:udp?control=%s:40140|control-mode=dynamic" % A_IP, b,
+          "aeron:udp?endpoint=%s:0|control=%s:40140|control-mode=dynamic" % (B_IP, A_IP), 1000, 64, 1301)
+    c.run(tag + ": dynamic MDC B(pub) -> A(sub on port 0)", transfer, rig,
+          b, "aeron:udp?control=%s:40141|control-mode=dynamic" % B_IP, a,
+          "aeron:udp?endpoint=%s:0|control=%s:40141|control-mode=dynamic" % (A_IP, B_IP), 1000, 64, 1302)
+    # host-local: a stock driver in A on kernel UDP; 127/8 channels stay on the kernel
+    k = Driver(rig, ns_a, "K").ready()
+    c.run(tag + ": host-local kernel(pub) -> spinlane(sub) on 127.0.0.1", transfer, rig,
+          k, unicast("127.0.0.1", 40150), a, unicast("127.0.0.1", 40150), 1000, 64, 1401)
+    c.run(tag + ": host-local spinlane(pub) -> kernel(sub) on 127.0.0.1", transfer, rig,
+          a, unicast("127.0.0.1", 40151), k, unicast("127.0.0.1", 40151), 1000, 64, 1402)
+    cs = a.counters()
+    c.ok(cs.get("spinlane host-local tx: net_af_packet0 %s/24" % A_IP, 0) > 0 and
+         cs.get("spinlane host-local rx: net_af_packet0 %s/24" % A_IP, 0) > 0,
+         tag + ": the spinlane publication's host-local traffic went through the transport's kernel sockets")
+    c.ok(cs.get("spinlane sender hand-off in", 0) > 0,
+         tag + ": status messages for the sender arrived on the receiver's queue and were handed over")
+    c.ok(a.counter("spinlane tx datagrams") > 0 and a.counter("spinlane rx datagrams") > 0,
+         tag + ": datagrams went through the DPDK port")
+    thread_checks(c, tag, a)
+    healthy(c, tag, a, b, k)
+    stop_all(c, tag, a, b, k)
+
+    # ---- loss recovery through Aeron's loss interceptor on both receiving sides ----
+    tag = "loss"
+    loss = {"AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS": "loss",
+            "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_LOSS_ARGS": "rate=0.05|seed=11|recv-msg-mask=0x2"}  # DATA frames
+    a = Driver(rig, ns_a, "A2", nics, vdev, extra=loss).ready()
+    b = Driver(rig, ns_b, "B2", extra=loss).ready()
+    both_ways(c, rig, a, b, tag, n=5000, size=256, port=40160, stream=1501)
+    for d, peer in ((a, b), (b, a)):
+        cs = d.counters()
+        c.ok(cs.get("NAKs sent", 0) > 0 and cs.get("NAKs received", 0) > 0 and cs.get("Retransmits sent", 0) > 0,
+             "%s: %s sent NAKs (%d), got NAKs (%d) and retransmitted (%d)" %
+             (tag, d.name, cs.get("NAKs sent", 0), cs.get("NAKs received", 0), cs.get("Retransmits sent", 0)))
+    healthy(c, tag, a, b)
+    stop_all(c, tag, a, b)
+
+    # ---- the other threading modes ----
+    for mode in ("SHARED_NETWORK", "SHARED"):
+        a = Driver(rig, ns_a, "A-" + mode, nics, vdev, mode=mode).ready()
+        b = Driver(rig, ns_b, "B-" + mode).ready()
+        both_ways(c, rig, a, b, mode, n=1000, port=40170)
+        c.run(mode + ": multicast A -> B", transfer, rig, a, "aeron:udp?endpoint=239.255.90.5:40172", b,
+              "aeron:udp?endpoint=239.255.90.5:40172|interface=%s" % B_IP, 500, 64, 1601)
+        thread_checks(c, mode, a)
+        healthy(c, mode, a, b)
+        stop_all(c, mode, a, b)
+
+    # ---- a sender NIC and a receiver NIC ----
+    tag = "two NICs"
+    va2, vb2 = rig.veth(ns_a, ns_b, addr_b="10.56.0.2/24")
+    nics2 = {"SPINLANE_SENDER_DEVICE": "net_af_packet0", "SPINLANE_SENDER_IPV4": A_IP + "/24",
+             "SPINLANE_RECEIVER_DEVICE": "net_af_packet1", "SPINLANE_RECEIVER_IPV4": "10.56.0.1/24"}
+    vdev2 = "--vdev=net_af_packet0,iface=%s,qpairs=2 --vdev=net_af_packet1,iface=%s,qpairs=2" % (va, va2)
+    a = Driver(rig, ns_a, "A3", nics2, vdev2).ready()
+    b = Driver(rig, ns_b, "B3").ready()
+    c.run(tag + ": A(sender NIC) -> B", transfer, rig, a, unicast(B_IP, 40180), b, unicast(B_IP, 40180), 1000, 64,
+          1701)
+    c.run(tag + ": B -> A(receiver NIC)", transfer, rig, b, unicast("10.56.0.1", 40181), a,
+          unicast("10.56.0.1", 40181), 1000, 64, 1702)
+    cs = a.counters()
+    c.ok(cs.get("spinlane tx datagrams: net_af_packet0 %s/24" % A_IP, 0) > 0 and
+         cs.get("spinlane tx datagrams: net_af_packet1 10.56.0.1/24", 0) > 0,
+         tag + ": each NIC sent (data on the sender's, status messages on the receiver's)")
+    thread_checks(c, tag, a)
+    healthy(c, tag, a, b)
+    stop_all(c, tag, a, b)
+    return c.done()
+
+
+def case_memif(env):
+    c = Check()
+    rig = Rig(env, "m")
+    ns_a, ns_b = rig.netns("A"), rig.netns("B")
+    sock = os.path.join(rig.tmp, "memif.sock")
+    ip_a, ip_b = "10.57.0.1", "10.57.0.2"
+
+    def contract(ip, role):
+        return ({"SPINLANE_SENDER_DEVICE": "net_memif0", "SPINLANE_RECEIVER_DEVICE": "net_memif0",
+                 "SPINLANE_SENDER_IPV4": ip + "/24", "SPINLANE_RECEIVER_IPV4": ip + "/24"},
+                "--vdev=net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, sock))
+    na, va = contract(ip_a, "server")
+    nb, vb = contract(ip_b, "client")
+    a = Driver(rig, ns_a, "A", na, va).ready()
+    b = Driver(rig, ns_b, "B", nb, vb).ready()
+    tag = "memif"
+    c.run(tag + ": 3000 x 64 B A -> B", transfer, rig, a, unicast(ip_b, 40200), b, unicast(ip_b, 40200), 3000, 64, 2001)
+    c.run(tag + ": 3000 x 64 B B -> A", transfer, rig, b, unicast(ip_a, 40201), a, unicast(ip_a, 40201), 3000, 64, 2002)
+    c.run(tag + ": 200 x 9000 B (fragmented) A -> B", transfer, rig, a, unicast(ip_b, 40202), b, unicast(ip_b, 40202),
+          200, 9000, 2003)
+    c.run(tag + ": multicast B -> A", transfer, rig, b, "aeron:udp?endpoint=239.255.91.1:40203", a,
+          "aeron:udp?endpoint=239.255.91.1:40203", 1000, 64, 2004)
+    cping(c, rig, a, b, unicast(ip_b, 40204), unicast(ip_a, 40205), tag)
+    for d in (a, b):
+        thread_checks(c, tag + " " + d.name, d)
+    healthy(c, tag, a, b)
+    stop_all(c, tag, a, b)
+    return c.done()
+
+
+def start_fails(c, rig, ns, name, nics, vdev, want, what, extra=None):
+    d = Driver(rig, ns, name, nics, vdev, extra=extra)
+    try:
+        rc = d.proc.wait(60)
+    except Fail as e:
+        c.ok(False, what + ": the driver exits", str(e))
+        return
+    out = d.proc.output()
+    c.ok(rc != 0 and want in out, "%s: the driver exits (%d) saying \"%s\"" % (what, rc, want), out[-1500:])
+    n, text = d.errors()
+    c.ok(n >= 1 and want in text, what + ": the reason is in the driver's error log (ErrorStat)", text[-1500:])
+
+
+def refused(c, rig, driver, role, channel, want, what):
+    p = msgs(rig, driver, role, channel, 1, timeout=30)
+    rc = p.wait(60)
+    out = p.output()
+    c.ok(rc == 3 and want in out, "%s: the client is refused (%d) with \"%s\"" % (what, rc, want), out[-1500:])
+    n, text = driver.errors()
+    c.ok(want in text, what + ": the driver's error log has it", text[-1500:])
+
+
+def case_bad(env):
+    c = Check()
+    rig = Rig(env, "b")
+    ns_a, ns_b = rig.netns("A"), rig.netns("B")
+    va, vb = rig.veth(ns_a, ns_b, addr_b=B_IP + "/24")
+    nics, vdev = shared_nic(va, A_IP)
+
+    # bad contract values: the driver says which and exits
+    n = dict(nics)
+    del n["SPINLANE_SENDER_IPV4"]
+    start_fails(c, rig, ns_a, "x1", n, vdev, "SPINLANE_SENDER_IPV4 is not set", "contract: no sender address")
+    n = dict(nics, SPINLANE_RECEIVER_IPV4="10.55.0.300/24", SPINLANE_SENDER_IPV4="10.55.0.300/24")
+    start_fails(c, rig, ns_a, "x2", n, vdev, 'SPINLANE_SENDER_IPV4="10.55.0.300/24" is not an IPv4 address',
+                "contract: a malformed address")
+    n = dict(nics, SPINLANE_SENDER_DEVICE="net_af_packet7", SPINLANE_RECEIVER_DEVICE="net_af_packet7")
+    start_fails(c, rig, ns_a, "x3", n, vdev, "SPINLANE_SENDER_DEVICE=net_af_packet7: no such DPDK port",
+                "contract: a device the EAL does not have")
+    start_fails(c, rig, ns_a, "x4", nics, vdev + " --no-such-eal-option", "rte_eal_init failed",
+                "contract: EAL arguments the EAL refuses")
+    n = dict(nics, SPINLANE_SENDER_GATEWAY="10.99.0.1", SPINLANE_RECEIVER_GATEWAY="10.99.0.1")
+    start_fails(c, rig, ns_a, "x5", n, vdev, "is not another host of the subnet", "contract: a gateway off the subnet")
+    start_fails(c, rig, ns_a, "x6", nics, vdev, "does not fit one", "contract: an MTU above one packet buffer",
+                extra={"AERON_MTU_LENGTH": "8192"})
+
+    # unservable channels: refused at init, the driver keeps serving
+    a = Driver(rig, ns_a, "A", nics, vdev).ready()
+    b = Driver(rig, ns_b, "B").ready()
+    refused(c, rig, a, "sub", unicast("10.9.9.9", 40300), "is not the receiver NIC's address 10.55.0.1",
+            "a subscription bound to an address that is not the NIC's")
+    refused(c, rig, a, "pub", "aeron:udp?endpoint=%s:40301|interface=10.9.9.9" % B_IP, "interface",
+            "a publication bound to an interface that does not exist")
+    refused(c, rig, a, "sub", "aeron:udp?endpoint=239.255.92.1:40302|interface=127.0.0.1",
+            "multicast interface 127.0.0.1 is not the receiver NIC's address", "multicast on a kernel interface")
+    refused(c, rig, a, "pub", "aeron:udp?endpoint=[::1]:40303", "IPv6", "an IPv6 channel")
+    refused(c, rig, a, "pub", "aeron:udp?endpoint=%s:40304|mtu=4096" % B_IP, "above the DPDK port's 1408",
+            "a channel MTU above the port's")
+    c.run("after the refusals the driver still serves", transfer, rig, a, unicast(B_IP, 40305), b,
+          unicast(B_IP, 40305), 500, 64, 3001)
+    stop_all(c, "bad", a, b)
+    return c.done()
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in ("interop", "memif", "bad"):
+        print("usage: test_aeron.py interop|memif|bad", file=sys.stderr)
+        return 64
+    env = Env()
+    try:
+        return {"interop": case_interop, "memif": case_memif, "bad": case_bad}[sys.argv[1]](env)
+    except Fail as e:
+        print("FAIL %s" % e, flush=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
