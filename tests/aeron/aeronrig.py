@@ -346,6 +346,23 @@ class Check:
             print("FAIL %s%s" % (what, ("\n" + detail) if detail else ""), flush=True)
         return cond
 
+    def eventually(self, driver, pred, what, timeout=15):
+        """pred(counters) must hold within timeout: the adapter copies its port counters
+        into Aeron's about ten times a second, so a reading may lag a little."""
+        last = {}
+
+        def holds():
+            last["c"] = driver.counters()
+            return pred(last["c"])
+        try:
+            wait_for(holds, timeout, what)
+            return self.ok(True, what)
+        except Fail:
+            c = last.get("c", {})
+            return self.ok(False, what, "\n".join("%s = %d" % kv for kv in sorted(c.items())
+                                                   if kv[1] and (kv[0].startswith("spinlane") or "NAK" in kv[0] or
+                                                                 "Retransmit" in kv[0])))
+
     def run(self, what, fn, *args, **kwargs):
         try:
             r = fn(*args, **kwargs)
