@@ -307,6 +307,64 @@ class Driver:
         return rc
 
 
+class LaunchedDriver(Driver):
+    """aeronmd as spinlane-launch starts it in a pod: --root view (the container's /proc,
+    /sys and /dev as the kubelet and the device plugin make them), the allocation's
+    variables, and nothing but the default command."""
+
+    def __init__(self, rig, ns, name, view, pod_env, args=()):
+        self.rig = rig
+        self.ns = ns
+        self.name = name
+        self.dir = pod_env["AERON_DIR"]
+        self.prefix = "spinlane-" + pod_env["SPINLANE_POD_UID"]
+        rig.shm.append(self.dir)
+        self.dpdk = True
+        self.env = dict(pod_env)
+        if rig.env.preload:
+            self.env["LD_PRELOAD"] = rig.env.preload
+            self.env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+        self.proc = rig.start(ns, [rig.env.launch, "--root", view] + list(args), self.env, "launch-" + name)
+
+
+def pod_view(root, cpus, huge_dir="/dev/hugepages"):
+    """The container's view for spinlane-launch --root: a quota-free cgroup v2 whose cpuset
+    is cpus (whole cores, no SMT), those CPUs isolated, a hugetlbfs mount, the NIC's VFIO
+    device nodes (plain files: the launcher only opens them) and unlimited memlock."""
+    def write(rel, text):
+        path = os.path.join(root, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    ids = [int(c) for c in cpus.split(",")] if "-" not in cpus else list(range(int(cpus.split("-")[0]),
+                                                                             int(cpus.split("-")[1]) + 1))
+    write("/proc/self/cgroup", "0::/\n")
+    write("/proc/self/mountinfo", "25 1 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n"
+          "90 60 0:50 / %s rw,relatime - hugetlbfs nodev rw,pagesize=2M\n" % huge_dir)
+    write("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory hugetlb pids\n")
+    write("/sys/fs/cgroup/cpu.max", "max 100000\n")
+    write("/sys/fs/cgroup/cpu.stat", "usage_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n")
+    write("/sys/fs/cgroup/cpuset.cpus.effective", cpus + "\n")
+    write("/sys/fs/cgroup/hugetlb.2MB.max", "%d\n" % (512 * 2 * 1024 * 1024))
+    write("/sys/fs/cgroup/hugetlb.2MB.current", "0\n")
+    write("/proc/self/status", "Name:\tspinlane-launch\nCpus_allowed_list:\t%s\nMems_allowed_list:\t0\n" % cpus)
+    write("/proc/self/limits", "Limit                     Soft Limit           Hard Limit           Units     \n"
+          "Max locked memory         unlimited            unlimited            bytes     \n")
+    write("/proc/meminfo", "MemTotal:       16000000 kB\nHugepagesize:       2048 kB\n")
+    write("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "512\n")
+    write("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "512\n")
+    write("/sys/devices/system/cpu/online", cpus + "\n")
+    write("/sys/devices/system/cpu/isolated", cpus + "\n")
+    write("/sys/devices/system/cpu/nohz_full", cpus + "\n")
+    for c in ids:
+        write("/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list" % c, "%d\n" % c)
+        write("/sys/devices/system/cpu/cpu%d/topology/core_id" % c, "%d\n" % c)
+        write("/sys/devices/system/cpu/cpu%d/topology/physical_package_id" % c, "0\n")
+    write("/dev/vfio/vfio", "")
+    write("/dev/vfio/7", "")
+    os.makedirs(os.path.join(root, huge_dir.lstrip("/")), exist_ok=True)
+
+
 def msgs(rig, driver, role, channel, n, size=64, stream=1001, timeout=120):
     return rig.start(driver.ns, [rig.env.msgs, role, "-d", driver.dir, "-c", channel, "-s", str(stream), "-n", str(n),
                                  "-z", str(size), "-t", str(timeout)], {"PATH": "/usr/bin:/bin"},

@@ -12,13 +12,16 @@ real DPDK vdevs. Cases (argv[1]):
            agent's thread (the test build of the library aborts otherwise).
   memif    two spinlane drivers over net_memif (DPDK on both ends).
   bad      bad contract values and unservable channels: a clear error, the driver exits
-           (contract) or refuses the channel and keeps serving; nothing hangs."""
+           (contract) or refuses the channel and keeps serving; nothing hangs.
+  launch   spinlane-launch in a pod view starts the bypass driver by default (its own
+           contract from the allocation, the release library, Aeron's low-latency profile
+           with noop sender/receiver): every check passes, the driver serves both ways."""
 
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aeronrig import Check, Driver, Env, Fail, Rig, msgs, skip, transfer  # noqa: E402
+from aeronrig import Check, Driver, Env, Fail, LaunchedDriver, Rig, msgs, pod_view, skip, transfer  # noqa: E402
 
 A_IP, B_IP = "10.55.0.1", "10.55.0.2"
 
@@ -274,13 +277,65 @@ def case_bad(env):
     return c.done()
 
 
+def case_launch(env):
+    c = Check()
+    if not os.access(env.launch, os.X_OK):
+        skip("no spinlane-launch at %r" % env.launch)
+    rig = Rig(env, "l")
+    ns_a, ns_b = rig.netns("A"), rig.netns("B")
+    va, vb = rig.veth(ns_a, ns_b, addr_b=B_IP + "/24")
+    view = os.path.join(rig.tmp, "pod")
+    pod_view(view, "0-1")
+    pod = {
+        # what the device plugin hands the container (docs/device-plugin.md); the NIC's
+        # address as the allocation will carry it
+        "SPINLANE_ISOLATED_CPUS": "0-1", "SPINLANE_ISOLATED_CORES": "p0c0,p0c1",
+        "SPINLANE_DPDK_NICS": "0000:00:06.0", "SPINLANE_NIC_0_KIND": "other", "SPINLANE_NIC_0_DRIVER": "vfio-pci",
+        "SPINLANE_NIC_0_NUMA": "-1", "SPINLANE_NIC_0_DEVICES": "/dev/vfio/vfio,/dev/vfio/7",
+        "SPINLANE_NIC_0_IPV4": A_IP + "/24", "SPINLANE_HUGEPAGE_DIR": "/dev/hugepages",
+        # the pod's own: this machine has no such PCI NIC, a veth stands in for it
+        "SPINLANE_SENDER_DEVICE": "net_af_packet0", "SPINLANE_RECEIVER_DEVICE": "net_af_packet0",
+        "SPINLANE_EAL_EXTRA_ARGS": "--no-huge --no-pci --vdev=net_af_packet0,iface=%s,qpairs=3 --log-level=error" % va,
+        "SPINLANE_DPDK_MEMORY_MB": "128", "SPINLANE_POD_UID": rig.id,
+        "AERON_DIR": "/dev/shm/%s-A" % rig.id, "AERON_DIR_DELETE_ON_START": "1", "AERON_TERM_BUFFER_LENGTH": "1m",
+        "AERON_PRE_TOUCH_MAPPED_MEMORY": "false",  # 1 MB terms: nothing to pre-touch worth the wait
+        "PATH": "%s:/usr/sbin:/usr/bin:/sbin:/bin" % env.bin,
+    }
+    a = LaunchedDriver(rig, ns_a, "A", view, pod)
+    b = Driver(rig, ns_b, "B").ready()
+    try:
+        a.ready(90)
+    except Fail as e:
+        c.ok(False, "spinlane-launch starts aeronmd with the bypass", str(e))
+        return c.done()
+    out = a.proc.output()
+    c.ok("summary: 9 pass, 0 warn, 0 fail, 0 skip" in out and "PASS aeron-bindings:" in out and "\nexec: aeronmd\n" in out,
+         "launch: every check passes, aeron-bindings included, and the default command is exec'd", out[-3000:])
+    for var, want in (("AERON_DRIVER_DYNAMIC_LIBRARIES", "libspinlane_aeron.so"),
+                      ("AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", "spinlane_udp_channel_transport_bindings"),
+                      ("SPINLANE_SENDER_IPV4", A_IP + "/24"), ("SPINLANE_RECEIVER_IPV4", A_IP + "/24"),
+                      ("AERON_SENDER_IDLE_STRATEGY", "noop"), ("AERON_RECEIVER_IDLE_STRATEGY", "noop"),
+                      ("AERON_THREADING_MODE", "DEDICATED"), ("AERON_TERM_BUFFER_SPARSE_FILE", "false")):
+        c.ok(("  env %s=" % var) in out and want in out.split("  env %s=" % var)[1].split("\n")[0],
+             "launch: the driver gets %s (%s)" % (var, want))
+    tag = "launch (noop)"
+    c.run(tag + ": 500 x 64 B A -> B", transfer, rig, a, unicast(B_IP, 40400), b, unicast(B_IP, 40400), 500, 64, 4001,
+          timeout=240)
+    c.run(tag + ": 500 x 64 B B -> A", transfer, rig, b, unicast(A_IP, 40401), a, unicast(A_IP, 40401), 500, 64, 4002,
+          timeout=240)
+    healthy(c, tag, a, b)
+    stop_all(c, tag, a, b)
+    return c.done()
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("interop", "memif", "bad"):
-        print("usage: test_aeron.py interop|memif|bad", file=sys.stderr)
+    cases = {"interop": case_interop, "memif": case_memif, "bad": case_bad, "launch": case_launch}
+    if len(sys.argv) != 2 or sys.argv[1] not in cases:
+        print("usage: test_aeron.py %s" % "|".join(cases), file=sys.stderr)
         return 64
     env = Env()
     try:
-        return {"interop": case_interop, "memif": case_memif, "bad": case_bad}[sys.argv[1]](env)
+        return cases[sys.argv[1]](env)
     except Fail as e:
         print("FAIL %s" % e, flush=True)
         return 1
