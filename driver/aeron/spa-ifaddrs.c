@@ -60,7 +60,7 @@ static int spa_getifaddrs(struct ifaddrs **ret)
         b->kernel = kernel;
         for (unsigned i = 0; i < ports_seen.n; i++) {
                 struct spa_ifa *e = &b->e[i];
-                snprintf(e->name, sizeof(e->name), "spinlane%u", i);
+                snprintf(e->name, sizeof(e->name), "spinlane%c", i ? '1' : '0'); /* at most two ports */
                 e->addr.sin_family = AF_INET;
                 e->addr.sin_addr.s_addr = ports_seen.ip[i];
                 e->mask.sin_family = AF_INET;

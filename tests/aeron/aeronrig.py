@@ -254,7 +254,7 @@ class Driver:
             env["AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA"] = "spinlane_udp_channel_transport_bindings"
             if rig.env.preload:
                 env["LD_PRELOAD"] = rig.env.preload
-                env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+                env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=1"
         if extra:
             env.update(extra)
         self.env = env
@@ -323,7 +323,7 @@ class LaunchedDriver(Driver):
         self.env = dict(pod_env)
         if rig.env.preload:
             self.env["LD_PRELOAD"] = rig.env.preload
-            self.env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+            self.env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=1"
         self.proc = rig.start(ns, [rig.env.launch, "--root", view] + list(args), self.env, "launch-" + name)
 
 
