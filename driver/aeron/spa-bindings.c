@@ -290,12 +290,14 @@ static int global_init(aeron_driver_context_t *context)
         /* rte_eal_init pins the calling thread (Aeron's conductor, in aeronmd) to the
          * main lcore: give it its own affinity back, Aeron sets the agents' */
         have_saved = pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) == 0;
-        r = tr_eal_init(&args);
+        r = rte_lcore_count() > 0 ? -EALREADY : tr_eal_init(&args);
         if (have_saved)
                 (void)pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
-        if (r < 0)
+        /* a program that embeds the driver may have started the EAL itself: use it,
+         * and leave its clean-up to that program */
+        if (r < 0 && r != -EALREADY)
                 return fail_init(-r, "rte_eal_init failed with SPINLANE_EAL_ARGS=\"%s\": %s", g.cfg.eal_args, strerror(-r));
-        g.eal_up = true;
+        g.eal_up = r == 0;
 
         r = open_port(&g.ports[0], &g.cfg.sender, "SENDER", 0, g.cfg.shared ? 2 : 1,
                       context->mtu_length);

@@ -233,7 +233,8 @@ class Driver:
     """One aeronmd. nics: None (stock, kernel UDP) or the bypass contract as a dict of
     SPINLANE_* values; the DPDK file prefix and EAL args are filled in here."""
 
-    def __init__(self, rig, ns, name, nics=None, vdevs="", mode="DEDICATED", extra=None, lib=None, idle=SLEEPING):
+    def __init__(self, rig, ns, name, nics=None, vdevs="", mode="DEDICATED", extra=None, lib=None, idle=SLEEPING,
+                 wrap=()):
         self.rig = rig
         self.ns = ns
         self.name = name
@@ -258,7 +259,7 @@ class Driver:
         if extra:
             env.update(extra)
         self.env = env
-        self.proc = rig.start(ns, [rig.env.tool("aeronmd")], env, "aeronmd-" + name)
+        self.proc = rig.start(ns, list(wrap) + [rig.env.tool("aeronmd")], env, "aeronmd-" + name)
 
     def ready(self, timeout=60):
         def up():
