@@ -133,6 +133,10 @@ static inline void agent_enter(struct spa_agent *a, const char *what)
                 a->entered = true;
                 if (a->q && rte_lcore_id() == LCORE_ID_ANY)
                         (void)rte_thread_register(); /* out of lcores: still works, uncached */
+                if (a->counters[SPA_AC_LCORE]) {
+                        unsigned id = rte_lcore_id();
+                        __atomic_store_n(a->counters[SPA_AC_LCORE], id == LCORE_ID_ANY ? -1 : (int64_t)id, __ATOMIC_RELEASE);
+                }
                 return;
         }
         CHECK_THREAD(a, what);

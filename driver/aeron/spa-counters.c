@@ -39,6 +39,7 @@ static const char *const agent_names[SPA_AC__MAX] = {
         [SPA_AC_HANDOFF_FULL] = "hand-off ring full drops",
         [SPA_AC_HANDOFF_STALE] = "hand-off stale drops",
         [SPA_AC_NOT_POLLED] = "not yet polled drops",
+        [SPA_AC_LCORE] = "lcore id",
         [SPA_AC_THREAD_CHECKS] = "thread checks",
 };
 
@@ -115,6 +116,8 @@ int spa_counters_alloc(struct aeron_counters_manager_stct *cm, struct spa_port *
                                       err, errlen);
                         if (r < 0)
                                 return r;
+                        if (i == SPA_AC_LCORE)
+                                __atomic_store_n(agents[a].counters[i], -1, __ATOMIC_RELEASE); /* not started */
                 }
         }
         return 0;

@@ -50,6 +50,7 @@ enum spa_agent_counter {
         SPA_AC_HANDOFF_FULL,  /* the other agent's ring was full: dropped */
         SPA_AC_HANDOFF_STALE, /* taken from the ring for a transport no longer (or not yet) polled */
         SPA_AC_NOT_POLLED,    /* arrived before the transport was added to this agent's poller */
+        SPA_AC_LCORE,         /* the DPDK lcore id of the agent's thread (rte_thread_register), -1 none */
         SPA_AC_THREAD_CHECKS, /* callbacks whose thread was checked (checked build only) */
         SPA_AC__MAX,
 };
