@@ -73,12 +73,17 @@ class Env:
             # an instrumented libspinlane_aeron.so in an uninstrumented aeronmd: the
             # sanitizer runtimes must come first
             cc = os.environ.get("SPINLANE_CC", "cc")
-            libs = []
-            for rt in ("libasan.so", "libubsan.so"):
-                p = subprocess.run([cc, "-print-file-name=" + rt], stdout=subprocess.PIPE, text=True).stdout.strip()
-                if not os.path.isabs(p) or not os.path.exists(p):
-                    skip("sanitized build but %s not found for LD_PRELOAD" % rt)
-                libs.append(p)
+
+            def runtime(name):
+                p = subprocess.run([cc, "-print-file-name=" + name], stdout=subprocess.PIPE, text=True).stdout.strip()
+                return p if os.path.isabs(p) and os.path.exists(p) else None
+            clang_rt = runtime("libclang_rt.asan-x86_64.so")  # clang: one runtime for ASan and UBSan
+            if clang_rt:
+                libs = [clang_rt]
+            else:
+                libs = [runtime("libasan.so"), runtime("libubsan.so")]
+                if None in libs:
+                    skip("sanitized build but the sanitizer runtimes of %s are not found for LD_PRELOAD" % cc)
             self.preload = " ".join(libs)
 
     def tool(self, name):
