@@ -521,6 +521,22 @@ static int spa_send(aeron_udp_channel_data_paths_t *data_paths, aeron_udp_channe
                 return -1;
         }
         const struct sockaddr_in *dst = (const struct sockaddr_in *)address;
+        if (__builtin_expect(iov_length <= SPA_SEND_BATCH, 1)) {
+                /* one burst: what Aeron sends (at most 16 messages a call) */
+                for (size_t i = 0; i < iov_length; i++)
+                        m[i] = (struct tr_msg){ .dst = dst, .data = iov[i].iov_base, .len = iov[i].iov_len };
+                int r = tr_sendmmsg(t->agent->q, t->ep, m, iov_length);
+                if (__builtin_expect(r < 0, 0)) {
+                        char ip[INET_ADDRSTRLEN];
+                        fmt_ip(dst->sin_addr.s_addr, ip, sizeof(ip));
+                        AERON_SET_ERR(-r, "spinlane: send to %s:%u: %s", ip, ntohs(dst->sin_port), strerror(-r));
+                        return -1;
+                }
+                for (int i = 0; i < r; i++)
+                        bytes += (int64_t)iov[i].iov_len;
+                *bytes_sent += bytes;
+                return r; /* fewer than iov_length: would block, Aeron retries the rest */
+        }
         while (done < iov_length) {
                 size_t k = iov_length - done < SPA_SEND_BATCH ? iov_length - done : SPA_SEND_BATCH;
                 for (size_t i = 0; i < k; i++)
