@@ -52,15 +52,28 @@ def percentiles(out):
     return res
 
 
-def run_arm(rig, arm, profile, args, cpus):
-    ns_a, ns_b = rig.netns(arm[:1] + "A"), rig.netns(arm[:1] + "B")
+def run_arm(rig, arm, profile, args, cpus, rnd):
+    tag = "%s%d" % (arm[:1], rnd)
+    ns_a, ns_b = rig.netns(tag + "A"), rig.netns(tag + "B")
+    try:
+        return run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag)
+    finally:
+        for p in rig.procs:
+            p.kill()
+        rig.procs = []
+        for ns in (ns_a, ns_b):
+            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+            rig.namespaces.remove(ns)
+
+
+def run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag):
     ip_a, ip_b = "10.60.0.1", "10.60.0.2"
     base = dict(PROFILES[profile])
     pin_a, pin_b = (["taskset", "-c", cpus[0]], ["taskset", "-c", cpus[1]]) if args.pin else ([], [])
     if arm == "kernel":
         rig.veth(ns_a, ns_b, addr_a=ip_a + "/24", addr_b=ip_b + "/24")
-        da = Driver(rig, ns_a, arm + "-A", extra=base, idle={}, wrap=pin_a)
-        db = Driver(rig, ns_b, arm + "-B", extra=base, idle={}, wrap=pin_b)
+        da = Driver(rig, ns_a, tag + "-A", extra=base, idle={}, wrap=pin_a)
+        db = Driver(rig, ns_b, tag + "-B", extra=base, idle={}, wrap=pin_b)
     else:
         if arm == "af_packet":
             va, vb = rig.veth(ns_a, ns_b)
@@ -68,17 +81,18 @@ def run_arm(rig, arm, profile, args, cpus):
             vdev_a = "--vdev=net_af_packet0,iface=%s,qpairs=3" % va
             vdev_b = "--vdev=net_af_packet0,iface=%s,qpairs=3" % vb
         else:
-            sock = os.path.join(rig.tmp, "memif.sock")
+            sock = os.path.join(rig.tmp, "memif-%s.sock" % tag)
             dev_a = dev_b = "net_memif0"
             vdev_a = "--vdev=net_memif0,role=server,socket=%s,socket-abstract=no" % sock
             vdev_b = "--vdev=net_memif0,role=client,socket=%s,socket-abstract=no" % sock
 
         def nics(dev, ip):
+            # a memif link is up once both drivers have started: generous on a loaded machine
             return {"SPINLANE_SENDER_DEVICE": dev, "SPINLANE_RECEIVER_DEVICE": dev, "SPINLANE_SENDER_IPV4": ip + "/24",
-                    "SPINLANE_RECEIVER_IPV4": ip + "/24"}
-        da = Driver(rig, ns_a, arm + "-A", nics(dev_a, ip_a), vdev_a, extra=base, idle={}, lib=rig.env.lib_release,
+                    "SPINLANE_RECEIVER_IPV4": ip + "/24", "SPINLANE_LINK_WAIT_MS": "120000"}
+        da = Driver(rig, ns_a, tag + "-A", nics(dev_a, ip_a), vdev_a, extra=base, idle={}, lib=rig.env.lib_release,
                     wrap=pin_a)
-        db = Driver(rig, ns_b, arm + "-B", nics(dev_b, ip_b), vdev_b, extra=base, idle={}, lib=rig.env.lib_release,
+        db = Driver(rig, ns_b, tag + "-B", nics(dev_b, ip_b), vdev_b, extra=base, idle={}, lib=rig.env.lib_release,
                     wrap=pin_b)
     da.ready(90)
     db.ready(90)
@@ -95,9 +109,6 @@ def run_arm(rig, arm, profile, args, cpus):
     errs = sum(d.errors()[0] for d in (da, db))
     for d in (da, db):
         d.stop()
-    for ns in (ns_a, ns_b):
-        subprocess.run(["ip", "netns", "del", ns])
-        rig.namespaces.remove(ns)
     if rc != 0:
         raise Fail("cping exited %d:\n%s" % (rc, out[-2000:]))
     r = percentiles(out)
@@ -131,7 +142,7 @@ def main():
     for rnd in range(args.rounds):
         for arm in args.arms.split(","):
             try:
-                r = run_arm(rig, arm, args.profile, args, cpus)
+                r = run_arm(rig, arm, args.profile, args, cpus, rnd)
                 with open("/proc/loadavg") as f:
                     load = f.read().split()[0]  # other jobs on the machine: a figure is worth what this says
                 print("%-10s %5d %9.2f %9.2f %9.2f %9.2f %9.2f %7d %6d %s" % (arm, rnd + 1, r["p50"], r["p90"], r["p99"],

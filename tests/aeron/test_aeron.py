@@ -197,8 +197,11 @@ def case_memif(env):
     ip_a, ip_b = "10.57.0.1", "10.57.0.2"
 
     def contract(ip, role):
+        # the link is up once both drivers have started their EAL: a generous wait, as
+        # two EAL start-ups on a loaded 2-CPU machine can take seconds
         return ({"SPINLANE_SENDER_DEVICE": "net_memif0", "SPINLANE_RECEIVER_DEVICE": "net_memif0",
-                 "SPINLANE_SENDER_IPV4": ip + "/24", "SPINLANE_RECEIVER_IPV4": ip + "/24"},
+                 "SPINLANE_SENDER_IPV4": ip + "/24", "SPINLANE_RECEIVER_IPV4": ip + "/24",
+                 "SPINLANE_LINK_WAIT_MS": "120000"},
                 "--vdev=net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, sock))
     na, va = contract(ip_a, "server")
     nb, vb = contract(ip_b, "client")
@@ -206,8 +209,8 @@ def case_memif(env):
     # link is up once both ends are there, so start both before waiting for either
     a = Driver(rig, ns_a, "A", na, va)
     b = Driver(rig, ns_b, "B", nb, vb)
-    a.ready()
-    b.ready()
+    a.ready(180)
+    b.ready(180)
     tag = "memif"
     c.run(tag + ": 3000 x 64 B A -> B", transfer, rig, a, unicast(ip_b, 40200), b, unicast(ip_b, 40200), 3000, 64, 2001)
     c.run(tag + ": 3000 x 64 B B -> A", transfer, rig, b, unicast(ip_a, 40201), a, unicast(ip_a, 40201), 3000, 64, 2002)
