@@ -351,12 +351,9 @@ static int global_init(aeron_driver_context_t *context)
 /* Returns 0, or -1 with Aeron's error set (and the reason in the driver's error log). */
 static int ensure_init(aeron_driver_context_t *context)
 {
-        int r = 0;
-
         pthread_mutex_lock(&g.lock);
         if (g.state == SPA_UNINIT) {
-                r = global_init(context);
-                if (r < 0) {
+                if (global_init(context) < 0) {
                         teardown();
                         g.state = SPA_FAILED;
                         if (context->error_log)
@@ -372,7 +369,6 @@ static int ensure_init(aeron_driver_context_t *context)
                 AERON_SET_ERR(EALREADY, "%s", "spinlane bindings: the DPDK transport was shut down; it starts once per process");
         else
                 AERON_SET_ERR(g.err_code ? g.err_code : EINVAL, "%s", g.err);
-        (void)r;
         return -1;
 }
 
