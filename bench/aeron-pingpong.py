@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "aeron"))
-from aeronrig import Driver, Env, Fail, Rig, SLEEPING  # noqa: E402
+from aeronrig import Driver, Env, Fail, Rig, SLEEPING, wait_for  # noqa: E402
 
 PROFILES = {
     # 2 CPUs: one thread per driver (SHARED) sleeping 20 us when idle; cping/cpong spin
@@ -92,6 +92,8 @@ def run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag):
                     "SPINLANE_RECEIVER_IPV4": ip + "/24", "SPINLANE_LINK_WAIT_MS": "120000"}
         da = Driver(rig, ns_a, tag + "-A", nics(dev_a, ip_a), vdev_a, extra=base, idle={}, lib=rig.env.lib_release,
                     wrap=pin_a)
+        if arm == "memif":  # its client does not retry a socket that is not there yet
+            wait_for(lambda: os.path.exists(sock) or da.proc.p.poll() is not None, 120, "the memif server's socket")
         db = Driver(rig, ns_b, tag + "-B", nics(dev_b, ip_b), vdev_b, extra=base, idle={}, lib=rig.env.lib_release,
                     wrap=pin_b)
     da.ready(90)

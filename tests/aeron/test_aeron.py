@@ -21,7 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aeronrig import Check, Driver, Env, Fail, LaunchedDriver, Rig, msgs, pod_view, skip, transfer  # noqa: E402
+from aeronrig import Check, Driver, Env, Fail, LaunchedDriver, Rig, msgs, pod_view, skip, transfer, wait_for  # noqa: E402
 
 A_IP, B_IP = "10.55.0.1", "10.55.0.2"
 
@@ -206,8 +206,11 @@ def case_memif(env):
     na, va = contract(ip_a, "server")
     nb, vb = contract(ip_b, "client")
     # each driver waits at start for its port's link (SPINLANE_LINK_WAIT_MS): a memif
-    # link is up once both ends are there, so start both before waiting for either
+    # link is up once both ends are there, so start both before waiting for either; the
+    # memif client does not retry a socket that is not there yet, so it starts once the
+    # server's socket exists
     a = Driver(rig, ns_a, "A", na, va)
+    wait_for(lambda: os.path.exists(sock) or a.proc.p.poll() is not None, 120, "the memif server's socket")
     b = Driver(rig, ns_b, "B", nb, vb)
     a.ready(180)
     b.ready(180)
