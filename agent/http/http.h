@@ -78,7 +78,7 @@ void http_client_free(http_client *c);
 
 /* Start a request. On success the callback will run exactly once, unless the request is
  * cancelled first; ret_req (optional) identifies it for http_cancel(). -EINVAL for bad
- * options (named in nothing: the caller built them), -ENOMEM. */
+ * options (a programming error of the caller: no message), -ENOMEM. */
 int http_submit(http_client *c, const http_options *o, http_done_fn fn, void *userdata,
                 http_request **ret_req);
 /* Abort a request in flight; its callback is not called. The handle is invalid after. */
