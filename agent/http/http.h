@@ -70,7 +70,9 @@ typedef struct http_response {
  * from inside http_submit). It may submit or cancel requests, and may free the client. */
 typedef void (*http_done_fn)(const http_response *r, void *userdata);
 
-/* A client bound to loop l (not owned). */
+/* A client bound to loop l (not owned). The process must ignore SIGPIPE (the daemon
+ * does): curl runs with CURLOPT_NOSIGNAL (no signal handlers of a library in a threaded
+ * process), so a TLS write to a peer that went away would otherwise raise it. */
 int http_client_new(loop *l, http_client **ret);
 /* Cancels every request in flight (their callbacks are not called) and frees the client.
  * Accepts NULL. Safe from inside a completion callback. */

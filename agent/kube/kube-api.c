@@ -134,9 +134,9 @@ int kube_node_parse(const char *body, size_t len, const char *prefix, kube_node_
                         if (!has_prefix(k, prefix))
                                 continue;
                         if (!json_is_string(v) || json_object_size(n.own_labels) >= KUBE_MAX_LABELS) {
-                                kube_node_info_clear(&n);
-                                json_decref(root);
                                 set_err(err, err_size, "Node: label \"%.80s\" is not a string or there are too many of ours", k);
+                                kube_node_info_clear(&n);
+                                json_decref(root); /* k lives in root */
                                 return -EBADMSG;
                         }
                         if (json_object_set(n.own_labels, k, v) < 0) {
