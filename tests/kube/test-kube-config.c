@@ -112,9 +112,9 @@ static void test_in_cluster(void)
         CHECK_STR(c.token_file, KUBE_SA_DIR "/token");
         CHECK(c.token == NULL);
         kube_config_clear(&c);
-        CHECK_INT(kube_config_in_cluster("fd00::1", "6443", "/tmp/sa", &c, err, sizeof(err)), 0);
+        CHECK_INT(kube_config_in_cluster("fd00::1", "6443", "/run/sa", &c, err, sizeof(err)), 0);
         CHECK_STR(c.server, "https://[fd00::1]:6443");
-        CHECK_STR(c.token_file, "/tmp/sa/token");
+        CHECK_STR(c.token_file, "/run/sa/token");
         kube_config_clear(&c);
         CHECK_INT(kube_config_in_cluster(NULL, "443", NULL, &c, err, sizeof(err)), -EINVAL);
         CHECK(strstr(err, "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set") != NULL);
@@ -142,7 +142,9 @@ static void test_tokens(void)
         CHECK_INT(kube_token_check(big, sizeof(big), &t), -E2BIG);
         CHECK(t == NULL);
 
-        char dir[] = "/tmp/spinlane-kube-config-XXXXXX", path[128];
+        char dir[512], path[600];
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof(dir), "%s/spinlane-kube-config-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
         CHECK(mkdtemp(dir) != NULL);
         snprintf(path, sizeof(path), "%s/token", dir);
         FILE *f = fopen(path, "w");
