@@ -130,7 +130,7 @@ int hostfs_read_lines(const hostfs *h, const char *path, size_t max_line,
                 if (k < 0)
                         return -errno;
                 if (memchr(buf + have, '\0', (size_t)k))
-                        return -EINVAL;
+                        return -EBADMSG;
                 have += (size_t)k;
                 size_t start = 0;
                 for (;;) {
@@ -139,7 +139,7 @@ int hostfs_read_lines(const hostfs *h, const char *path, size_t max_line,
                                 break;
                         size_t n = (size_t)(nl - (buf + start));
                         if (n > max_line)
-                                return -ENAMETOOLONG;
+                                return -EMSGSIZE;
                         *nl = '\0';
                         if ((r = cb(userdata, buf + start, n)) < 0)
                                 return r;
@@ -148,7 +148,7 @@ int hostfs_read_lines(const hostfs *h, const char *path, size_t max_line,
                 memmove(buf, buf + start, have - start);
                 have -= start;
                 if (have > max_line)
-                        return -ENAMETOOLONG;
+                        return -EMSGSIZE;
                 if (k == 0)
                         break;
         }
@@ -158,6 +158,15 @@ int hostfs_read_lines(const hostfs *h, const char *path, size_t max_line,
                         return r;
         }
         return 0;
+}
+
+const char *hostfs_mounts_path(const hostfs *h)
+{
+        if (hostfs_is_real_root(h))
+                return "/proc/self/mounts";
+        if (hostfs_is_live(h) || hostfs_exists(h, "/proc/1/mounts") != 0)
+                return "/proc/1/mounts";
+        return "/proc/mounts";
 }
 
 /* Reads until EOF into buf[0..size-1); -EFBIG if more remains. */

@@ -48,10 +48,18 @@ int hostfs_open(const hostfs *h, const char *path);
 
 /* Stream a text file line by line, however long the file: cb gets each line without its
  * '\n' (NUL-terminated, len bytes; a last line without '\n' too). A line longer than
- * max_line bytes stops the read with -ENAMETOOLONG, a NUL byte with -EINVAL, a negative
- * cb return with that value; else 0 at the end of the file. */
+ * max_line bytes stops the read with -EMSGSIZE, a NUL byte with -EBADMSG, a negative cb
+ * return with that value, a file that is not regular with -EINVAL; else 0 at the end. */
 int hostfs_read_lines(const hostfs *h, const char *path, size_t max_line,
                       int (*cb)(void *userdata, const char *line, size_t len), void *userdata);
+
+/* The host's mount table under h: /proc/self/mounts under the real root (the agent's
+ * own mount namespace, the one it mounts in); /proc/1/mounts, the host init's, under a
+ * live --root (never /proc/mounts there: that is the agent container's own table); in a
+ * fake tree /proc/1/mounts when the tree has one, else /proc/mounts. */
+const char *hostfs_mounts_path(const hostfs *h);
+/* The longest mount table line read (overlay options run to kilobytes). */
+#define HOSTFS_MOUNT_LINE_MAX (64 * 1024)
 
 /* The last path component of a symlink's target (e.g. the driver of a PCI device). */
 int hostfs_readlink_base(const hostfs *h, const char *path, char *buf, size_t size);
