@@ -189,7 +189,7 @@ static void test_host_netns(void)
                         hostfs host;
                         nlparse_usage *u = NULL;
                         CHECK(getpid() == 1);
-                        CHECK_INT(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+                        CHECK_INT(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0); /* source, type ignored */
                         CHECK(mkdtemp(root) != NULL);
                         snprintf(proc, sizeof(proc), "%s/proc", root);
                         CHECK_INT(mkdir(proc, 0755), 0);

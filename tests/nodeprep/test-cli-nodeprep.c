@@ -171,6 +171,15 @@ static void test_fail_closed(void)
                 if (!strstr(out, "No such file"))
                         fprintf(stderr, "  %s: %s\n", cmds[i], out);
         }
+        if (access("/etc/spinlane/config.json", F_OK) != 0) {
+                snprintf(args, sizeof(args), "preflight --root '%s/eks-x86' --config /etc/spinlane/config.json", dir);
+                CHECK_INT(run(args, out, sizeof(out)), 2);
+                CHECK(strstr(out, "config: cannot open \"/etc/spinlane/config.json\": No such file or directory") != NULL);
+                /* without --config that file may be absent: the defaults */
+                snprintf(args, sizeof(args), "preflight --root '%s/eks-x86'", dir);
+                CHECK_INT(run(args, out, sizeof(out)), 0);
+        } else
+                printf("not checked: /etc/spinlane/config.json exists on this machine\n");
 }
 
 int main(void)
