@@ -39,8 +39,10 @@ static void inject(const uint8_t *f, size_t len)
 /* Take one frame off TX queue qi; returns its length or 0 if none. */
 static size_t take(int qi, uint8_t *buf, size_t cap)
 {
-        struct rte_mbuf *m;
-        if (rte_ring_dequeue(txr[qi], (void **)&m) != 0)
+        /* set by a successful dequeue; NULL first because gcc -Os cannot follow DPDK's
+         * inline copy loop to see that (maybe-uninitialized) */
+        struct rte_mbuf *m = NULL;
+        if (rte_ring_dequeue(txr[qi], (void **)&m) != 0 || !m)
                 return 0;
         size_t n = rte_pktmbuf_data_len(m);
         if (n > cap)
