@@ -5,6 +5,7 @@
 #include "launch-env.h"
 
 #include "parse.h"
+#include "spa-env.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -297,6 +298,30 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
         else
                 snprintf(nic->devargs, sizeof(nic->devargs), "%s", bdf);
 
+        /* the NIC's address and gateway (the agent reads them from the cloud's metadata) */
+        v = get_bounded(envp, env, "allocation-env", NICVAR("IPV4"), 64);
+        if (v && *v) {
+                uint32_t a;
+                uint8_t l;
+                lenv_quote(v, q, sizeof(q));
+                if (spa_parse_ipv4_prefix(v, &a, &l) < 0 || !spa_ipv4_host_ok(a, l)) {
+                        add_err(env, "allocation-env", name, "%s=\"%s\" is not a host address with a prefix length (a.b.c.d/len)",
+                                name, q);
+                        ok = false;
+                } else
+                        snprintf(nic->ipv4, sizeof(nic->ipv4), "%s", v);
+        }
+        v = get_bounded(envp, env, "allocation-env", NICVAR("GATEWAY"), 64);
+        if (v && *v) {
+                uint32_t a;
+                lenv_quote(v, q, sizeof(q));
+                if (spa_parse_ipv4(v, &a) < 0) {
+                        add_err(env, "allocation-env", name, "%s=\"%s\" is not an IPv4 address (a.b.c.d)", name, q);
+                        ok = false;
+                } else
+                        snprintf(nic->gateway, sizeof(nic->gateway), "%s", v);
+        }
+
         v = get_bounded(envp, env, "allocation-env", NICVAR("DEVICES"), 1024);
         if (!v) {
                 if (!lenv_get(envp, name))
@@ -514,6 +539,52 @@ static void parse_mtu(const char *const *envp, launch_env *env)
         env->aeron.mtu = n * mul;
 }
 
+/* A contract variable the pod set by hand: kept verbatim when it fits (the driver's own
+ * parser, which spinlane-launch runs in its aeron-bindings check, judges it). */
+static void parse_verbatim(const char *const *envp, launch_env *env, const char *name, char *buf, size_t size,
+                           bool *ret_set)
+{
+        const char *v = get_bounded(envp, env, "aeron-bindings", name, size - 1);
+
+        buf[0] = '\0';
+        if (ret_set)
+                *ret_set = v != NULL;
+        if (!v)
+                return;
+        if (!safe_chars(v, "_-.:/,+=@")) {
+                char q[80];
+                lenv_quote(v, q, sizeof(q));
+                add_err(env, "aeron-bindings", name, "%s=\"%s\" holds characters other than [A-Za-z0-9_.:/,+=@-]", name,
+                        q);
+                if (ret_set)
+                        *ret_set = false;
+                return;
+        }
+        snprintf(buf, size, "%s", v);
+}
+
+static void parse_bypass(const char *const *envp, launch_env *env)
+{
+        static const char *const roles[2] = { "SENDER", "RECEIVER" };
+        lenv_bypass *b = &env->bypass;
+        char name[48];
+
+        for (unsigned r = 0; r < 2; r++) {
+                snprintf(name, sizeof(name), "SPINLANE_%s_DEVICE", roles[r]);
+                parse_verbatim(envp, env, name, b->device[r], sizeof(b->device[r]), NULL);
+                snprintf(name, sizeof(name), "SPINLANE_%s_IPV4", roles[r]);
+                parse_verbatim(envp, env, name, b->ipv4[r], sizeof(b->ipv4[r]), NULL);
+                snprintf(name, sizeof(name), "SPINLANE_%s_GATEWAY", roles[r]);
+                parse_verbatim(envp, env, name, b->gateway[r], sizeof(b->gateway[r]), &b->gateway_set[r]);
+        }
+        parse_verbatim(envp, env, "AERON_DRIVER_DYNAMIC_LIBRARIES", b->libraries, sizeof(b->libraries), NULL);
+        parse_verbatim(envp, env, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", b->bindings, sizeof(b->bindings), NULL);
+        parse_verbatim(envp, env, "SPINLANE_AERON_LIBRARY", b->library, sizeof(b->library), NULL);
+        b->sparse_set = lenv_get(envp, "AERON_TERM_BUFFER_SPARSE_FILE") != NULL;
+        b->pretouch_set = lenv_get(envp, "AERON_PRE_TOUCH_MAPPED_MEMORY") != NULL;
+        b->per_send_set = lenv_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;
+}
+
 int lenv_parse(const char *const *envp, launch_env *ret)
 {
         launch_env *env = ret;
@@ -536,5 +607,6 @@ int lenv_parse(const char *const *envp, launch_env *ret)
         parse_ports(envp, env, "AERON_SENDER_WILDCARD_PORT_RANGE", &a->sender_ports_set, &a->sender_lo, &a->sender_hi);
         parse_ports(envp, env, "AERON_RECEIVER_WILDCARD_PORT_RANGE", &a->receiver_ports_set, &a->receiver_lo,
                     &a->receiver_hi);
+        parse_bypass(envp, env);
         return 0;
 }

@@ -236,6 +236,13 @@ def test_fixture(args, api, tmp, name):
         check(specs == want["devices"], "%s: DeviceSpecs %s, want %s" % (name, specs, want["devices"]))
         view = os.path.join(tmp, name + "-container")
         env, cpus = container_view(node.root, view, nic_resp, core_resp)
+        # The bypass driver's addresses: until the plugin sends SPINLANE_NIC_<i>_IPV4, a pod
+        # sets them by hand (docs/aeron.md); one NIC carries both roles, two have one each.
+        if not any(k.endswith("_IPV4") for k in env):
+            env.update({"SPINLANE_SENDER_IPV4": "10.0.1.10/24",
+                        "SPINLANE_RECEIVER_IPV4": "10.0.2.10/24" if len(want["nics"]) > 1 else "10.0.1.10/24"})
+        if args.bindings_lib:
+            env["SPINLANE_AERON_LIBRARY"] = args.bindings_lib
         check(sorted(env.get("SPINLANE_ISOLATED_CORES", "").split(",")) == sorted(core_ids),
               "%s: SPINLANE_ISOLATED_CORES %r names the granted cores %s" % (
                   name, env.get("SPINLANE_ISOLATED_CORES"), core_ids))
@@ -319,6 +326,7 @@ def main():
     ap.add_argument("--launch", required=True)
     ap.add_argument("--proto-dir", required=True)
     ap.add_argument("--make-node", required=True)
+    ap.add_argument("--bindings-lib", default="", help="the bindings library spinlane-launch checks (a stand-in)")
     args = ap.parse_args()
     api, protodir = load_api(args.proto_dir)
     tmp = tempfile.mkdtemp(prefix="sl-contract-")

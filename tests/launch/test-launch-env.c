@@ -25,6 +25,10 @@ static const char *GOOD[] = {
         "AERON_SENDER_CPU_AFFINITY=3",
         "AERON_RECEIVER_WILDCARD_PORT_RANGE=21000   21999",
         "AERON_MTU_LENGTH=1k",
+        "SPINLANE_NIC_0_IPV4=10.0.1.10/24",
+        "SPINLANE_NIC_0_GATEWAY=10.0.1.1",
+        "SPINLANE_RECEIVER_IPV4=10.0.2.10/24",
+        "AERON_DRIVER_DYNAMIC_LIBRARIES=/opt/spinlane/lib/libspinlane_aeron.so",
         NULL,
 };
 
@@ -38,6 +42,15 @@ static void test_good(void)
                 fprintf(stderr, "unexpected: %s\n", env.errs[i].msg);
         CHECK(env.have_cpus && env.have_nics && env.have_cores);
         CHECK_INT(cpuset_count(&env.cpus), 4);
+        /* the NICs' addresses and the pod's own bypass values */
+        CHECK_STR(env.nics[0].ipv4, "10.0.1.10/24");
+        CHECK_STR(env.nics[0].gateway, "10.0.1.1");
+        CHECK_STR(env.nics[1].ipv4, "");
+        CHECK_STR(env.bypass.ipv4[1], "10.0.2.10/24");
+        CHECK_STR(env.bypass.ipv4[0], "");
+        CHECK(!env.bypass.gateway_set[0]);
+        CHECK_STR(env.bypass.libraries, "/opt/spinlane/lib/libspinlane_aeron.so");
+        CHECK_STR(env.bypass.bindings, "");
         CHECK_INT(env.n_cores, 2);
         CHECK_INT(env.n_nics, 2);
         CHECK_STR(env.nics[0].devargs, "0000:00:06.0");
@@ -128,6 +141,13 @@ static const struct {
         { "AERON_SENDER_WILDCARD_PORT_RANGE=1 65536", "AERON_SENDER_WILDCARD_PORT_RANGE", "aeron-config" },
         { "AERON_THREADING_MODE=", "AERON_THREADING_MODE", "aeron-config" },
         { "AERON_SENDER_IDLE_STRATEGY=a b", "AERON_SENDER_IDLE_STRATEGY", "aeron-config" },
+        { "SPINLANE_NIC_0_IPV4=10.0.1.10", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=127.0.0.1/8", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_1_IPV4=10.0.2.300/24", "SPINLANE_NIC_1_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.1.1/24", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_SENDER_IPV4=10.0.1.10/24;x", "SPINLANE_SENDER_IPV4", "aeron-bindings" },
+        { "SPINLANE_RECEIVER_DEVICE=net af", "SPINLANE_RECEIVER_DEVICE", "aeron-bindings" },
+        { "AERON_DRIVER_DYNAMIC_LIBRARIES=/lib/a.so;rm", "AERON_DRIVER_DYNAMIC_LIBRARIES", "aeron-bindings" },
 };
 
 static void test_bad(void)
