@@ -214,40 +214,49 @@ static bool joined(const struct tr_port *p, uint32_t group)
         return false;
 }
 
+/* Read the host-local sockets the watcher flagged (at most a burst each; one with more
+ * stays flagged). Only when a bit is set: no system call otherwise. */
 static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
 {
         struct tr_port *p = q->port;
-        struct tr_endpoint *eps[TR_DEMUX_MAX];
-        unsigned n = 0;
         int delivered = 0;
         uint8_t buf[RTE_MBUF_DEFAULT_DATAROOM]; /* above the MTU: truncated, then dropped */
+        uint64_t ready = __atomic_exchange_n(&p->hl_ready, 0, __ATOMIC_ACQUIRE), more = 0;
 
+        /* endpoints are closed only by their owner's thread under the write lock, so the
+         * pointers stay valid while this thread holds the read lock */
         rte_rwlock_read_lock(&p->bind_lock);
-        for (unsigned i = 0; i < p->demux.n; i++) {
-                struct tr_endpoint *ep = p->demux.e[i].endpoint;
-                if (ep->kfd >= 0)
-                        eps[n++] = ep;
-        }
-        /* endpoints are closed only by their owner's thread, so the pointers stay valid
-         * while this thread polls; the read lock keeps the table consistent */
-        for (unsigned i = 0; i < n; i++) {
-                for (int k = 0; k < p->burst; k++) {
+        while (ready) {
+                unsigned i = (unsigned)__builtin_ctzll(ready);
+                struct tr_endpoint *ep = p->hl_eps[i];
+                ready &= ready - 1;
+                if (!ep)
+                        continue;
+                int k = 0;
+                for (; k < p->burst; k++) {
                         struct sockaddr_in src;
                         socklen_t sl = sizeof(src);
-                        ssize_t r = recvfrom(eps[i]->kfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
+                        ssize_t r = recvfrom(ep->kfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
                                              (struct sockaddr *)&src, &sl);
-                        if (r < 0)
-                                break;
+                        if (r < 0) {
+                                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                                        break;
+                                continue; /* a pending error (ICMP port unreachable) is consumed */
+                        }
                         if (r > p->mtu) { /* MSG_TRUNC: r is the datagram's real length */
                                 TR_CNT_DROP(q, TR_DROP_TOO_BIG);
                                 continue;
                         }
                         TR_CNT_INC(q, host_local_rx);
-                        fn(clientd, eps[i]->clientd, buf, (size_t)r, &src);
+                        fn(clientd, ep->clientd, buf, (size_t)r, &src);
                         delivered++;
                 }
+                if (k == p->burst) /* not drained: the watcher will not tell us again */
+                        more |= 1ull << i;
         }
         rte_rwlock_read_unlock(&p->bind_lock);
+        if (more)
+                __atomic_fetch_or(&p->hl_ready, more, __ATOMIC_RELEASE);
         return delivered;
 }
 
@@ -324,21 +333,24 @@ static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clien
         return delivered;
 }
 
+/* All receiving happens on queue 0's thread: every RX queue of the device (RSS is off,
+ * but memif hands us on RX queue i what its peer sent on TX queue i, and the control
+ * queue has its RX mirror), the host-local sockets, the IGMP timers. Other queues are
+ * for sending. */
 int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
 {
         struct tr_port *p = q->port;
         int delivered = 0;
 
+        if (q->qid != 0)
+                return 0;
         if (unlikely((q->polls++ % TR_SLOW_EVERY) == 0)) {
-                /* all receiving happens on queue 0's thread, kernel sockets included */
-                if (q->qid == 0) {
-                        if (p->host_local)
-                                delivered += poll_host_local(q, fn, clientd);
-                        tr_ctl_igmp_tick(p);
-                }
+                if (unlikely(__atomic_load_n(&p->hl_ready, __ATOMIC_RELAXED) != 0))
+                        delivered += poll_host_local(q, fn, clientd);
+                tr_ctl_igmp_tick(p);
         }
-        delivered += poll_rxq(q, q->qid, fn, clientd);
-        if (q->qid == 0 && p->n_rxq > p->n_queues)
-                delivered += poll_rxq(q, p->ctl_qid, fn, clientd);
+        delivered += poll_rxq(q, 0, fn, clientd);
+        for (uint16_t r = 1; unlikely(r < p->n_rxq); r++)
+                delivered += poll_rxq(q, r, fn, clientd);
         return delivered;
 }

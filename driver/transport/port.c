@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Port bring-up: the EAL, then for one port the checks (the pure sizing module), the
- * mbuf pool, device configuration, RX/TX queues, start, MAC, link wait and the first
- * gratuitous ARP; close, accessors and counters. Never logs: refusals go to the caller's
+ * host-local watcher, the mbuf pool, device configuration, RX/TX queues, start, MAC, link
+ * wait and the first gratuitous ARP; close, accessors and counters. Never logs: refusals go to the caller's
  * buffer. Not on the data path. */
 #include <dirent.h>
 #include <errno.h>
@@ -116,6 +116,7 @@ static struct tr_port *port_new(const struct tr_port_config *cfg, const struct t
         p->gateway = cfg->gateway;
         p->ttl = plan->ttl;
         p->host_local = !cfg->no_host_local;
+        p->hl_epfd = p->hl_evfd = -1;
         p->tsc_hz = rte_get_tsc_hz();
         p->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / p->tsc_hz);
         p->next_ephemeral = 49152;
@@ -259,7 +260,11 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
                 return -ENOMEM;
         }
         uint16_t rx_ring = plan.rx_ring, tx_ring = plan.tx_ring;
-        r = pool_create(p, &plan, err, errlen);
+        r = p->host_local ? tr_hl_start(p) : 0;
+        if (r < 0)
+                set_err(err, errlen, "cannot start the host-local socket watcher: %s", strerror(-r));
+        if (r == 0)
+                r = pool_create(p, &plan, err, errlen);
         if (r == 0)
                 r = dev_configure(p, &info, &rx_ring, &tx_ring, err, errlen);
         if (r == 0)
@@ -267,6 +272,7 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
         if (r == 0)
                 r = dev_start(p, cfg->link_wait_ms, err, errlen);
         if (r < 0) {
+                tr_hl_stop(p);
                 rte_mempool_free(p->pool);
                 rte_free(p);
                 return r;
@@ -282,6 +288,7 @@ void tr_port_close(struct tr_port *p)
                 return;
         rte_eth_dev_stop(p->port_id);
         rte_eth_dev_close(p->port_id);
+        tr_hl_stop(p);
         rte_mempool_free(p->pool);
         rte_free(p);
 }

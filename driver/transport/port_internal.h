@@ -5,6 +5,8 @@
 #ifndef TR_PORT_INTERNAL_H
 #define TR_PORT_INTERNAL_H
 
+#include <pthread.h>
+
 #include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -32,12 +34,16 @@ struct tr_queue {
         struct tr_counters c;
 } __rte_cache_aligned;
 
+#define TR_HL_MAX 64 /* endpoints with a host-local socket: one bit each in hl_ready */
+_Static_assert(TR_HL_MAX >= TR_DEMUX_MAX, "every endpoint may have a host-local socket");
+
 struct tr_endpoint {
         struct tr_port *port;
         uint32_t ip;    /* network order */
         uint16_t lport; /* host order */
         void *clientd;
         int kfd;        /* host-local kernel socket on 127.0.0.1:lport, or -1 */
+        unsigned hl_slot; /* its index in port->hl_eps when kfd >= 0 */
 };
 
 struct tr_port {
@@ -55,6 +61,15 @@ struct tr_port {
         struct tr_demux demux;
         uint32_t groups[TR_MAX_GROUPS];
         unsigned n_groups;
+
+        /* Host-local sockets: a control thread sleeps in epoll_wait on them and sets bit i
+         * of hl_ready when hl_eps[i]'s socket becomes readable; queue 0's poller reads
+         * only those, so with no host-local traffic it makes no system call. */
+        struct tr_endpoint *hl_eps[TR_HL_MAX]; /* under bind_lock */
+        uint64_t hl_ready;                     /* atomic */
+        int hl_epfd, hl_evfd;                  /* epoll set, and the eventfd that stops the thread */
+        pthread_t hl_thread;
+        bool hl_running;
 
         rte_spinlock_t arp_lock; /* the ARP table, the control TX queue, the IGMP timers */
         struct tr_arp_table arp;
@@ -74,6 +89,10 @@ static inline bool tr_is_host_local(const struct tr_port *p, uint32_t ip)
 {
         return ip == p->ip || ((const uint8_t *)&ip)[0] == 127;
 }
+
+/* endpoint.c: the host-local watcher (a control thread) of a port with host_local. */
+int tr_hl_start(struct tr_port *p);
+void tr_hl_stop(struct tr_port *p);
 
 /* control.c: the control TX queue and what uses it. */
 /* Send one control frame (ARP, IGMP) through the control TX queue. Caller holds arp_lock. */

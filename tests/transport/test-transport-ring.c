@@ -575,7 +575,7 @@ static void test_host_local(void)
         struct sockaddr_in to = t_sin("127.0.0.1", ntohs(local.sin_port));
         CHECK(sendto(fd, "from-kernel", 11, 0, (struct sockaddr *)&to, sizeof(to)) == 11);
         int got = 0;
-        for (int i = 0; i < 1000 && !got; i++) {
+        for (int i = 0; i < 100000 && !got; i++) { /* up to 10 s: the watcher thread wakes */
                 got += tr_poll(q, on_dgram, &g);
                 usleep(100);
         }
@@ -589,7 +589,7 @@ static void test_host_local(void)
         CHECK(sendto(fd, big, sizeof(big), 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)sizeof(big));
         CHECK(sendto(fd, big, 1408, 0, (struct sockaddr *)&to, sizeof(to)) == 1408);
         got = 0;
-        for (int i = 0; i < 1000 && !got; i++) {
+        for (int i = 0; i < 100000 && !got; i++) { /* up to 10 s: the watcher thread wakes */
                 got += tr_poll(q, on_dgram, &g);
                 usleep(100);
         }
