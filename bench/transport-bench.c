@@ -397,6 +397,9 @@ struct result {
         long calls;            /* single echo/poll calls above the threshold */
         long calls_slow;       /* of them, on a poll the stack's slow path runs (every 16th) */
         double clock_max_us;   /* the slowest clock_gettime call */
+        double busy_ns;        /* median duration of a call that did work: server echo (receive +
+                                  send back), client send; client_rx_ns the poll that received */
+        double client_rx_ns;
         long nivcsw, nvcsw, minflt;
         long first_stall[8];   /* client: sample index of the first stalls */
 };
@@ -462,6 +465,10 @@ static int pingpong_server(struct arm *a, int wfd)
         bool measuring = false;
         struct duo d = { .a = a, .cpu = -1 };
         pthread_t th;
+        uint64_t *busy = calloc((size_t)P.samples, sizeof(uint64_t));
+        long nbusy = 0;
+        if (!busy)
+                return 1;
         if (P.queues == 2) {
                 /* the adapter's shape: this thread sends on queue 1 what queue 0's thread got */
                 d.cpu = sched_getcpu();
@@ -496,6 +503,8 @@ static int pingpong_server(struct arm *a, int wfd)
                         }
                         if (t0 - last > thr)
                                 r.gaps++;
+                        if (n == 1 && nbusy < P.samples)
+                                busy[nbusy++] = t1 - t0;
                 }
                 last = t1;
                 echoed += n;
@@ -511,6 +520,9 @@ static int pingpong_server(struct arm *a, int wfd)
                         rte_thread_unregister();
         }
         r.recvd = echoed;
+        qsort(busy, (size_t)nbusy, sizeof(uint64_t), cmp_u64);
+        r.busy_ns = nbusy ? (double)busy[nbusy / 2] * 1e9 / (double)tsc_hz : 0;
+        free(busy);
         return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
 }
 
@@ -518,6 +530,7 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
 {
         uint8_t msg[32] = { 0 };
         uint64_t *rtt = calloc((size_t)P.samples, sizeof(uint64_t));
+        uint64_t *tsend = calloc((size_t)P.samples, sizeof(uint64_t)), *trecv = calloc((size_t)P.samples, sizeof(uint64_t));
         struct result r = { .arm = a->kind, .test = T_PINGPONG, .rep = rep, .size = 32, .want = P.samples };
         long total = P.warmup + P.samples, n = 0;
         uint64_t hz = tsc_hz, thr = (uint64_t)P.stall_ns * hz / 1000000000u, clock_max = 0;
@@ -525,7 +538,7 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
         struct duo d = { .a = a, .cpu = -1 };
         pthread_t th;
         unsigned sq = P.queues == 2 ? 1 : 0;
-        if (!rtt)
+        if (!rtt || !tsend || !trecv)
                 return 1;
         if (P.queues == 2) {
                 d.cpu = sched_getcpu();
@@ -542,9 +555,9 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
                 uint64_t t0 = now_ns(), deadline = t0 + 1000000000ull;
                 uint64_t c1 = rte_rdtsc();
                 send_blocking(a, sq, msg, sizeof(msg));
-                uint64_t sent_at = rte_rdtsc(), last = sent_at, gap = 0;
+                uint64_t sent_at = rte_rdtsc(), last = sent_at, gap = 0, p0 = sent_at;
                 while (got_of(a) < want && now_ns() < deadline) {
-                        uint64_t p0 = rte_rdtsc();
+                        p0 = rte_rdtsc();
                         if (sq == 0)
                                 arm_poll(a, 0);
                         else
@@ -566,6 +579,8 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
                 if (i < P.warmup)
                         continue;
                 rtt[n] = t1 - t0;
+                tsend[n] = sent_at - c1;
+                trecv[n] = last - p0;
                 if (rtt[n] > (uint64_t)P.stall_ns) {
                         if (r.stalls < 8)
                                 r.first_stall[r.stalls] = n;
@@ -584,6 +599,12 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
                         rte_thread_unregister();
         }
         qsort(rtt, (size_t)n, sizeof(uint64_t), cmp_u64);
+        qsort(tsend, (size_t)n, sizeof(uint64_t), cmp_u64);
+        qsort(trecv, (size_t)n, sizeof(uint64_t), cmp_u64);
+        r.busy_ns = n ? (double)tsend[n / 2] * 1e9 / (double)hz : 0;
+        r.client_rx_ns = n ? (double)trecv[n / 2] * 1e9 / (double)hz : 0;
+        free(tsend);
+        free(trecv);
         r.n = n;
         r.clock_max_us = (double)clock_max * 1e6 / (double)hz;
         if (n) {
@@ -848,11 +869,13 @@ int main(int argc, char **argv)
                         }
                         printf("pingpong arm=%-6s rep=%d/%d n=%ld/%ld p50=%.2f p99=%.2f p99.9=%.2f max=%.1f mean=%.2f us"
                                " | >%.0fus: rtt %ld (send %ld) gap c/s %ld/%ld poll c/s %ld/%ld (slow-poll %ld/%ld)"
-                               " | ctxsw inv c/s %ld/%ld vol %ld/%ld flt %ld/%ld clock_max %.2fus | first",
+                               " | ctxsw inv c/s %ld/%ld vol %ld/%ld flt %ld/%ld clock_max %.2fus"
+                               " | median ns: client send %.0f, client receiving poll %.0f, server echo %.0f | first",
                                arm_names[k], rep, P.reps, c->n, c->want, c->p50, c->p99, c->p999, c->max, c->mean,
                                (double)P.stall_ns / 1000, c->stalls, c->stalls_in_send, c->gaps, s ? s->gaps : -1,
                                c->calls, s ? s->calls : -1, c->calls_slow, s ? s->calls_slow : -1, c->nivcsw, s ? s->nivcsw : -1, c->nvcsw,
-                               s ? s->nvcsw : -1, c->minflt, s ? s->minflt : -1, c->clock_max_us);
+                               s ? s->nvcsw : -1, c->minflt, s ? s->minflt : -1, c->clock_max_us, c->busy_ns,
+                               c->client_rx_ns, s ? s->busy_ns : -1);
                         for (long i = 0; i < c->stalls && i < 8; i++)
                                 printf(" %ld", c->first_stall[i]);
                         printf(" [%s]\n", stamp);

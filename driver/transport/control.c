@@ -57,8 +57,8 @@ void tr_ctl_on_arp(struct tr_queue *q, const struct tr_frame *f)
         if (f->arp_spa == p->ip) /* someone claims our address (or our own GARP looped) */
                 return;
         rte_spinlock_lock(&p->arp_lock);
-        if (f->arp_spa != 0)
-                (void)tr_arp_update(&p->arp, f->arp_spa, f->arp_sha, for_us, t);
+        if (f->arp_spa != 0 && tr_arp_update(&p->arp, f->arp_spa, f->arp_sha, for_us, t))
+                tr_flows_invalidate(p); /* a MAC may have changed */
         if (f->arp_op == 1 && for_us) {
                 if (tr_rate_allow(&p->reply_rate, t)) {
                         uint8_t fr[TR_ETH_MIN_FRAME];

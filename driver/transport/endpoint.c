@@ -122,6 +122,10 @@ static int demux_bind(struct tr_port *p, uint32_t ip, uint16_t *lport, struct tr
                 r = tr_demux_add(&p->demux, ip, *lport, ep);
         if (r == 0 && ep->kfd >= 0)
                 p->hl_eps[ep->hl_slot] = ep;
+        if (r == 0) {
+                tr_flows_invalidate(p); /* a new endpoint may reuse a closed one's memory */
+                p->demux_gen++;
+        }
         rte_rwlock_write_unlock(&p->bind_lock);
         return r;
 }
@@ -132,6 +136,8 @@ static void demux_unbind(struct tr_port *p, struct tr_endpoint *ep)
         (void)tr_demux_remove(&p->demux, ep->ip, ep->lport);
         if (ep->kfd >= 0)
                 p->hl_eps[ep->hl_slot] = NULL;
+        tr_flows_invalidate(p);
+        p->demux_gen++;
         rte_rwlock_write_unlock(&p->bind_lock);
 }
 

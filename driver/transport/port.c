@@ -170,6 +170,7 @@ static int dev_configure(struct tr_port *p, const struct rte_eth_dev_info *info,
         }
         uint64_t want_rx = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
         conf.rxmode.offloads = info->rx_offload_capa & want_rx;
+        p->rx_csum_offload = conf.rxmode.offloads != 0;
         r = rte_eth_dev_configure(p->port_id, p->n_rxq, p->n_queues + 1, &conf);
         if (r < 0) {
                 set_err(err, errlen, "rte_eth_dev_configure(port %u, %u queues): %s", p->port_id,
@@ -230,6 +231,8 @@ static int dev_start(struct tr_port *p, uint32_t link_wait_ms, char *err, size_t
                 return r;
         }
         memcpy(p->mac, mac.addr_bytes, 6);
+        memcpy(&p->mac_w0, p->mac, 4);
+        memcpy(&p->mac_w1, p->mac + 4, 2);
         (void)tr_ctl_mc_filter(p);
 
         if (link_wait_ms) {

@@ -15,6 +15,7 @@
 
 #include "arp_table.h"
 #include "demux.h"
+#include "frame_fast.h"
 #include "igmp.h"
 #include "transport.h"
 
@@ -26,12 +27,30 @@ _Static_assert(TR_IGMP_SLOTS >= 2 * TR_MAX_GROUPS, "an IGMP slot per group and p
 #define TR_CNT_INC(q, f) TR_CNT_ADD(q, f, 1)
 #define TR_CNT_DROP(q, why) __atomic_store_n(&(q)->c.drops[why], (q)->c.drops[why] + 1, __ATOMIC_RELAXED)
 
+/* A sending thread's cache of prepared headers, one per recent (endpoint, destination):
+ * the MAC resolved, the header template and its partial checksums. An entry holds while
+ * the port's tx_gen is unchanged (an ARP update, an endpoint opened or closed bumps it)
+ * and the ARP entry it came from has not expired. */
+#define TR_FLOWS 8 /* power of two */
+struct tr_flow {
+        const struct tr_endpoint *ep;
+        uint64_t dst;          /* sin_port << 32 | sin_addr, as in the sockaddr (network order) */
+        uint64_t valid_until;  /* TSC cycles; the ARP entry's expiry */
+        uint32_t gen;          /* port->tx_gen when filled */
+        struct tr_udp_tmpl t;
+};
+
 struct tr_queue {
         struct tr_port *port;
         uint16_t qid;
         uint16_t ip_id;
         unsigned polls;
         struct tr_counters c;
+        struct tr_flow flows[TR_FLOWS];
+        /* the last (destination, port) -> endpoint the demux gave, while port->demux_gen holds */
+        uint64_t rx_key;
+        struct tr_endpoint *rx_ep;
+        uint32_t rx_gen;
 } __rte_cache_aligned;
 
 #define TR_HL_MAX 64 /* endpoints with a host-local socket: one bit each in hl_ready */
@@ -52,13 +71,18 @@ struct tr_port {
         uint8_t ttl;
         uint32_t ip, mask, gateway;
         bool host_local, ip_csum_offload, udp_csum_offload;
+        bool rx_csum_offload;    /* the device may mark RX checksums good */
+        uint32_t mac_w0;         /* our MAC's first 4 bytes and last 2, as loaded from a frame */
+        uint16_t mac_w1;
         uint64_t tsc_hz, ns_mult; /* ns = cycles * ns_mult >> 32 */
+        uint32_t tx_gen;          /* bumped (atomic) whenever a cached flow may be stale */
         uint16_t next_ephemeral;
         struct rte_mempool *pool;
         struct tr_queue q[TR_MAX_QUEUES];
 
         rte_rwlock_t bind_lock; /* demux, groups: written by control calls, read per burst */
         struct tr_demux demux;
+        uint32_t demux_gen;     /* bumped under bind_lock (writer) at every demux change */
         uint32_t groups[TR_MAX_GROUPS];
         unsigned n_groups;
 
@@ -82,6 +106,12 @@ struct tr_port {
 static inline uint64_t tr_now_ns(const struct tr_port *p)
 {
         return (uint64_t)(((unsigned __int128)rte_get_tsc_cycles() * p->ns_mult) >> 32);
+}
+
+/* Cached flows of every queue are stale from now on; under arp_lock or bind_lock. */
+static inline void tr_flows_invalidate(struct tr_port *p)
+{
+        __atomic_fetch_add(&p->tx_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* Destinations that do not go through the NIC: our own address and 127/8. */
