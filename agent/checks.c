@@ -345,7 +345,8 @@ static int check_hugetlbfs(const inventory *inv, verdict_list *l)
         if (p && inv->n_mounts == 0) {
                 json_object_set_new(ev, "path", json_string(p->path));
                 return verdict_add(l, CHECK_HUGETLBFS, VERDICT_SKIP, ev, "fix or report the unreadable file named here",
-                                   "cannot read the mount table: %s: %s", p->path, strerror(-p->err));
+                                   "cannot read the mount table: %s: %s", p->path,
+                                   p->err == -EMSGSIZE ? "a line longer than 64 KiB" : strerror(-p->err));
         }
         if (inv->n_mounts == 0)
                 return verdict_add(l, CHECK_HUGETLBFS, VERDICT_FAIL, ev,
@@ -414,7 +415,13 @@ static int check_iommu(const inventory *inv, const checks_options *o, verdict_li
 
 static void nic_remedy(sbuf *rem, const inv_nic *n, const char *bind)
 {
-        if (n->kind == INV_NIC_MANA) {
+        if (n->kind != INV_NIC_MANA && n->in_use == 1) {
+                sb_add(rem, "%s: the node uses %s (see why): leave it to the node, or take its addresses, routes, "
+                       "rules and master off first; spinlane never takes it as it is", n->pci, n->netdev);
+        } else if (n->kind != INV_NIC_MANA && n->in_use < 0) {
+                sb_add(rem, "%s: make the node's addresses, routes and rules readable (see why); until then "
+                       "spinlane takes no NIC", n->pci);
+        } else if (n->kind == INV_NIC_MANA) {
                 sb_add(rem, "%s: modprobe mana_ib ib_uverbs (MANA stays on mana; DPDK net_mana uses "
                        "/dev/infiniband/uverbsN)", n->pci);
         } else {
@@ -437,8 +444,10 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 const inv_nic *n = &inv->nics[i];
                 if (!nic_selected(o, n))
                         continue;
-                json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "pci", n->pci, "kind", inv_nic_kind_name(n->kind),
-                                      "driver", n->driver, "netdev", n->netdev, "reason", n->dpdk_reason);
+                json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s?}", "pci", n->pci, "kind",
+                                      inv_nic_kind_name(n->kind), "driver", n->driver, "netdev", n->netdev, "reason",
+                                      n->dpdk_reason, "in_use", n->in_use < 0 ? json_null() : json_boolean(n->in_use),
+                                      "in_use_reason", *n->in_use_reason ? n->in_use_reason : NULL);
                 if (inv_nic_advertisable(n)) {
                         sb_add(&ready, "%s%s (%s)", nready ? ", " : "", n->pci, n->driver);
                         json_array_append_new(jready, j);
@@ -446,6 +455,10 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 } else {
                         sb_add(&notready, "%s%s (%s%s%s): %s", nnot ? "; " : "", n->pci, inv_nic_kind_name(n->kind),
                                n->netdev[0] ? ", " : "", n->netdev, n->dpdk_reason);
+                        if (n->kind != INV_NIC_MANA && n->in_use == 1)
+                                sb_add(&notready, "; the node uses it, never taken: %s", n->in_use_reason);
+                        else if (n->kind != INV_NIC_MANA && n->in_use < 0)
+                                sb_add(&notready, "; not taken: %s", n->in_use_reason);
                         if (nnot)
                                 sb_add(&rem, "; ");
                         nic_remedy(&rem, n, bind);
@@ -493,13 +506,20 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
 
 static int check_primary_nic(const inventory *inv, const checks_options *o, verdict_list *l)
 {
-        const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "net/route");
         const inv_nic *prim = NULL, *bad = NULL;
+        sbuf others = {0};
+        size_t n_others = 0;
 
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
-                if (!n->primary)
+                if (!n->primary) {
+                        /* another NIC the OS configured with a default route (amazon-ec2-net-utils
+                         * gives every ENI one, metric 512 + device index) */
+                        if (n->has_default)
+                                sb_add(&others, "%s%s (%s, default route metric %u)", n_others++ ? ", " : "", n->pci,
+                                       n->netdev, n->default_metric);
                         continue;
+                }
                 if (!prim)
                         prim = n;
                 /* a MANA VF stays on mana and is "ready" without being taken: only a bind
@@ -507,8 +527,11 @@ static int check_primary_nic(const inventory *inv, const checks_options *o, verd
                 if (nic_on_dpdk_driver(n) || (o->nic_selected && nic_selected(o, n)))
                         bad = n;
         }
-        json_t *ev = json_pack("{s:s?,s:s?,s:s?}", "pci", prim ? prim->pci : NULL, "netdev",
-                               prim ? prim->netdev : NULL, "driver", prim ? prim->driver : NULL);
+        json_t *ev = json_pack("{s:s?,s:s?,s:s?,s:o,s:s,s:s?}", "pci", prim ? prim->pci : NULL, "netdev",
+                               prim ? prim->netdev : NULL, "driver", prim ? prim->driver : NULL, "default_metric",
+                               prim ? json_integer(prim->default_metric) : json_null(), "source",
+                               inv->link_usage_source, "error",
+                               inv->have_link_usage ? NULL : inv->link_usage_error);
         if (bad)
                 return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_FAIL, ev,
                                    "exclude the primary NIC from the NIC selectors and keep it on its kernel "
@@ -517,15 +540,23 @@ static int check_primary_nic(const inventory *inv, const checks_options *o, verd
                                    "the node off", bad->pci, bad->netdev[0] ? bad->netdev : "no netdev",
                                    nic_on_dpdk_driver(bad) ? "bound to " : "selected for DPDK",
                                    nic_on_dpdk_driver(bad) ? bad->driver : "");
-        if (p && !prim)
-                return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_SKIP, ev, "fix or report the unreadable file named here",
-                                   "cannot tell which NIC carries the default route: %s: %s", p->path,
-                                   strerror(-p->err));
+        if (!inv->have_link_usage)
+                return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_FAIL, ev,
+                                   "fix what is named here (the agent needs the host's network namespace: "
+                                   "hostNetwork: true)",
+                                   "cannot tell which NICs the node uses: %s: node preparation takes no NIC",
+                                   inv->link_usage_error);
         if (!prim)
                 return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_WARN, ev,
                                    "check `ip route show default`; the agent protects only a PCI NIC it can see",
-                                   "no PCI NIC carries the default route (/proc/net/route): the primary NIC "
-                                   "cannot be recognised");
+                                   "no PCI NIC carries the default route of the main table: the primary NIC cannot "
+                                   "be recognised (NICs the node uses are still never taken)");
+        if (n_others)
+                return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_PASS, ev, NULL,
+                                   "primary NIC %s (%s) carries the lowest-metric default route (metric %u) and stays "
+                                   "on %s; the OS also configured %s: in use, never taken",
+                                   prim->pci, prim->netdev[0] ? prim->netdev : "no netdev", prim->default_metric,
+                                   prim->driver[0] ? prim->driver : "no driver", sb_str(&others));
         return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_PASS, ev, NULL,
                            "primary NIC %s (%s) carries the default route and stays on %s", prim->pci,
                            prim->netdev[0] ? prim->netdev : "no netdev", prim->driver[0] ? prim->driver : "no driver");

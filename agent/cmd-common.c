@@ -107,7 +107,7 @@ int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, 
 int agent_config(const agent_options *o, config *ret)
 {
         char err[CONFIG_ERR_LEN];
-        int r = config_load(o->config ? o->config : CONFIG_PATH_DEFAULT, ret, NULL, err, sizeof(err));
+        int r = config_load(o->config, ret, NULL, err, sizeof(err));
         if (r < 0)
                 fprintf(stderr, "spinlane-agent: %s\n", *err ? err : strerror(-r));
         return r;

@@ -32,9 +32,10 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
 struct hostfs;
 int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, struct hostfs *ret_h);
 
-/* Load and check the config (--config FILE, else /etc/spinlane/config.json; a missing
- * default file gives the defaults). A bad config prints the parser's message, which
- * names the key and the value, to stderr and returns it negative. */
+/* Load and check the config (--config FILE, which must exist; without --config
+ * /etc/spinlane/config.json, whose absence means the defaults). A bad or missing config
+ * prints the message, which names the file or the key and the value, to stderr and
+ * returns it negative. */
 struct config;
 int agent_config(const agent_options *o, struct config *ret);
 

@@ -127,8 +127,9 @@ void config_init(config *c);
 int config_parse(const char *text, size_t len, config *ret, char *err, size_t err_size);
 
 /* Read path (a path of the agent's own filesystem, not under --root) and parse it.
- * A missing file at the default path gives the defaults (ret_from_file = false);
- * a missing file elsewhere is -ENOENT. Errors as config_parse(), plus -errno of the
+ * path NULL means no --config was given: CONFIG_PATH_DEFAULT, and when that file is
+ * absent the defaults (ret_from_file = false). A path given - even the default one - that
+ * does not exist is -ENOENT with a message. Errors as config_parse(), plus -errno of the
  * read (message in err). */
 int config_load(const char *path, config *ret, bool *ret_from_file, char *err, size_t err_size);
 

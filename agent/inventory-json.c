@@ -111,6 +111,8 @@ static json_t *nic_object(const inv_nic *n, bool *oom)
         set(o, "mac", str_or_null(n->mac), oom);
         set(o, "primary", json_boolean(n->primary), oom);
         set(o, "has_ipv4", json_boolean(n->has_ipv4), oom);
+        set(o, "in_use", n->in_use < 0 ? json_null() : json_boolean(n->in_use), oom);
+        set(o, "in_use_reason", str_or_null(n->in_use_reason), oom);
         set(o, "dpdk_ready", json_boolean(n->dpdk_ready), oom);
         set(o, "dpdk_reason", json_string(n->dpdk_reason), oom);
         set(o, "devices", devnodes_array(n, oom), oom);

@@ -64,10 +64,17 @@ typedef struct inv_nic {
         int numa_node;          /* -1 unknown (sysfs says -1, or the file was bad: see problems) */
         char netdev[INV_NAME_LEN];  /* kernel netdev ("eth1") while the kernel holds the NIC; else "" */
         char mac[18];           /* "0a:1b:..." of that netdev; "" when unknown */
-        bool primary;           /* carries the default route (its netdev does, or it is the VF of
-                                   the synthetic netdev that does: same MAC, Azure): never taken */
-        bool has_ipv4;          /* its netdev has an IPv4 route (every address brings its prefix
-                                   route): node preparation (#4) must refuse to unbind it */
+        bool primary;           /* carries the lowest-metric default route of the main table (its
+                                   netdev does, or it is the VF of the synthetic netdev that does:
+                                   same MAC, Azure; ties: the lowest PCI address): never taken */
+        bool has_ipv4;          /* its netdev has an IPv4 address */
+        /* Whether the node's own networking uses its netdev (agent/nlparse.h): 1 yes, 0 no
+         * (or it has no netdev), -1 cannot tell (the link usage is unreadable, or rtnetlink
+         * does not know the netdev). Node preparation takes only a 0. */
+        int in_use;
+        char in_use_reason[512]; /* "ens6 has route \"default via ... metric 513\"", why -1 */
+        bool has_default;       /* a default route of the main table goes through it */
+        uint32_t default_metric; /* its lowest metric */
         bool dpdk_ready;        /* usable by a DPDK pod as it stands now (see dpdk_reason) */
         char dpdk_reason[160];  /* why (not) ready, e.g. "bound to vfio-pci, /dev/vfio/noiommu-7 present" */
         /* Device nodes a pod needs (host paths without --root), filled whenever the driver
@@ -149,7 +156,7 @@ typedef struct inv_problem {
         inv_topic topic;
         char path[INV_PATH_LEN];
         int err;
-        char what[96];
+        char what[192];
 } inv_problem;
 
 typedef struct inventory {
@@ -170,6 +177,12 @@ typedef struct inventory {
         /* NICs: every PCI device of class 0x02xxxx, sorted by PCI address */
         inv_nic nics[INV_MAX_NICS];
         size_t n_nics;
+        /* The link usage (addresses, routes of every table, rules, masters: rtnetlink, or
+         * a fake tree's recorded dump) was read whole. When not, no NIC is primary or free
+         * (in_use -1) and link_usage_error says why. */
+        bool have_link_usage;
+        char link_usage_source[64];  /* "rtnetlink" or the recorded dump's path */
+        char link_usage_error[256];
 
         /* Memory */
         inv_hugepages huge[INV_MAX_HUGE_SIZES]; /* sorted by size */
@@ -216,7 +229,9 @@ const inv_numa *inventory_find_numa(const inventory *inv, int id);
 const char *inventory_cmdline(const inventory *inv, const char *name);
 /* Free hugepages of size_kb on NUMA node (node < 0: whole node total). 0 if unknown. */
 uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb);
-/* A NIC a DPDK pod may be given: dpdk_ready and not primary. */
+/* A NIC a DPDK pod may be given: dpdk_ready and not primary. (A NIC the node uses is on
+ * its kernel driver, so not dpdk_ready, unless it is a MANA VF, which DPDK shares with
+ * its kernel driver.) */
 bool inv_nic_advertisable(const inv_nic *nic);
 
 #endif

@@ -125,7 +125,7 @@ class Node:
         self.agent = subprocess.Popen([args.agent, "run", "--root", self.root, "--config", self.cfg],
                                       stdout=self.log, stderr=subprocess.STDOUT)
         try:
-            self.kubelet.wait_registrations(2, 20)
+            self.kubelet.wait_registrations(2, 30)
         except TimeoutError:
             self.agent.kill()
             self.kubelet.stop()
@@ -136,7 +136,7 @@ class Node:
         self.core_watch = Watcher(self.core)
 
     def devices(self, watch):
-        got = watch.wait(lambda d: True, 10)
+        got = watch.wait(lambda d: True, 30)
         return got[1] if got else None
 
     def stop(self):
@@ -146,7 +146,7 @@ class Node:
         self.core.close()
         self.agent.send_signal(signal.SIGTERM)
         try:
-            rc = self.agent.wait(15)
+            rc = self.agent.wait(30)
         except subprocess.TimeoutExpired:
             self.agent.kill()
             rc = "timeout"

@@ -277,6 +277,20 @@ static void test_load(void)
         CHECK_INT(config_load(dir, &c, &from_file, err, sizeof(err)), -EINVAL);
         unlink(path);
         rmdir(dir);
+
+        /* The default path named explicitly (as the DaemonSet does) must exist too; only no
+         * path at all may fall back to the defaults, and only when that file is absent. */
+        if (access(CONFIG_PATH_DEFAULT, F_OK) != 0) {
+                config d;
+                config_init(&d);
+                CHECK_INT(config_load(CONFIG_PATH_DEFAULT, &c, &from_file, err, sizeof(err)), -ENOENT);
+                CHECK_STR(err, "config: cannot open \"" CONFIG_PATH_DEFAULT "\": No such file or directory");
+                from_file = true;
+                CHECK_INT(config_load(NULL, &c, &from_file, err, sizeof(err)), 0);
+                CHECK(!from_file);
+                CHECK(config_equal(&c, &d));
+        } else
+                printf("not checked: %s exists on this machine\n", CONFIG_PATH_DEFAULT);
 }
 
 int main(void)
