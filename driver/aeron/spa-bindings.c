@@ -480,7 +480,7 @@ static int spa_poller_poll(aeron_udp_transport_poller_t *poller, struct mmsghdr 
         a->recv_func = (void *)recv_func;
         a->recv_clientd = clientd;
         a->poll_bytes = 0;
-        if (a->q)
+        if (a->refresh) /* the owner of queue 0: everything the port receives comes here */
                 work += tr_poll(a->q, on_datagram, a);
         if (a->in.slots)
                 work += drain(a);

@@ -84,7 +84,8 @@ struct spa_agent {
         enum spa_role_id role;
         struct spa_port *port;     /* NULL for the conductor: kernel transports only */
         struct tr_queue *q;        /* this agent's queue on its port */
-        bool refresh;              /* this agent polls queue 0 of its port: it refreshes the port's counters */
+        bool refresh;              /* this agent polls queue 0 of its port: it receives for the port and
+                                    * refreshes its counters (tr_poll of another queue returns 0) */
         struct spa_ring in;        /* datagrams other agents received for this agent's transports */
         struct spa_agent *peer;    /* the agent whose ring foreign datagrams go to (shared port) */
         struct aeron_udp_transport_poller_stct *poller;
