@@ -380,6 +380,33 @@ static bool link_up(struct arm *a)
         return rte_eth_link_get_nowait(a->port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
+/* ---- a histogram of durations: 10 ns buckets up to 20 us, then one overflow bucket ---- */
+#define HB 2048
+struct hist {
+        uint32_t b[HB];
+        uint64_t max_ns;
+        long n;
+};
+
+static void hist_add(struct hist *h, uint64_t ns)
+{
+        uint64_t i = ns / 10;
+        h->b[i < HB - 1 ? i : HB - 1]++;
+        h->max_ns = ns > h->max_ns ? ns : h->max_ns;
+        h->n++;
+}
+
+static double hist_q(const struct hist *h, double q)
+{
+        long want = (long)((double)h->n * q), seen = 0;
+        for (int i = 0; i < HB; i++) {
+                seen += h->b[i];
+                if (seen > want)
+                        return i == HB - 1 ? (double)h->max_ns : i * 10.0 + 5;
+        }
+        return (double)h->max_ns;
+}
+
 /* ---- results ---- */
 enum test { T_PINGPONG, T_ONEWAY };
 struct result {
@@ -402,7 +429,22 @@ struct result {
         double client_rx_ns;
         long nivcsw, nvcsw, minflt;
         long first_stall[8];   /* client: sample index of the first stalls */
+        /* polls that received nothing, on every 16th poll (the stack's slow path) or
+         * another: p50, p99, p99.9, max (ns) and count */
+        double empty_q[2][4];
+        long empty_n[2];
 };
+
+static void empty_polls(struct result *r, const struct hist *h)
+{
+        for (int k = 0; k < 2; k++) {
+                r->empty_q[k][0] = hist_q(&h[k], 0.5);
+                r->empty_q[k][1] = hist_q(&h[k], 0.99);
+                r->empty_q[k][2] = hist_q(&h[k], 0.999);
+                r->empty_q[k][3] = (double)h[k].max_ns;
+                r->empty_n[k] = h[k].n;
+        }
+}
 
 static int cmp_u64(const void *x, const void *y)
 {
@@ -467,6 +509,7 @@ static int pingpong_server(struct arm *a, int wfd)
         pthread_t th;
         uint64_t *busy = calloc((size_t)P.samples, sizeof(uint64_t));
         long nbusy = 0;
+        static struct hist empty[2];
         if (!busy)
                 return 1;
         if (P.queues == 2) {
@@ -496,6 +539,8 @@ static int pingpong_server(struct arm *a, int wfd)
                 } else
                         n = arm_echo(a, msg, sizeof(msg));
                 uint64_t t1 = rte_rdtsc();
+                if (measuring && n == 0 && P.queues == 1)
+                        hist_add(&empty[(a->polls - 1) % 16 == 0], (t1 - t0) * 1000000000u / tsc_hz);
                 if (measuring) {
                         if (t1 - t0 > thr) {
                                 r.calls++;
@@ -523,6 +568,7 @@ static int pingpong_server(struct arm *a, int wfd)
         qsort(busy, (size_t)nbusy, sizeof(uint64_t), cmp_u64);
         r.busy_ns = nbusy ? (double)busy[nbusy / 2] * 1e9 / (double)tsc_hz : 0;
         free(busy);
+        empty_polls(&r, empty);
         return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
 }
 
@@ -538,6 +584,7 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
         struct duo d = { .a = a, .cpu = -1 };
         pthread_t th;
         unsigned sq = P.queues == 2 ? 1 : 0;
+        static struct hist empty[2];
         if (!rtt || !tsend || !trecv)
                 return 1;
         if (P.queues == 2) {
@@ -565,6 +612,8 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
                         uint64_t c = rte_rdtsc();
                         if (c - last > gap)
                                 gap = c - last;
+                        if (i >= P.warmup && sq == 0 && got_of(a) < want)
+                                hist_add(&empty[(a->polls - 1) % 16 == 0], (c - p0) * 1000000000u / hz);
                         if (i >= P.warmup && c - p0 > thr) {
                                 r.calls++;
                                 r.calls_slow += (a->polls - 1) % 16 == 0;
@@ -605,6 +654,7 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
         r.client_rx_ns = n ? (double)trecv[n / 2] * 1e9 / (double)hz : 0;
         free(tsend);
         free(trecv);
+        empty_polls(&r, empty);
         r.n = n;
         r.clock_max_us = (double)clock_max * 1e6 / (double)hz;
         if (n) {
@@ -651,6 +701,10 @@ static int oneway_server(struct arm *a, size_t size, int wfd, int rep)
         uint64_t until = now_ns() + 3000000000ull;
         while (a->kind != ARM_KERNEL && link_up(a) && now_ns() < until)
                 usleep(1000);
+        /* memif reports the link down at the start of its disconnect and frees the rings
+         * at the end, on the interrupt thread; closing meanwhile frees them twice */
+        if (a->kind != ARM_KERNEL)
+                usleep(100000);
         return 0;
 }
 
@@ -878,6 +932,16 @@ int main(int argc, char **argv)
                                c->client_rx_ns, s ? s->busy_ns : -1);
                         for (long i = 0; i < c->stalls && i < 8; i++)
                                 printf(" %ld", c->first_stall[i]);
+                        for (int side = 0; side < 2; side++) {
+                                const struct result *x = side ? s : c;
+                                if (!x)
+                                        continue;
+                                printf(" | %s empty polls ns p50/p99/p99.9/max: other %.0f/%.0f/%.0f/%.0f (%ld),"
+                                       " 16th %.0f/%.0f/%.0f/%.0f (%ld)", side ? "server" : "client",
+                                       x->empty_q[0][0], x->empty_q[0][1], x->empty_q[0][2], x->empty_q[0][3],
+                                       x->empty_n[0], x->empty_q[1][0], x->empty_q[1][1], x->empty_q[1][2],
+                                       x->empty_q[1][3], x->empty_n[1]);
+                        }
                         printf(" [%s]\n", stamp);
                         fflush(stdout);
                         double v[5] = { c->p50, c->p99, c->p999, c->max, c->mean };

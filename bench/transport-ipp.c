@@ -18,6 +18,7 @@
 #include <rte_ring.h>
 
 #include "demux.h"
+#include "frame_fast.h"
 #include "transport.h"
 
 #define ROUNDS 2000
@@ -88,6 +89,27 @@ __attribute__((noinline)) long ipp_pure_rx(const struct tr_demux *d)
                 n += tr_demux_lookup(d, f.ip_dst, f.dst_port) != NULL;
         }
         return n;
+}
+
+/* The data path's inline parse of the usual datagram (software checksums) + demux. */
+__attribute__((noinline)) long ipp_pure_rx_fast(const struct tr_demux *d);
+__attribute__((noinline)) long ipp_pure_rx_fast(const struct tr_demux *d)
+{
+        long n = 0;
+        for (int i = 0; i < BURST; i++) {
+                struct tr_frame f;
+                if (tr_frame_parse_udp_fast(frame, frame_len, 0, &f))
+                        n += tr_demux_lookup(d, f.ip_dst, f.dst_port) != NULL;
+        }
+        return n;
+}
+
+/* The data path's header template (software checksums), payload copied and summed. */
+__attribute__((noinline)) void ipp_pure_tx_tmpl(uint8_t *out, const struct tr_udp_tmpl *t, const uint8_t *payload);
+__attribute__((noinline)) void ipp_pure_tx_tmpl(uint8_t *out, const struct tr_udp_tmpl *t, const uint8_t *payload)
+{
+        for (int i = 0; i < BURST; i++)
+                tr_udp_tmpl_write(t, out, payload, 32, (uint16_t)i, true, true);
 }
 
 /* Same with the checksums marked verified, as a NIC with RX checksum offload reports. */
@@ -202,10 +224,14 @@ int main(void)
         tr_demux_add(&d, 0, 5000, &d);
         uint8_t out[128];
         long pure = 0;
+        struct tr_udp_tmpl tm;
+        tr_udp_tmpl_init(&tm, &ha);
         for (int r = 0; r < ROUNDS; r++) {
                 pure += ipp_pure_rx(&d);
                 pure += ipp_pure_rx_offload(&d) - BURST;
+                pure += ipp_pure_rx_fast(&d) - BURST;
                 ipp_pure_tx(out, &ha);
+                ipp_pure_tx_tmpl(out, &tm, payload);
         }
         printf("packets: rx %ld tx %ld raw rx %ld raw tx %ld pure %ld (rounds %d x burst %d)\n", rx, tx, raw_rx,
                raw_tx, pure, ROUNDS, BURST);

@@ -11,6 +11,7 @@ trap 'rm -f "$out" "$raw"' EXIT
 valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \
   --toggle-collect=ipp_rx --toggle-collect=ipp_tx --toggle-collect=ipp_pure_rx \
   --toggle-collect=ipp_pure_rx_offload --toggle-collect=ipp_pure_tx \
+  --toggle-collect=ipp_pure_rx_fast --toggle-collect=ipp_pure_tx_tmpl \
   "$build/bench/transport-ipp" >/dev/null 2>&1
 valgrind --tool=callgrind --callgrind-out-file="$raw" --collect-atstart=no \
   --toggle-collect=ipp_raw_rx --toggle-collect=ipp_raw_tx \
@@ -29,7 +30,8 @@ valgrind --tool=callgrind --callgrind-out-file="$raw" --collect-atstart=no \
   !self && $0 ~ /:ipp_pure_rx \[/ { prx = n }
   !self && $0 ~ /:ipp_pure_rx_offload \[/ { pro = n }
   !self && $0 ~ /:ipp_pure_tx \[/ { ptx = n }
-  !self && $0 ~ /:rte_pktmbuf_free_bulk \[/ { fr = n }
+  !self && $0 ~ /:ipp_pure_rx_fast \[/ { prf = n }
+  !self && $0 ~ /:ipp_pure_tx_tmpl \[/ { ptt = n }
   self && $0 ~ /librte_net_ring/ && $0 !~ /=>/ { ring += n }
   self && $0 ~ /librte_mempool_ring/ && $0 !~ /=>/ { mp += n }
   END {
@@ -37,13 +39,14 @@ valgrind --tool=callgrind --callgrind-out-file="$raw" --collect-atstart=no \
     printf "%-52s %9.0f\n", "RX raw: rx_burst + mbuf free, no stack", rrx / pk
     printf "%-52s %9.0f\n", "RX tr_poll, everything", rx / pk
     printf "%-52s %9.0f\n", "RX what the stack adds (tr_poll - raw)", (rx - rrx) / pk
-    printf "%-52s %9.0f\n", "RX tr_poll minus PMD rx and mbuf free", (rx - fr) / pk - ring / pk / 2
     printf "%-52s %9.0f\n", "TX raw: alloc + copy a frame + tx_burst, no stack", rtx / pk
     printf "%-52s %9.0f\n", "TX tr_sendmmsg, everything", tx / pk
     printf "%-52s %9.0f\n", "TX what the stack adds (tr_sendmmsg - raw)", (tx - rtx) / pk
-    printf "%-52s %9.0f\n", "TX tr_sendmmsg minus PMD tx and mempool ops", tx / pk - ring / pk / 2 - mp / pk
+    printf "%-52s %9.0f\n", "RX + TX minus PMD rx/tx and mempool ring ops", (rx + tx) / pk - ring / pk - mp / pk
+    printf "%-52s %9.0f\n", "RX inline parse + demux (data path), sw checksums", prf / pk
     printf "%-52s %9.0f\n", "RX parse + demux (pure), software checksums", prx / pk
     printf "%-52s %9.0f\n", "RX parse + demux (pure), checksums offloaded", pro / pk
+    printf "%-52s %9.0f\n", "TX header template + payload (data path), sw checksums", ptt / pk
     printf "%-52s %9.0f\n", "TX header build (pure), software checksums", ptx / pk
-    printf "(net_ring PMD rx+tx %.0f, mempool ring ops %.0f, mbuf free %.0f Ir/packet)\n", ring / pk, mp / pk, fr / pk
+    printf "(net_ring PMD rx+tx %.0f, mempool ring ops %.0f Ir/packet)\n", ring / pk, mp / pk
   }'

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The data path, run by each polling thread on its own queue: tr_send / tr_sendmmsg
- * (next hop, mbufs from the port's pool, header build, one tx_burst) and tr_poll (one
- * rx_burst, parse, demux, callback; ARP/IGMP handed to control.c; host-local sockets and
- * IGMP timers on queue 0). Never allocates, never logs, counts instead. */
+/* The data path, run by each polling thread on its own queue: tr_send / tr_sendmmsg (a
+ * prepared flow's headers, or the next hop resolved for a new one; mbufs from the port's
+ * pool; one tx_burst) and tr_poll of queue 0 (every RX queue, the inline UDP parse or the
+ * full one, demux, callback; ARP/IGMP handed to control.c; every 16th poll the host-local
+ * sockets the watcher flagged and the IGMP timers). Never allocates, never logs, makes no
+ * system call without host-local traffic; counts instead. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>

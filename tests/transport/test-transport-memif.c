@@ -2,8 +2,9 @@
 /* Two processes, each with its own EAL, over net_memif (a file socket in a temp dir):
  * the client resolves the server by ARP, sends 2000 numbered datagrams (single sends and
  * batches), the server echoes each, the client checks every echo arrived intact. Then
- * "bye"/"ack": the server stops polling before the client closes (DPDK 22.11's memif
- * unmaps its rings on a peer's disconnect from the interrupt thread, racing rx_burst). */
+ * "bye"/"ack": the server stops polling before the client closes, and closes only after
+ * memif's disconnect is done (DPDK 22.11's memif unmaps its rings on a peer's disconnect
+ * from the interrupt thread, racing rx_burst and the port's own close). */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -152,6 +153,10 @@ static int run(bool server, const char *sock)
                         ;
                 while (tr_port_link_up(p) && ms_now() < deadline)
                         usleep(1000);
+                /* memif says the link is down at the start of its disconnect and frees its
+                 * rings at the end, on the EAL interrupt thread: let that finish before
+                 * tr_port_close frees them again (DPDK 22.11; this checks nothing) */
+                usleep(100000);
         } else {
                 struct sockaddr_in dst = t_sin("10.1.0.1", 7001);
                 static uint8_t msgs_buf[32][64];
