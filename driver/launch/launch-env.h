@@ -7,6 +7,7 @@
 #define SPIN_LAUNCH_ENV_H
 
 #include "cpuset.h"
+#include "ipv4.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,6 +33,8 @@ typedef struct lenv_nic {
         char devargs[128];
         char devices[LENV_MAX_DEVICES][128];
         unsigned n_devices;
+        ipv4_cidr ipv4;     /* SPINLANE_NIC_<i>_IPV4: the NIC's address and prefix (required) */
+        uint32_t gateway;   /* SPINLANE_NIC_<i>_GATEWAY: host byte order; 0 = none (on-link only) */
 } lenv_nic;
 
 typedef struct lenv_err {

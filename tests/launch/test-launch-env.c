@@ -25,6 +25,10 @@ static const char *GOOD[] = {
         "AERON_SENDER_CPU_AFFINITY=3",
         "AERON_RECEIVER_WILDCARD_PORT_RANGE=21000   21999",
         "AERON_MTU_LENGTH=1k",
+        "SPINLANE_NIC_0_IPV4=10.0.6.10/24", /* GOOD[18..21]: the NICs' addresses */
+        "SPINLANE_NIC_0_GATEWAY=10.0.6.1",
+        "SPINLANE_NIC_1_IPV4=10.1.0.4/32",
+        "SPINLANE_NIC_1_GATEWAY=",
         NULL,
 };
 
@@ -55,6 +59,30 @@ static void test_good(void)
         CHECK_INT(env.aeron.receiver_lo, 21000);
         CHECK_INT(env.aeron.receiver_hi, 21999);
         CHECK_INT(env.aeron.mtu, 1024);
+        CHECK_INT(env.nics[0].ipv4.addr, 0x0a00060a);
+        CHECK_INT(env.nics[0].ipv4.prefix_len, 24);
+        CHECK_INT(env.nics[0].gateway, 0x0a000601);
+        CHECK_INT(env.nics[1].ipv4.prefix_len, 32);
+        CHECK_INT(env.nics[1].gateway, 0); /* empty: none, on-link peers only */
+
+        /* the address variables are required: each missing one is named */
+        for (unsigned k = 18; k <= 21; k++) {
+                const char *envp[ELEMENTSOF(GOOD)];
+                unsigned n = 0;
+                for (unsigned j = 0; GOOD[j]; j++)
+                        if (j != k)
+                                envp[n++] = GOOD[j];
+                envp[n] = NULL;
+                char want[48];
+                snprintf(want, sizeof(want), "%.*s", (int)(strchr(GOOD[k], '=') - GOOD[k]), GOOD[k]);
+                CHECK_INT(lenv_parse(envp, &env), 0);
+                CHECK_INT(env.n_errs, 1);
+                CHECK(!env.have_nics);
+                if (env.n_errs == 1) {
+                        CHECK_STR(env.errs[0].var, want);
+                        CHECK(strstr(env.errs[0].msg, "is not set") != NULL);
+                }
+        }
 
         /* the device plugin's own core ids ("p<package>c<core>") */
         const char *plugin[] = { "SPINLANE_ISOLATED_CORES=p0c2,p0c3", GOOD[0], NULL };
@@ -65,14 +93,15 @@ static void test_good(void)
         /* an empty MAC is "unknown" (the plugin's value for a NIC bound to vfio) */
         const char *nomac[] = { "SPINLANE_NIC_0_MAC=", GOOD[0], GOOD[2], GOOD[4], GOOD[5], GOOD[7],
                                 "SPINLANE_NIC_1_KIND=ena", "SPINLANE_NIC_1_DRIVER=vfio-pci",
-                                "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/8", NULL };
+                                "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/8",
+                                GOOD[18], GOOD[19], GOOD[20], GOOD[21], NULL };
         CHECK_INT(lenv_parse(nomac, &env), 0);
         CHECK_INT(env.n_errs, 0);
         CHECK_STR(env.nics[0].mac, "");
         CHECK_STR(env.nics[1].devargs, "0000:00:07.0");
         /* but a MANA port is chosen by its MAC: empty is an error there */
         const char *manamac[] = { "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_0_MAC=", GOOD[0], GOOD[2], GOOD[4], GOOD[5],
-                                  GOOD[7], GOOD[8], GOOD[9], GOOD[11], NULL };
+                                  GOOD[7], GOOD[8], GOOD[9], GOOD[11], GOOD[18], GOOD[19], GOOD[20], GOOD[21], NULL };
         CHECK_INT(lenv_parse(manamac, &env), 0);
         CHECK_INT(env.n_errs, 1);
         if (env.n_errs == 1)
@@ -115,6 +144,17 @@ static const struct {
         { "SPINLANE_NIC_0_DEVICES=/etc/passwd", "SPINLANE_NIC_0_DEVICES", "allocation-env" },
         { "SPINLANE_NIC_0_DEVICES=/dev/../etc/shadow", "SPINLANE_NIC_0_DEVICES", "allocation-env" },
         { "SPINLANE_NIC_0_DEVICES=/dev/a,,/dev/b", "SPINLANE_NIC_0_DEVICES", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=10.0.6.10", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=10.0.6.10/33", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=10.0.6.10/0", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=10.0.6.0/24", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=010.0.6.10/24", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.7.1", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.6.10", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.6.255", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=gw", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_1_GATEWAY=10.1.0.1", "SPINLANE_NIC_1_GATEWAY", "allocation-env" }, /* a /32 has no other host */
         { "SPINLANE_HUGEPAGE_DIR=relative", "SPINLANE_HUGEPAGE_DIR", "hugepages" },
         { "SPINLANE_HUGEPAGE_DIR=/huge pages", "SPINLANE_HUGEPAGE_DIR", "hugepages" },
         { "SPINLANE_DPDK_MEMORY_MB=0", "SPINLANE_DPDK_MEMORY_MB", "hugepages" },

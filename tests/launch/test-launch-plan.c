@@ -177,8 +177,8 @@ int main(void)
 
         /* two NICs on NUMA node 1, three cores: conductor, sender, receiver in order */
         const char *e1[] = { "SPINLANE_ISOLATED_CPUS=2-4,10-12", "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0",
-                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=1", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio",
-                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio",
+                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=1", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1",
+                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_1_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_GATEWAY=10.0.1.1",
                              "SPINLANE_NIC_1_DEVARGS=0000:00:07.0,llq_policy=1", "SPINLANE_DPDK_MEMORY_MB=512",
                              "SPINLANE_POD_UID=1234-abcd", "SPINLANE_EAL_EXTRA_ARGS=--log-level=pmd.net.ena:8", NULL };
         parse(&env, e1);
@@ -220,8 +220,8 @@ int main(void)
 
         /* NICs on different nodes: -m; the pod's own affinities and modes are kept */
         const char *e2[] = { "SPINLANE_ISOLATED_CPUS=2-4,10-12", "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0",
-                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=0", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio",
-                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio",
+                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=0", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1",
+                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_1_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_GATEWAY=10.0.1.1",
                              "AERON_SENDER_CPU_AFFINITY=4", "AERON_THREADING_MODE=DEDICATED",
                              "AERON_SENDER_IDLE_STRATEGY=spinning", NULL };
         parse(&env, e2);

@@ -19,9 +19,9 @@ static const char *launcher;
         "SPINLANE_ISOLATED_CPUS=1-3,5-7", "SPINLANE_ISOLATED_CORES=1,2,3",                         \
                 "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0", "SPINLANE_NIC_0_KIND=ena",         \
                 "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=0",                         \
-                "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_1_KIND=ena",    \
+                "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1", "SPINLANE_NIC_1_KIND=ena",    \
                 "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=0",                         \
-                "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "HOSTNAME=aeron-md-0",        \
+                "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_1_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_GATEWAY=10.0.1.1", "HOSTNAME=aeron-md-0",        \
                 "PATH=/usr/bin:/bin"
 
 static char *find_env(void)
@@ -251,7 +251,7 @@ static void test_json_paths(const char *root)
 
         /* no SPINLANE_ISOLATED_CPUS: allocation-env fails; --warn-only still cannot plan */
         char *envp2[] = { "SPINLANE_DPDK_NICS=0000:00:06.0", "SPINLANE_NIC_0_KIND=ena", "SPINLANE_NIC_0_DRIVER=vfio-pci",
-                          "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "PATH=/usr/bin:/bin", NULL };
+                          "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1", "PATH=/usr/bin:/bin", NULL };
         char *argv2[] = { (char *)launcher, "--json", "--warn-only", "--root", (char *)root, "--", "/bin/true", NULL };
         CHECK_INT(run_capture(argv2, envp2, NULL, &out), 1);
         last = json_lines(out, &n);
