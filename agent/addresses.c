@@ -140,7 +140,9 @@ void addresses_apply(inventory *inv, const addresses_options *o)
         }
         for (size_t i = 0; i < inv->n_nics; i++) {
                 inv_nic *n = &inv->nics[i];
-                if (n->primary || (o->selected && !o->selected(n, o->sel_userdata)))
+                /* the NICs the device plugin lists: selected and DPDK-ready (a NIC still on its
+                 * kernel driver is not asked about before it is bound) */
+                if (!inv_nic_advertisable(n) || (o->selected && !o->selected(n, o->sel_userdata)))
                         continue;
                 resolve(n, o);
         }

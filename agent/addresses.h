@@ -38,8 +38,9 @@ typedef void (*addresses_md_fn)(void *userdata, const inv_nic *nic, nic_addr_sou
 typedef struct addresses_options {
         const config *cfg;      /* addresses.sources and addresses.static; required */
         const bind_state *state; /* MACs recorded before unbinding; NULL: none */
-        /* Which NICs get an address (the config's selection); NULL: every non-primary NIC.
-         * The primary NIC is never resolved. */
+        /* Which NICs get an address (the config's selection); NULL: all. Only NICs the
+         * device plugin may list are resolved (inv_nic_advertisable: DPDK-ready, never
+         * the primary); the others stay UNRESOLVED. */
         bool (*selected)(const inv_nic *nic, void *userdata);
         void *sel_userdata;
         /* NULL: the metadata is asked only by the running agent, and a NIC that needs it
@@ -55,8 +56,8 @@ nic_addr_source addresses_cloud(const inv_nic *nic);
 const char *addresses_cloud_name(nic_addr_source cloud);
 
 /* Fill the MAC of every NIC that lost its netdev from the bind state (mac_source
- * "bind-state"), then inv_nic.addr of every selected NIC; two NICs that end up with one
- * address both fail (INV_ADDR_DUPLICATE). Unselected NICs are left UNRESOLVED. */
+ * "bind-state"), then inv_nic.addr of every selected DPDK-ready NIC; two NICs that end up
+ * with one address both fail (INV_ADDR_DUPLICATE). The others are left UNRESOLVED. */
 void addresses_apply(inventory *inv, const addresses_options *o);
 
 #endif

@@ -28,6 +28,7 @@ typedef struct md_entry {
         nic_addr addr;
         char why[IMDS_MSG_LEN];
         bool inflight;
+        bool again;                 /* reloaded while in flight: ask once more when it ends */
         uint64_t due_ms;            /* ask (again) from then on; UINT64_MAX: not before a reload */
         unsigned failures;          /* in a row: the retry backoff */
         uint64_t seen;              /* the last resolution that asked for it */
@@ -106,6 +107,10 @@ static void on_lookup(int error, const imds_addr *addr, const char *message, voi
                 snprintf(x->why, sizeof(x->why), "%s", message && *message ? message : strerror(-error));
                 x->failures++;
                 x->due_ms = loop_now_ms() + retry_delay(x->failures);
+        }
+        if (x->again) { /* this answer may predate the reload: the next scan asks again */
+                x->again = false;
+                x->due_ms = 0;
         }
         log_result(x);
         if (a->changed)
@@ -230,6 +235,7 @@ void run_address_reload(run_address *a)
         for (size_t i = 0; a && i < a->n; i++) {
                 a->e[i]->due_ms = 0;
                 a->e[i]->failures = 0;
+                a->e[i]->again = a->e[i]->inflight;
         }
 }
 
