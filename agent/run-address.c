@@ -44,6 +44,7 @@ struct run_address {
         char imds_error[256];
         md_entry **e;
         size_t n, cap;
+        int retry_fd;               /* fires when the first failed lookup is due again */
         uint64_t gen;
         unsigned lookups;
         void (*changed)(void *userdata);
@@ -89,6 +90,30 @@ static void log_result(md_entry *x)
         x->logged_addr = x->addr;
 }
 
+/* The retry timer at the earliest due time of a failed entry (disarmed when none): when
+ * it fires, the caller re-scans, and the scan starts what is due. */
+static void arm_retry(run_address *a)
+{
+        uint64_t first = UINT64_MAX, now = loop_now_ms();
+        for (size_t i = 0; i < a->n; i++) {
+                const md_entry *x = a->e[i];
+                if (!x->inflight && x->have && x->error && x->due_ms < first)
+                        first = x->due_ms;
+        }
+        if (a->retry_fd >= 0)
+                (void)loop_timer_set(a->loop, a->retry_fd,
+                                     first == UINT64_MAX ? 0 : first > now ? first - now : 1, 0);
+}
+
+static int on_retry(loop *l, void *userdata)
+{
+        run_address *a = userdata;
+        (void)l;
+        if (a->changed)
+                a->changed(a->userdata);
+        return 0;
+}
+
 static void on_lookup(int error, const imds_addr *addr, const char *message, void *userdata)
 {
         md_entry *x = userdata;
@@ -113,6 +138,7 @@ static void on_lookup(int error, const imds_addr *addr, const char *message, voi
                 x->due_ms = 0;
         }
         log_result(x);
+        arm_retry(a);
         if (a->changed)
                 a->changed(a->userdata);
 }
@@ -227,6 +253,7 @@ int run_address_resolve(run_address *a, const hostfs *h, const config *c, invent
                                                   .metadata = metadata_of, .md_userdata = a});
         prep_selection_free(&sel);
         sweep(a);
+        arm_retry(a);
         return 0;
 }
 
@@ -248,15 +275,22 @@ int run_address_new(loop *l, void (*changed)(void *userdata), void *userdata, ru
 
         if (!a)
                 return -ENOMEM;
-        *a = (run_address){.loop = l, .changed = changed, .userdata = userdata};
+        *a = (run_address){.loop = l, .changed = changed, .userdata = userdata, .retry_fd = -1};
+        r = loop_add_timer(l, 0, 0, on_retry, a, &a->retry_fd); /* disarmed */
+        if (r < 0) {
+                free(a);
+                return r;
+        }
         r = http_client_new(l, &a->http);
         if (r < 0) {
+                loop_remove_timer(l, a->retry_fd);
                 free(a);
                 return r;
         }
         r = imds_new(l, a->http, NULL, &a->imds);
         if (r == -ENOMEM) {
                 http_client_free(a->http);
+                loop_remove_timer(l, a->retry_fd);
                 free(a);
                 return r;
         }
@@ -277,6 +311,8 @@ void run_address_free(run_address *a)
                 return;
         imds_free(a->imds); /* cancels the lookups: their callbacks do not run */
         http_client_free(a->http);
+        if (a->retry_fd >= 0)
+                loop_remove_timer(a->loop, a->retry_fd);
         for (size_t i = 0; i < a->n; i++)
                 free(a->e[i]);
         free(a->e);

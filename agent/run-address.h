@@ -16,7 +16,8 @@
 
 #include <stdint.h>
 
-#define RUN_ADDRESS_RETRY_MS 30000u       /* a failed lookup is tried again after this, */
+#define RUN_ADDRESS_RETRY_MS 30000u       /* a failed lookup is tried again after this (a timer
+                                             asks for the scan that starts it), */
 #define RUN_ADDRESS_RETRY_MAX_MS 600000u  /* doubling up to this */
 
 typedef struct run_address run_address;
