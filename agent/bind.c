@@ -317,9 +317,11 @@ static void first_netdev(const hostfs *h, const char *pci, char *buf, size_t siz
         buf[0] = '\0';
         if (hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/net", pci) < 0 || hostfs_opendir(h, path, &d) < 0)
                 return;
-        while ((de = readdir(d)))
-                if (de->d_name[0] != '.' && strlen(de->d_name) < size && !*buf)
-                        snprintf(buf, size, "%s", de->d_name);
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                if (de->d_name[0] != '.' && n < size && !*buf)
+                        memcpy(buf, de->d_name, n + 1); /* fits: checked above */
+        }
 }
 
 /* The MAC of pci's netdev ("" when unreadable): <pci>/net/<if>/address, which is

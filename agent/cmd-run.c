@@ -454,6 +454,9 @@ static void on_dp_event(const dp_event *ev, void *ud)
                 log_info("%s", ev->message);
                 loop_exit(ctx->l, 0);
                 break;
+        case DP_EVENT_TEARDOWN_UNFINISHED:
+                log_warn("device plugins: %s", ev->message);
+                break;
         }
 }
 

@@ -65,16 +65,22 @@ void config_init(config *c)
         c->addresses.n_sources = 2;
 }
 
-/* Error "config: "<key>": <what>, got <value>" and return r. */
-static int fail(ctx *x, int r, const char *key, const json_t *v, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static int fail(ctx *x, int r, const char *key, const json_t *v, const char *fmt, ...)
+/* The error "config: "<key>": <what>, got <value>". */
+static void fail_msg(ctx *x, const char *key, const json_t *v, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* fail_msg(), then the value r (a negative errno) as the expression's value. A macro, not
+ * a function returning r: the compiler then sees at every call site that a failure is
+ * negative, so an output set only on success (get_int()) is provably set wherever a
+ * caller reads it after checking r >= 0. */
+#define fail(x, r, key, v, ...) (fail_msg((x), (key), (v), __VA_ARGS__), (r))
+
+static void fail_msg(ctx *x, const char *key, const json_t *v, const char *fmt, ...)
 {
         char what[128], shown[80];
         va_list ap;
 
         if (!x->err || x->err_size == 0)
-                return r;
+                return;
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
@@ -90,7 +96,6 @@ static int fail(ctx *x, int r, const char *key, const json_t *v, const char *fmt
                 snprintf(x->err, x->err_size, "config: \"%s\": %s, got %s", key, what, shown);
         else
                 snprintf(x->err, x->err_size, "config: \"%s\": %s", key, what);
-        return r;
 }
 
 static void join_key(char *buf, const char *parent, const char *child)

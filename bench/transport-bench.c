@@ -1,26 +1,63 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* On-demand benchmark of the DPDK transport: 32-byte ping-pong RTT over net_memif against
- * a kernel UDP ping-pong on loopback (same harness, same run, each side busy-polling and
- * pinned to its own CPU), then one-way throughput of 32 B and 288 B datagrams in bursts of
- * 32 over both. Prints the parameters, a table and the ratios. Not a test. */
+/* On-demand benchmark of the DPDK transport against its floor and against the kernel:
+ * three arms in one harness (same link, pinning and busy polling): "raw" (memif with no
+ * stack: pre-built frames, echo by swapping addresses, TX allocating mbufs and copying a
+ * template), "stack" (libspintransport over the same memif) and "kernel" (UDP on
+ * loopback). Ping-pong RTT and one-way throughput, each arm alternated over several reps
+ * in one run, every result stamped with its parameters, then medians and the ratios
+ * stack/raw and stack/kernel. Also counts stalls, where they happened and context
+ * switches, to find what a tail is made of. Not a test: it asserts nothing. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_version.h>
+
+#include "sizing.h"
 #include "transport.h"
 
-#define MAX_SAMPLES 2000000
+#ifndef SPINLANE_BUILD_TYPE
+#define SPINLANE_BUILD_TYPE "?"
+#endif
 
-static long warmup = 10000, samples = 100000;
-static double seconds = 2.0;
-static const char *only = "all"; /* all | pingpong | oneway */
+#define MAX_SAMPLES 2000000
+#define BURST 32
+#define RINGS 1024
+#define MEMIF_RSIZE 11
+#define POOL_CACHE 256
+#define STALL_LOG 64
+
+enum arm_kind { ARM_RAW, ARM_STACK, ARM_KERNEL, ARM__MAX };
+static const char *const arm_names[ARM__MAX] = { "raw", "stack", "kernel" };
+enum idle { IDLE_SPIN, IDLE_YIELD };
+
+/* ---- parameters: one set per run, stamped on every result ---- */
+static struct {
+        long warmup, samples;
+        double seconds;
+        int reps;
+        bool huge, host_local, arms[ARM__MAX];
+        unsigned queues;
+        enum idle idle;
+        long stall_ns;
+        const char *only;
+} P = { .warmup = 10000, .samples = 100000, .seconds = 2.0, .reps = 3, .host_local = true,
+        .arms = { true, true, true }, .queues = 1, .idle = IDLE_SPIN, .stall_ns = 5000, .only = "all" };
+static char stamp[512];
+static uint64_t tsc_hz; /* calibrated in main against CLOCK_MONOTONIC: the kernel arm has no EAL */
 static char sockpath[256];
 
 static uint64_t now_ns(void)
@@ -46,147 +83,325 @@ static uint32_t ip4(const char *s)
         return a.s_addr;
 }
 
-/* ---- one abstraction over both arms: send one / a batch, poll with a callback ---- */
+static void tsc_calibrate(void)
+{
+        uint64_t t0 = now_ns(), c0 = rte_rdtsc();
+        while (now_ns() - t0 < 50000000u)
+                ;
+        uint64_t t1 = now_ns(), c1 = rte_rdtsc();
+        tsc_hz = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
+}
+
+static const uint8_t mac_server[6] = { 0x02, 0, 0, 0, 0, 0x01 }, mac_client[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+
+/* ---- the arms: open, poll a queue, send n copies of a datagram, echo, close ---- */
 struct arm {
-        bool dpdk;
-        /* dpdk */
+        enum arm_kind kind;
+        bool server;
+        /* raw and stack */
+        uint16_t port_id;
+        /* raw: its own pool and a pre-built frame to the peer */
+        struct rte_mempool *pool;
+        uint8_t tmpl[2048];
+        uint16_t tmpl_len;
+        /* stack */
         struct tr_port *port;
-        struct tr_queue *q;
+        struct tr_queue *q[2];
         struct tr_endpoint *ep;
         /* kernel */
         int fd;
-        struct sockaddr_in peer;
-        bool have_peer;
+        struct sockaddr_in dst;
+        long got;   /* datagrams received; written by the polling thread only */
+        long polls; /* poll calls on queue 0 (for the stack: tr_poll's own count) */
 };
-
-static volatile long got;
-static volatile uint64_t got_bytes;
-static struct sockaddr_in last_src;
 
 static void on_rx(void *clientd, void *ep_clientd, const uint8_t *data, size_t len,
                   const struct sockaddr_in *src)
 {
-        (void)clientd;
+        struct arm *a = clientd;
         (void)ep_clientd;
         (void)data;
-        got++;
-        got_bytes += len;
-        last_src = *src;
+        (void)len;
+        (void)src;
+        __atomic_store_n(&a->got, a->got + 1, __ATOMIC_RELEASE);
 }
 
-static int arm_poll(struct arm *a)
+static uint16_t frame_len(size_t payload)
 {
-        if (a->dpdk)
-                return tr_poll(a->q, on_rx, NULL);
-        struct mmsghdr mm[32];
-        struct iovec iov[32];
-        static uint8_t bufs[32][2048];
-        static struct sockaddr_in srcs[32];
-        for (int i = 0; i < 32; i++) {
-                iov[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) };
-                mm[i].msg_hdr = (struct msghdr){ .msg_name = &srcs[i], .msg_namelen = sizeof(srcs[i]),
-                                                 .msg_iov = &iov[i], .msg_iovlen = 1 };
+        return (uint16_t)(TR_UDP_HDRS + payload < TR_ETH_MIN_FRAME ? TR_ETH_MIN_FRAME : TR_UDP_HDRS + payload);
+}
+
+/* The raw arm's frame: built once, with both checksums, as a peer's stack would send it. */
+static void raw_template(struct arm *a, size_t payload)
+{
+        memset(a->tmpl, 0, sizeof(a->tmpl));
+        struct tr_udp_hdr_args h = {
+                .dst_mac = a->server ? mac_client : mac_server, .src_mac = a->server ? mac_server : mac_client,
+                .ip_src = ip4(a->server ? "10.9.0.1" : "10.9.0.2"), .ip_dst = ip4(a->server ? "10.9.0.2" : "10.9.0.1"),
+                .src_port = a->server ? 7101 : 7100, .dst_port = a->server ? 7100 : 7101, .ttl = 64,
+                .ip_csum = true, .udp_csum = true,
+        };
+        (void)tr_frame_build_udp(a->tmpl, payload, &h);
+        a->tmpl_len = frame_len(payload);
+}
+
+/* The raw port: what tr_port_open does for the device with nothing of the stack: same
+ * rings, burst, pool size and cache, one queue pair per thread. */
+static int raw_open(struct arm *a, char *err, size_t errlen)
+{
+        struct rte_eth_conf conf;
+        struct rte_eth_dev_info info;
+        uint16_t rx = RINGS, tx = RINGS;
+        memset(&conf, 0, sizeof(conf));
+        if (rte_eth_dev_info_get(a->port_id, &info) < 0 ||
+            rte_eth_dev_configure(a->port_id, (uint16_t)P.queues, (uint16_t)P.queues, &conf) < 0 ||
+            rte_eth_dev_adjust_nb_rx_tx_desc(a->port_id, &rx, &tx) < 0) {
+                snprintf(err, errlen, "raw: cannot configure port %u", a->port_id);
+                return -1;
         }
-        int n = recvmmsg(a->fd, mm, 32, MSG_DONTWAIT, NULL);
-        for (int i = 0; i < n; i++)
-                on_rx(NULL, NULL, bufs[i], mm[i].msg_len, &srcs[i]);
-        return n < 0 ? 0 : n;
-}
-
-/* 1 sent, 0 would block */
-static int arm_send(struct arm *a, const struct sockaddr_in *dst, const void *buf, size_t len)
-{
-        if (a->dpdk)
-                return tr_send(a->q, a->ep, dst, buf, len);
-        ssize_t r = sendto(a->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)dst, sizeof(*dst));
-        return r < 0 ? 0 : 1;
-}
-
-static int arm_send_batch(struct arm *a, const struct sockaddr_in *dst, const void *buf, size_t len, int n)
-{
-        if (a->dpdk) {
-                struct tr_msg m[32];
-                for (int i = 0; i < n; i++)
-                        m[i] = (struct tr_msg){ .dst = dst, .data = buf, .len = len };
-                int r = tr_sendmmsg(a->q, a->ep, m, (size_t)n);
-                return r < 0 ? 0 : r;
+        unsigned n = tr_pool_size((uint16_t)P.queues, rx, tx, BURST, POOL_CACHE, rte_lcore_count());
+        a->pool = rte_pktmbuf_pool_create("bench-raw", n, POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                          rte_eth_dev_socket_id(a->port_id));
+        if (!a->pool) {
+                snprintf(err, errlen, "raw: no pool of %u", n);
+                return -1;
         }
-        struct mmsghdr mm[32];
-        struct iovec iov = { (void *)buf, len };
-        for (int i = 0; i < n; i++)
-                mm[i].msg_hdr = (struct msghdr){ .msg_name = (void *)dst, .msg_namelen = sizeof(*dst),
-                                                 .msg_iov = &iov, .msg_iovlen = 1 };
-        int r = sendmmsg(a->fd, mm, (unsigned)n, MSG_DONTWAIT);
-        return r < 0 ? 0 : r;
+        for (uint16_t i = 0; i < P.queues; i++)
+                if (rte_eth_rx_queue_setup(a->port_id, i, rx, (unsigned)rte_eth_dev_socket_id(a->port_id), NULL, a->pool) < 0 ||
+                    rte_eth_tx_queue_setup(a->port_id, i, tx, (unsigned)rte_eth_dev_socket_id(a->port_id), NULL) < 0) {
+                        snprintf(err, errlen, "raw: queue %u setup", i);
+                        return -1;
+                }
+        if (rte_eth_dev_start(a->port_id) < 0) {
+                snprintf(err, errlen, "raw: start");
+                return -1;
+        }
+        struct rte_eth_link link = { 0 };
+        for (int i = 0; i < 1000 && link.link_status != RTE_ETH_LINK_UP; i++) {
+                rte_eth_link_get_nowait(a->port_id, &link);
+                if (link.link_status != RTE_ETH_LINK_UP)
+                        rte_delay_us_sleep(10000);
+        }
+        raw_template(a, 32);
+        return link.link_status == RTE_ETH_LINK_UP ? 0 : -1;
 }
 
-static int arm_open(struct arm *a, bool dpdk, bool server, int cpu)
+static int arm_open(struct arm *a, enum arm_kind kind, bool server, int cpu)
 {
         memset(a, 0, sizeof(*a));
-        a->dpdk = dpdk;
+        a->kind = kind;
+        a->server = server;
         a->fd = -1;
         pin(cpu);
-        if (!dpdk) {
+        a->dst = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(server ? 7100 : 7101) };
+        if (kind == ARM_KERNEL) {
                 struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(server ? 7101 : 7100),
                                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                a->dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
                 a->fd = socket(AF_INET, SOCK_DGRAM, 0);
                 int big = 8 << 20;
                 setsockopt(a->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
                 setsockopt(a->fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
                 return bind(a->fd, (struct sockaddr *)&me, sizeof(me));
         }
-        char args[512], err[256] = "";
+        a->dst.sin_addr.s_addr = ip4(server ? "10.9.0.2" : "10.9.0.1");
+        char args[768], err[256] = "";
         static struct tr_eal_args ea;
+        const uint8_t *m = server ? mac_server : mac_client;
         snprintf(args, sizeof(args),
-                 "-l %d --no-huge --no-pci -m 512 --file-prefix sl-tr-bench-%d --log-level=error "
-                 "--vdev=net_memif0,role=%s,socket=%s,socket-abstract=no,rsize=11",
-                 cpu, (int)getpid(), server ? "server" : "client", sockpath);
-        if (tr_eal_args_split(args, strlen(args), "bench", &ea) < 0 || tr_eal_init(&ea) < 0)
+                 "-l %d %s --no-pci -m 512 --file-prefix sl-tr-bench-%d --log-level=error "
+                 "--vdev=net_memif0,role=%s,socket=%s,socket-abstract=no,rsize=%d,mac=%02x:%02x:%02x:%02x:%02x:%02x",
+                 cpu, P.huge ? "--in-memory" : "--no-huge", (int)getpid(), server ? "server" : "client",
+                 sockpath, MEMIF_RSIZE, m[0], m[1], m[2], m[3], m[4], m[5]);
+        if (tr_eal_args_split(args, strlen(args), "bench", &ea) < 0 || tr_eal_init(&ea) < 0) {
+                fprintf(stderr, "bench: EAL init failed (%s)\n", args);
                 return -1;
-        uint16_t pid;
-        if (tr_port_find("net_memif0", &pid) < 0)
+        }
+        if (tr_port_find("net_memif0", &a->port_id) < 0)
                 return -1;
-        struct tr_port_config cfg = { .port_id = pid, .ipv4 = ip4(server ? "10.9.0.1" : "10.9.0.2"),
-                                      .prefix_len = 24, .link_wait_ms = 10000, .no_host_local = true };
+        if (kind == ARM_RAW) {
+                if (raw_open(a, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "bench: %s\n", err);
+                        return -1;
+                }
+                return 0;
+        }
+        struct tr_port_config cfg = { .port_id = a->port_id, .n_queues = (uint16_t)P.queues,
+                                      .ipv4 = ip4(server ? "10.9.0.1" : "10.9.0.2"), .prefix_len = 24,
+                                      .rx_ring = RINGS, .tx_ring = RINGS, .burst = BURST,
+                                      .link_wait_ms = 10000, .no_host_local = !P.host_local };
         if (tr_port_open(&cfg, &a->port, err, sizeof(err)) < 0) {
                 fprintf(stderr, "bench: %s\n", err);
                 return -1;
         }
-        a->q = tr_port_queue(a->port, 0);
+        for (unsigned i = 0; i < P.queues; i++)
+                a->q[i] = tr_port_queue(a->port, i);
         struct sockaddr_in b = { .sin_family = AF_INET, .sin_port = htons(server ? 7101 : 7100) };
         return tr_endpoint_open(a->port, &b, NULL, &a->ep);
 }
 
 static void arm_close(struct arm *a)
 {
-        if (a->dpdk) {
+        if (a->kind == ARM_KERNEL) {
+                close(a->fd);
+                return;
+        }
+        if (a->kind == ARM_STACK) {
                 tr_endpoint_close(a->ep);
                 tr_port_close(a->port);
-                tr_eal_cleanup();
-        } else
-                close(a->fd);
+        } else {
+                rte_eth_dev_stop(a->port_id);
+                rte_eth_dev_close(a->port_id);
+                rte_mempool_free(a->pool);
+        }
+        tr_eal_cleanup();
 }
 
-static struct sockaddr_in peer_of(bool dpdk, bool server)
+/* Receive what queue qi has (the raw arm drains every RX queue from queue 0, as the
+ * stack does); returns the datagrams received. */
+static int arm_poll(struct arm *a, unsigned qi)
 {
-        struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(server ? 7100 : 7101) };
-        s.sin_addr.s_addr = dpdk ? ip4(server ? "10.9.0.2" : "10.9.0.1") : htonl(INADDR_LOOPBACK);
-        return s;
+        if (qi == 0)
+                a->polls++;
+        if (a->kind == ARM_STACK)
+                return tr_poll(a->q[qi], on_rx, a);
+        if (a->kind == ARM_RAW) {
+                struct rte_mbuf *pk[BURST];
+                int n = 0;
+                for (uint16_t r = 0; qi == 0 && r < P.queues; r++) {
+                        uint16_t k = rte_eth_rx_burst(a->port_id, r, pk, BURST);
+                        if (k) {
+                                rte_pktmbuf_free_bulk(pk, k);
+                                n += k;
+                        }
+                }
+                if (n)
+                        __atomic_store_n(&a->got, a->got + n, __ATOMIC_RELEASE);
+                return n;
+        }
+        struct mmsghdr mm[BURST];
+        struct iovec iov[BURST];
+        static __thread uint8_t bufs[BURST][2048];
+        struct sockaddr_in srcs[BURST];
+        for (int i = 0; i < BURST; i++) {
+                iov[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) };
+                mm[i].msg_hdr = (struct msghdr){ .msg_name = &srcs[i], .msg_namelen = sizeof(srcs[i]),
+                                                 .msg_iov = &iov[i], .msg_iovlen = 1 };
+        }
+        int n = recvmmsg(a->fd, mm, BURST, MSG_DONTWAIT, NULL);
+        for (int i = 0; i < n; i++)
+                on_rx(a, NULL, bufs[i], mm[i].msg_len, &srcs[i]);
+        return n < 0 ? 0 : n;
 }
 
-/* Send until it goes (ARP resolution on the first one), polling meanwhile. */
-static void send_blocking(struct arm *a, const struct sockaddr_in *dst, const void *buf, size_t len)
+/* Send n (1..BURST) datagrams of len bytes on queue qi; returns how many went. */
+static int arm_send(struct arm *a, unsigned qi, const void *buf, size_t len, int n)
 {
-        while (arm_send(a, dst, buf, len) != 1)
-                arm_poll(a);
+        if (a->kind == ARM_STACK) {
+                struct tr_msg m[BURST];
+                for (int i = 0; i < n; i++)
+                        m[i] = (struct tr_msg){ .dst = &a->dst, .data = buf, .len = len };
+                int r = n == 1 ? tr_send(a->q[qi], a->ep, &a->dst, buf, len) : tr_sendmmsg(a->q[qi], a->ep, m, (size_t)n);
+                return r < 0 ? 0 : r;
+        }
+        if (a->kind == ARM_RAW) {
+                struct rte_mbuf *m[BURST];
+                if (rte_pktmbuf_alloc_bulk(a->pool, m, (unsigned)n) != 0)
+                        return 0;
+                for (int i = 0; i < n; i++) {
+                        memcpy(rte_pktmbuf_mtod(m[i], uint8_t *), a->tmpl, a->tmpl_len);
+                        m[i]->data_len = a->tmpl_len;
+                        m[i]->pkt_len = a->tmpl_len;
+                }
+                uint16_t sent = rte_eth_tx_burst(a->port_id, (uint16_t)qi, m, (uint16_t)n);
+                if (sent < n)
+                        rte_pktmbuf_free_bulk(m + sent, (unsigned)(n - sent));
+                return sent;
+        }
+        if (n == 1) {
+                ssize_t r = sendto(a->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&a->dst, sizeof(a->dst));
+                return r < 0 ? 0 : 1;
+        }
+        struct mmsghdr mm[BURST];
+        struct iovec iov = { (void *)buf, len };
+        for (int i = 0; i < n; i++)
+                mm[i].msg_hdr = (struct msghdr){ .msg_name = &a->dst, .msg_namelen = sizeof(a->dst),
+                                                 .msg_iov = &iov, .msg_iovlen = 1 };
+        int r = sendmmsg(a->fd, mm, (unsigned)n, MSG_DONTWAIT);
+        return r < 0 ? 0 : r;
 }
 
+/* Send one datagram until it goes (ARP resolution on the first), polling meanwhile. */
+static void send_blocking(struct arm *a, unsigned qi, const void *buf, size_t len)
+{
+        while (arm_send(a, qi, buf, len, 1) != 1)
+                if (qi == 0)
+                        arm_poll(a, 0);
+}
+
+/* Server, one thread: receive a burst and send each datagram back. The raw arm swaps the
+ * addresses of the frames it got and returns the same mbufs; the others send anew. */
+static int arm_echo(struct arm *a, const uint8_t *msg, size_t len)
+{
+        if (a->kind != ARM_RAW) {
+                long before = a->got;
+                arm_poll(a, 0);
+                for (long i = before; i < a->got; i++)
+                        send_blocking(a, 0, msg, len);
+                return (int)(a->got - before);
+        }
+        struct rte_mbuf *pk[BURST];
+        a->polls++;
+        uint16_t n = rte_eth_rx_burst(a->port_id, 0, pk, BURST);
+        for (uint16_t i = 0; i < n; i++) {
+                uint8_t *d = rte_pktmbuf_mtod(pk[i], uint8_t *), t[6];
+                uint32_t ip;
+                uint16_t port;
+                memcpy(t, d, 6);
+                memcpy(d, d + 6, 6);
+                memcpy(d + 6, t, 6);
+                memcpy(&ip, d + 26, 4);
+                memcpy(d + 26, d + 30, 4);
+                memcpy(d + 30, &ip, 4);
+                memcpy(&port, d + 34, 2);
+                memcpy(d + 34, d + 36, 2);
+                memcpy(d + 36, &port, 2);
+        }
+        uint16_t sent = 0;
+        while (sent < n)
+                sent += rte_eth_tx_burst(a->port_id, 0, pk + sent, (uint16_t)(n - sent));
+        a->got += n;
+        return n;
+}
+
+static bool link_up(struct arm *a)
+{
+        struct rte_eth_link link;
+        return rte_eth_link_get_nowait(a->port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+/* ---- results ---- */
+enum test { T_PINGPONG, T_ONEWAY };
 struct result {
-        char name[32];
-        double p50, p99, p999, max, mean;
-        long n;
+        int arm, test, rep;
+        bool server;
+        size_t size;
+        long n, want;
+        double p50, p99, p999, max, mean; /* us */
         double rate, gbps;
-        long sent, recvd;
+        long recvd;
+        /* what a tail is made of */
+        long stalls;           /* client: RTTs above the stall threshold */
+        long stalls_in_send;   /* of them, those whose send alone took over half the threshold */
+        long gaps;             /* loop iterations (between two polls) above the threshold */
+        long calls;            /* single echo/poll calls above the threshold */
+        long calls_slow;       /* of them, on a poll the stack's slow path runs (every 16th) */
+        double clock_max_us;   /* the slowest clock_gettime call */
+        double busy_ns;        /* median duration of a call that did work: server echo (receive +
+                                  send back), client send; client_rx_ns the poll that received */
+        double client_rx_ns;
+        long nivcsw, nvcsw, minflt;
+        long first_stall[8];   /* client: sample index of the first stalls */
 };
 
 static int cmp_u64(const void *x, const void *y)
@@ -195,48 +410,203 @@ static int cmp_u64(const void *x, const void *y)
         return a < b ? -1 : a > b;
 }
 
-/* ---- ping-pong: the server echoes, the client measures ---- */
-static int pingpong(bool dpdk, bool server, int wfd)
+static void usage_begin(struct rusage *ru)
 {
-        struct arm a;
+        getrusage(RUSAGE_THREAD, ru);
+}
+
+static void usage_end(const struct rusage *ru0, struct result *r)
+{
+        struct rusage ru;
+        getrusage(RUSAGE_THREAD, &ru);
+        r->nivcsw = ru.ru_nivcsw - ru0->ru_nivcsw;
+        r->nvcsw = ru.ru_nvcsw - ru0->ru_nvcsw;
+        r->minflt = ru.ru_minflt - ru0->ru_minflt;
+}
+
+static inline void idle_once(void)
+{
+        if (P.idle == IDLE_YIELD)
+                sched_yield();
+}
+
+/* ---- two threads per side (P.queues == 2): queue 0 receives, queue 1 sends ---- */
+struct duo {
+        struct arm *a;
+        volatile bool stop;
+        bool registered;
+        int cpu;
+};
+
+static void *rx_thread(void *arg)
+{
+        struct duo *d = arg;
+        pin(d->cpu);
+        while (!d->stop)
+                if (arm_poll(d->a, 0) == 0)
+                        idle_once();
+        return NULL;
+}
+
+static long got_of(struct arm *a)
+{
+        return __atomic_load_n(&a->got, __ATOMIC_ACQUIRE);
+}
+
+/* ---- ping-pong: the server echoes, the client measures ---- */
+static int pingpong_server(struct arm *a, int wfd)
+{
         uint8_t msg[32] = { 0 };
-        if (arm_open(&a, dpdk, server, server ? 1 : 0) < 0)
+        long total = P.warmup + P.samples, echoed = 0;
+        struct result r = { .server = true, .arm = a->kind, .test = T_PINGPONG, .size = 32 };
+        struct rusage ru0;
+        uint64_t idle_since = now_ns(), thr = (uint64_t)P.stall_ns * tsc_hz / 1000000000u;
+        uint64_t last = rte_rdtsc();
+        bool measuring = false;
+        struct duo d = { .a = a, .cpu = -1 };
+        pthread_t th;
+        uint64_t *busy = calloc((size_t)P.samples, sizeof(uint64_t));
+        long nbusy = 0;
+        if (!busy)
                 return 1;
-        struct sockaddr_in dst = peer_of(dpdk, server);
-        long total = warmup + samples;
-        if (server) {
-                long echoed = 0;
-                uint64_t idle_since = now_ns();
-                while (echoed < total && now_ns() - idle_since < 5000000000ull) {
-                        long before = got;
-                        arm_poll(&a);
-                        for (long i = before; i < got; i++) {
-                                send_blocking(&a, &dst, msg, sizeof(msg));
-                                echoed++;
-                        }
-                        if (got != before)
-                                idle_since = now_ns();
-                }
-                arm_close(&a);
-                return 0;
+        if (P.queues == 2) {
+                /* the adapter's shape: this thread sends on queue 1 what queue 0's thread got */
+                d.cpu = sched_getcpu();
+                if (pthread_create(&th, NULL, rx_thread, &d) != 0)
+                        return 1;
+                if (a->kind != ARM_KERNEL)
+                        rte_thread_register();
         }
-        uint64_t *rtt = calloc((size_t)samples, sizeof(uint64_t));
-        struct result r = { 0 };
-        long n = 0;
+        while (echoed < total && now_ns() - idle_since < 5000000000ull) {
+                if (!measuring && echoed >= P.warmup) {
+                        measuring = true;
+                        usage_begin(&ru0);
+                }
+                uint64_t t0 = rte_rdtsc();
+                int n;
+                if (P.queues == 2) {
+                        long g = got_of(a);
+                        n = 0;
+                        while (echoed + n < g) {
+                                send_blocking(a, 1, msg, sizeof(msg));
+                                n++;
+                        }
+                        if (!n)
+                                idle_once();
+                } else
+                        n = arm_echo(a, msg, sizeof(msg));
+                uint64_t t1 = rte_rdtsc();
+                if (measuring) {
+                        if (t1 - t0 > thr) {
+                                r.calls++;
+                                r.calls_slow += (a->polls - 1) % 16 == 0;
+                        }
+                        if (t0 - last > thr)
+                                r.gaps++;
+                        if (n == 1 && nbusy < P.samples)
+                                busy[nbusy++] = t1 - t0;
+                }
+                last = t1;
+                echoed += n;
+                if (n)
+                        idle_since = now_ns();
+        }
+        if (measuring)
+                usage_end(&ru0, &r);
+        if (P.queues == 2) {
+                d.stop = true;
+                pthread_join(th, NULL);
+                if (a->kind != ARM_KERNEL)
+                        rte_thread_unregister();
+        }
+        r.recvd = echoed;
+        qsort(busy, (size_t)nbusy, sizeof(uint64_t), cmp_u64);
+        r.busy_ns = nbusy ? (double)busy[nbusy / 2] * 1e9 / (double)tsc_hz : 0;
+        free(busy);
+        return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
+}
+
+static int pingpong_client(struct arm *a, int wfd, int rep)
+{
+        uint8_t msg[32] = { 0 };
+        uint64_t *rtt = calloc((size_t)P.samples, sizeof(uint64_t));
+        uint64_t *tsend = calloc((size_t)P.samples, sizeof(uint64_t)), *trecv = calloc((size_t)P.samples, sizeof(uint64_t));
+        struct result r = { .arm = a->kind, .test = T_PINGPONG, .rep = rep, .size = 32, .want = P.samples };
+        long total = P.warmup + P.samples, n = 0;
+        uint64_t hz = tsc_hz, thr = (uint64_t)P.stall_ns * hz / 1000000000u, clock_max = 0;
+        struct rusage ru0;
+        struct duo d = { .a = a, .cpu = -1 };
+        pthread_t th;
+        unsigned sq = P.queues == 2 ? 1 : 0;
+        if (!rtt || !tsend || !trecv)
+                return 1;
+        if (P.queues == 2) {
+                d.cpu = sched_getcpu();
+                if (pthread_create(&th, NULL, rx_thread, &d) != 0)
+                        return 1;
+                if (a->kind != ARM_KERNEL)
+                        rte_thread_register();
+        }
         for (long i = 0; i < total; i++) {
-                long want = got + 1;
+                if (i == P.warmup)
+                        usage_begin(&ru0);
+                long want = got_of(a) + 1;
+                uint64_t c0 = rte_rdtsc();
                 uint64_t t0 = now_ns(), deadline = t0 + 1000000000ull;
-                send_blocking(&a, &dst, msg, sizeof(msg));
-                while (got < want && now_ns() < deadline)
-                        arm_poll(&a);
-                if (got < want)
+                uint64_t c1 = rte_rdtsc();
+                send_blocking(a, sq, msg, sizeof(msg));
+                uint64_t sent_at = rte_rdtsc(), last = sent_at, gap = 0, p0 = sent_at;
+                while (got_of(a) < want && now_ns() < deadline) {
+                        p0 = rte_rdtsc();
+                        if (sq == 0)
+                                arm_poll(a, 0);
+                        else
+                                idle_once();
+                        uint64_t c = rte_rdtsc();
+                        if (c - last > gap)
+                                gap = c - last;
+                        if (i >= P.warmup && c - p0 > thr) {
+                                r.calls++;
+                                r.calls_slow += (a->polls - 1) % 16 == 0;
+                        }
+                        last = c;
+                }
+                uint64_t t1 = now_ns();
+                if (got_of(a) < want)
                         break; /* lost: stop, the shortfall is reported */
-                if (i >= warmup)
-                        rtt[n++] = now_ns() - t0;
+                if (c1 - c0 > clock_max)
+                        clock_max = c1 - c0;
+                if (i < P.warmup)
+                        continue;
+                rtt[n] = t1 - t0;
+                tsend[n] = sent_at - c1;
+                trecv[n] = last - p0;
+                if (rtt[n] > (uint64_t)P.stall_ns) {
+                        if (r.stalls < 8)
+                                r.first_stall[r.stalls] = n;
+                        r.stalls++;
+                        r.stalls_in_send += sent_at - c1 > thr / 2;
+                }
+                r.gaps += gap > thr;
+                n++;
+        }
+        if (n)
+                usage_end(&ru0, &r);
+        if (P.queues == 2) {
+                d.stop = true;
+                pthread_join(th, NULL);
+                if (a->kind != ARM_KERNEL)
+                        rte_thread_unregister();
         }
         qsort(rtt, (size_t)n, sizeof(uint64_t), cmp_u64);
-        snprintf(r.name, sizeof(r.name), "%s", dpdk ? "dpdk-memif" : "kernel-udp-lo");
+        qsort(tsend, (size_t)n, sizeof(uint64_t), cmp_u64);
+        qsort(trecv, (size_t)n, sizeof(uint64_t), cmp_u64);
+        r.busy_ns = n ? (double)tsend[n / 2] * 1e9 / (double)hz : 0;
+        r.client_rx_ns = n ? (double)trecv[n / 2] * 1e9 / (double)hz : 0;
+        free(tsend);
+        free(trecv);
         r.n = n;
+        r.clock_max_us = (double)clock_max * 1e6 / (double)hz;
         if (n) {
                 double sum = 0;
                 for (long i = 0; i < n; i++)
@@ -248,63 +618,78 @@ static int pingpong(bool dpdk, bool server, int wfd)
                 r.max = (double)rtt[n - 1] / 1000;
         }
         free(rtt);
-        if (write(wfd, &r, sizeof(r)) != sizeof(r))
-                return 1;
-        arm_close(&a);
-        return 0;
+        return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
 }
 
 /* ---- one-way throughput: the client sends bursts of 32, the server counts ---- */
-static int oneway(bool dpdk, bool server, size_t size, int wfd)
+static int oneway_server(struct arm *a, size_t size, int wfd, int rep)
 {
-        struct arm a;
-        static uint8_t msg[2048];
-        if (arm_open(&a, dpdk, server, server ? 1 : 0) < 0)
-                return 1;
-        struct sockaddr_in dst = peer_of(dpdk, server);
-        struct result r = { 0 };
-        snprintf(r.name, sizeof(r.name), "%s %zuB", dpdk ? "dpdk-memif" : "kernel-udp-lo", size);
-        if (server) {
-                /* count for `seconds` from the first datagram; then tell the client */
-                while (got == 0)
-                        arm_poll(&a);
-                long start_n = got;
-                uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), t1;
-                /* read the clock every 64 polls: it costs more than an empty poll */
-                do {
-                        for (int i = 0; i < 64; i++)
-                                arm_poll(&a);
-                } while ((t1 = now_ns()) < end);
-                seconds = (double)(t1 - t0) / 1e9;
-                r.recvd = got - start_n;
-                r.rate = (double)r.recvd / seconds;
-                r.gbps = r.rate * (double)size * 8 / 1e9;
-                send_blocking(&a, &dst, "stop", 4);
-                if (write(wfd, &r, sizeof(r)) != sizeof(r))
-                        return 1;
-                /* drain until the client stops */
-                uint64_t quiet = now_ns() + 300000000ull;
-                while (now_ns() < quiet)
-                        arm_poll(&a);
-                arm_close(&a);
-                return 0;
-        }
-        send_blocking(&a, &dst, msg, size);
-        long sent = 1;
-        while (got == 0) {
-                sent += arm_send_batch(&a, &dst, msg, size, 32);
-                if ((sent & 1023) < 32)
-                        arm_poll(&a);
-        }
-        r.sent = sent;
+        struct result r = { .server = true, .arm = a->kind, .test = T_ONEWAY, .size = size, .rep = rep };
+        struct rusage ru0;
+        while (a->got == 0)
+                arm_poll(a, 0);
+        long start_n = a->got;
+        usage_begin(&ru0);
+        uint64_t t0 = now_ns(), end = t0 + (uint64_t)(P.seconds * 1e9), t1;
+        /* read the clock every 64 polls: it costs more than an empty poll */
+        do {
+                for (int i = 0; i < 64; i++)
+                        arm_poll(a, 0);
+        } while ((t1 = now_ns()) < end);
+        usage_end(&ru0, &r);
+        double secs = (double)(t1 - t0) / 1e9;
+        r.recvd = a->got - start_n;
+        r.rate = (double)r.recvd / secs;
+        r.gbps = r.rate * (double)size * 8 / 1e9;
+        if (a->kind == ARM_RAW)
+                raw_template(a, 4);
+        send_blocking(a, 0, "stop", 4);
         if (write(wfd, &r, sizeof(r)) != sizeof(r))
                 return 1;
-        arm_close(&a);
+        /* stop polling and wait for the client to go: DPDK 22.11's memif unmaps its rings
+         * on a peer's disconnect from the interrupt thread, racing a concurrent rx_burst */
+        uint64_t until = now_ns() + 3000000000ull;
+        while (a->kind != ARM_KERNEL && link_up(a) && now_ns() < until)
+                usleep(1000);
         return 0;
 }
 
-/* Run server and client in two processes; collect what they write. */
-static int run_pair(const char *mode, bool dpdk, size_t size, struct result *res, int nres)
+static int oneway_client(struct arm *a, size_t size, int wfd)
+{
+        static uint8_t msg[2048];
+        struct result r = { .arm = a->kind, .test = T_ONEWAY, .size = size };
+        unsigned sq = P.queues == 2 ? 1 : 0;
+        struct duo d = { .a = a, .cpu = -1 };
+        pthread_t th;
+        if (a->kind == ARM_RAW)
+                raw_template(a, size);
+        send_blocking(a, 0, msg, size); /* resolves the next hop */
+        if (P.queues == 2) {
+                d.cpu = sched_getcpu();
+                P.idle = IDLE_YIELD; /* the receiving thread only answers ARP and sees the stop */
+                if (pthread_create(&th, NULL, rx_thread, &d) != 0)
+                        return 1;
+                if (a->kind != ARM_KERNEL)
+                        rte_thread_register();
+        }
+        long sent = 1;
+        while (got_of(a) == 0) {
+                sent += arm_send(a, sq, msg, size, BURST);
+                if (sq == 0 && (sent & 1023) < BURST)
+                        arm_poll(a, 0);
+        }
+        if (P.queues == 2) {
+                d.stop = true;
+                pthread_join(th, NULL);
+                if (a->kind != ARM_KERNEL)
+                        rte_thread_unregister();
+        }
+        r.recvd = sent;
+        return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
+}
+
+/* Run server and client in two processes (server on CPU 1, client on CPU 0). */
+static int run_pair(enum test t, enum arm_kind kind, size_t size, int rep, struct result *res, int nres)
 {
         int pfd[2];
         char dir[] = "/tmp/sl-tr-bench-XXXXXX";
@@ -317,8 +702,12 @@ static int run_pair(const char *mode, bool dpdk, size_t size, struct result *res
                 if (kids[i] == 0) {
                         close(pfd[0]);
                         bool server = i == 0;
-                        int rc = strcmp(mode, "pingpong") == 0 ? pingpong(dpdk, server, pfd[1])
-                                                               : oneway(dpdk, server, size, pfd[1]);
+                        struct arm a;
+                        if (arm_open(&a, kind, server, server ? 1 : 0) < 0)
+                                _exit(1);
+                        int rc = t == T_PINGPONG ? (server ? pingpong_server(&a, pfd[1]) : pingpong_client(&a, pfd[1], rep))
+                                                 : (server ? oneway_server(&a, size, pfd[1], rep) : oneway_client(&a, size, pfd[1]));
+                        arm_close(&a);
                         _exit(rc);
                 }
                 if (i == 0)
@@ -336,73 +725,219 @@ static int run_pair(const char *mode, bool dpdk, size_t size, struct result *res
         return n;
 }
 
+/* ---- summary: medians of the reps ---- */
+#define MAX_REPS 15
+static double median(double *v, int n)
+{
+        for (int i = 1; i < n; i++)
+                for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
+                        double t = v[k];
+                        v[k] = v[k - 1];
+                        v[k - 1] = t;
+                }
+        return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+static double range_lo(const double *v, int n)
+{
+        double m = n ? v[0] : 0;
+        for (int i = 1; i < n; i++)
+                m = v[i] < m ? v[i] : m;
+        return m;
+}
+
+static double range_hi(const double *v, int n)
+{
+        double m = n ? v[0] : 0;
+        for (int i = 1; i < n; i++)
+                m = v[i] > m ? v[i] : m;
+        return m;
+}
+
+struct cell {
+        double v[MAX_REPS];
+        int n;
+};
+
+static void cell_add(struct cell *c, double v)
+{
+        if (c->n < MAX_REPS)
+                c->v[c->n++] = v;
+}
+
+static double cell_median(const struct cell *c)
+{
+        double t[MAX_REPS];
+        memcpy(t, c->v, sizeof(t));
+        return median(t, c->n);
+}
+
+static void print_cell(const struct cell *c, const char *fmt)
+{
+        char a[32], b[32], m[32];
+        if (!c->n) {
+                printf(" %19s", "-");
+                return;
+        }
+        snprintf(m, sizeof(m), fmt, cell_median(c));
+        snprintf(a, sizeof(a), fmt, range_lo(c->v, c->n));
+        snprintf(b, sizeof(b), fmt, range_hi(c->v, c->n));
+        char s[128];
+        snprintf(s, sizeof(s), "%s (%s-%s)", m, a, b);
+        printf(" %19s", s);
+}
+
+static double ratio(const struct cell *x, const struct cell *y)
+{
+        double d = cell_median(y);
+        return x->n && y->n && d > 0 ? cell_median(x) / d : 0;
+}
+
+static void parse_arms(const char *s)
+{
+        for (int k = 0; k < ARM__MAX; k++)
+                P.arms[k] = strstr(s, arm_names[k]) != NULL;
+}
+
 int main(int argc, char **argv)
 {
-        for (int i = 1; i + 1 < argc; i += 2) {
+        for (int i = 1; i < argc; i++) {
+                const char *v = i + 1 < argc ? argv[i + 1] : "";
                 if (!strcmp(argv[i], "--samples"))
-                        samples = atol(argv[i + 1]);
+                        P.samples = atol(v), i++;
                 else if (!strcmp(argv[i], "--warmup"))
-                        warmup = atol(argv[i + 1]);
+                        P.warmup = atol(v), i++;
                 else if (!strcmp(argv[i], "--seconds"))
-                        seconds = atof(argv[i + 1]);
+                        P.seconds = atof(v), i++;
+                else if (!strcmp(argv[i], "--reps"))
+                        P.reps = atoi(v), i++;
                 else if (!strcmp(argv[i], "--only"))
-                        only = argv[i + 1];
+                        P.only = v, i++;
+                else if (!strcmp(argv[i], "--arms"))
+                        parse_arms(v), i++;
+                else if (!strcmp(argv[i], "--queues"))
+                        P.queues = (unsigned)atoi(v), i++;
+                else if (!strcmp(argv[i], "--stall-us"))
+                        P.stall_ns = (long)(atof(v) * 1000), i++;
+                else if (!strcmp(argv[i], "--idle"))
+                        P.idle = !strcmp(v, "yield") ? IDLE_YIELD : IDLE_SPIN, i++;
+                else if (!strcmp(argv[i], "--huge"))
+                        P.huge = true;
+                else if (!strcmp(argv[i], "--no-host-local"))
+                        P.host_local = false;
+                else
+                        P.samples = -1;
         }
-        if (samples < 1 || samples > MAX_SAMPLES || warmup < 0 || seconds <= 0) {
-                fprintf(stderr, "usage: %s [--samples N] [--warmup N] [--seconds S] [--only pingpong|oneway]\n", argv[0]);
+        if (P.samples < 1 || P.samples > MAX_SAMPLES || P.warmup < 0 || P.seconds <= 0 || P.reps < 1 ||
+            P.reps > MAX_REPS || P.queues < 1 || P.queues > 2 || P.stall_ns < 100) {
+                fprintf(stderr,
+                        "usage: %s [--samples N] [--warmup N] [--seconds S] [--reps R] [--only pingpong|oneway]\n"
+                        "          [--arms raw,stack,kernel] [--queues 1|2] [--idle spin|yield] [--huge]\n"
+                        "          [--no-host-local] [--stall-us US]\n",
+                        argv[0]);
                 return 2;
         }
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        printf("# spinlane transport bench: %ld online CPUs; server pinned to CPU 1, client to CPU 0;\n"
-               "# both sides busy-poll (no sleeping). memif: rsize=11 (2048 slots), burst 32, no hugepages.\n"
-               "# ping-pong: 32 B payload, warm-up %ld, samples %ld. one-way: bursts of 32 for %.1f s.\n",
-               ncpu, warmup, samples, seconds);
-        if (ncpu < 3)
-                printf("# NOTE: only %ld CPUs: the two busy-polling sides take every CPU, so the OS and\n"
-                       "# its timers share them; tails (p99.9, max) measure the scheduler as much as the code.\n", ncpu);
+        tsc_calibrate();
+        snprintf(stamp, sizeof(stamp),
+                 "warmup=%ld samples=%ld seconds=%.1f link=memif(copy,rsize=%d) burst=%d rings=%d/%d queues=%u "
+                 "threads/side=%u idle=%s huge=%s pin=client:0,server:1 host_local=%s cpus=%ld build=%s cc=%s dpdk=%s",
+                 P.warmup, P.samples, P.seconds, MEMIF_RSIZE, BURST, RINGS, RINGS, P.queues, P.queues,
+                 P.idle == IDLE_YIELD ? "yield" : "busy", P.huge ? "2M" : "no", P.host_local ? "on" : "off", ncpu,
+                 SPINLANE_BUILD_TYPE, __VERSION__, rte_version());
+        printf("# spinlane transport bench, %d reps per arm, arms alternated within each rep\n# [%s]\n", P.reps, stamp);
+        if (ncpu < 2 * (long)P.queues + 1)
+                printf("# NOTE: %ld CPUs for %u busy threads: the OS and its timers share the CPUs with the pollers,\n"
+                       "# so tails (p99.9, max) measure the scheduler as much as the code.\n", ncpu, 2 * P.queues);
 
-        struct result pp[2];
-        int ok_d = 0, ok_k = 0;
-        if (strcmp(only, "oneway") == 0)
-                goto oneway_tests;
-        ok_d = run_pair("pingpong", true, 32, &pp[0], 1);
-        ok_k = run_pair("pingpong", false, 32, &pp[1], 1);
-        printf("\n%-16s %9s %9s %9s %9s %9s %9s\n", "RTT (us)", "samples", "p50", "p99", "p99.9", "max", "mean");
-        for (int i = 0; i < 2; i++) {
-                if ((i == 0 ? ok_d : ok_k) != 1) {
-                        printf("%-16s failed to run\n", i == 0 ? "dpdk-memif" : "kernel-udp-lo");
-                        continue;
-                }
-                printf("%-16s %9ld %9.2f %9.2f %9.2f %9.2f %9.2f\n", pp[i].name, pp[i].n, pp[i].p50,
-                       pp[i].p99, pp[i].p999, pp[i].max, pp[i].mean);
-        }
-        if (ok_d == 1 && ok_k == 1 && pp[1].p50 > 0)
-                printf("ratio dpdk/kernel: p50 %.2f, p99 %.2f, p99.9 %.2f (target <= 0.30 at p50 and p99)\n",
-                       pp[0].p50 / pp[1].p50, pp[0].p99 / pp[1].p99, pp[0].p999 / pp[1].p999);
-
-        if (strcmp(only, "pingpong") == 0)
-                return 0;
-oneway_tests:
-        printf("\n%-22s %14s %10s\n", "one-way, burst 32", "msgs/s", "Gbit/s");
-        double rates[2][2] = { { 0 } };
+        struct cell pp[ARM__MAX][5] = { { { { 0 }, 0 } } }; /* p50 p99 p99.9 max mean */
+        struct cell ow[ARM__MAX][2] = { { { { 0 }, 0 } } };
         size_t sizes[2] = { 32, 288 };
-        for (int d = 0; d < 2; d++)
-                for (int s = 0; s < 2; s++) {
-                        struct result r[2];
-                        int n = run_pair("oneway", d == 0, sizes[s], r, 2);
-                        struct result *rx = NULL;
+        bool do_pp = strcmp(P.only, "oneway") != 0, do_ow = strcmp(P.only, "pingpong") != 0;
+
+        for (int rep = 1; do_pp && rep <= P.reps; rep++)
+                for (int k = 0; k < ARM__MAX; k++) {
+                        if (!P.arms[k])
+                                continue;
+                        struct result res[2], *c = NULL, *s = NULL;
+                        int n = run_pair(T_PINGPONG, (enum arm_kind)k, 32, rep, res, 2);
                         for (int i = 0; i < n; i++)
-                                if (r[i].recvd)
-                                        rx = &r[i];
-                        if (!rx) {
-                                printf("%-22s failed to run\n", d == 0 ? "dpdk-memif" : "kernel-udp-lo");
+                                *(res[i].server ? &s : &c) = &res[i];
+                        if (!c || c->n == 0) {
+                                printf("pingpong arm=%s rep=%d/%d FAILED to run [%s]\n", arm_names[k], rep, P.reps, stamp);
                                 continue;
                         }
-                        rates[d][s] = rx->rate;
-                        printf("%-22s %14.0f %10.2f\n", rx->name, rx->rate, rx->gbps);
+                        printf("pingpong arm=%-6s rep=%d/%d n=%ld/%ld p50=%.2f p99=%.2f p99.9=%.2f max=%.1f mean=%.2f us"
+                               " | >%.0fus: rtt %ld (send %ld) gap c/s %ld/%ld poll c/s %ld/%ld (slow-poll %ld/%ld)"
+                               " | ctxsw inv c/s %ld/%ld vol %ld/%ld flt %ld/%ld clock_max %.2fus"
+                               " | median ns: client send %.0f, client receiving poll %.0f, server echo %.0f | first",
+                               arm_names[k], rep, P.reps, c->n, c->want, c->p50, c->p99, c->p999, c->max, c->mean,
+                               (double)P.stall_ns / 1000, c->stalls, c->stalls_in_send, c->gaps, s ? s->gaps : -1,
+                               c->calls, s ? s->calls : -1, c->calls_slow, s ? s->calls_slow : -1, c->nivcsw, s ? s->nivcsw : -1, c->nvcsw,
+                               s ? s->nvcsw : -1, c->minflt, s ? s->minflt : -1, c->clock_max_us, c->busy_ns,
+                               c->client_rx_ns, s ? s->busy_ns : -1);
+                        for (long i = 0; i < c->stalls && i < 8; i++)
+                                printf(" %ld", c->first_stall[i]);
+                        printf(" [%s]\n", stamp);
+                        fflush(stdout);
+                        double v[5] = { c->p50, c->p99, c->p999, c->max, c->mean };
+                        for (int f = 0; f < 5; f++)
+                                cell_add(&pp[k][f], v[f]);
                 }
-        if (rates[1][0] > 0 && rates[1][1] > 0)
-                printf("ratio dpdk/kernel: 32 B %.2fx, 288 B %.2fx (target >= 10 M msgs/s of 32 B on one core)\n",
-                       rates[0][0] / rates[1][0], rates[0][1] / rates[1][1]);
+        for (int rep = 1; do_ow && rep <= P.reps; rep++)
+                for (int s = 0; s < 2; s++)
+                        for (int k = 0; k < ARM__MAX; k++) {
+                                if (!P.arms[k])
+                                        continue;
+                                struct result res[2], *rx = NULL, *tx = NULL;
+                                int n = run_pair(T_ONEWAY, (enum arm_kind)k, sizes[s], rep, res, 2);
+                                for (int i = 0; i < n; i++)
+                                        *(res[i].server ? &rx : &tx) = &res[i];
+                                if (!rx) {
+                                        printf("oneway arm=%s size=%zu rep=%d/%d FAILED to run [%s]\n", arm_names[k],
+                                               sizes[s], rep, P.reps, stamp);
+                                        continue;
+                                }
+                                printf("oneway arm=%-6s size=%zu rep=%d/%d msgs/s=%.0f Gbit/s=%.2f sent=%ld recvd=%ld"
+                                       " | ctxsw inv %ld vol %ld [%s]\n",
+                                       arm_names[k], sizes[s], rep, P.reps, rx->rate, rx->gbps, tx ? tx->recvd : -1,
+                                       rx->recvd, rx->nivcsw, rx->nvcsw, stamp);
+                                fflush(stdout);
+                                cell_add(&ow[k][s], rx->rate / 1e6);
+                        }
+
+        printf("\n# medians of %d reps (range), [%s]\n", P.reps, stamp);
+        if (do_pp) {
+                printf("%-22s %19s %19s %19s %19s\n", "32 B RTT (us)", "p50", "p99", "p99.9", "max");
+                for (int k = 0; k < ARM__MAX; k++) {
+                        if (!P.arms[k])
+                                continue;
+                        printf("%-22s", arm_names[k]);
+                        for (int f = 0; f < 4; f++)
+                                print_cell(&pp[k][f], f == 3 ? "%.1f" : "%.2f");
+                        printf("\n");
+                }
+                printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 1.15, 1.15, 2.0)\n", "ratio stack/raw",
+                       ratio(&pp[ARM_STACK][0], &pp[ARM_RAW][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_RAW][1]),
+                       ratio(&pp[ARM_STACK][2], &pp[ARM_RAW][2]), ratio(&pp[ARM_STACK][3], &pp[ARM_RAW][3]));
+                printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 0.30 at p50, p99)\n", "ratio stack/kernel",
+                       ratio(&pp[ARM_STACK][0], &pp[ARM_KERNEL][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_KERNEL][1]),
+                       ratio(&pp[ARM_STACK][2], &pp[ARM_KERNEL][2]), ratio(&pp[ARM_STACK][3], &pp[ARM_KERNEL][3]));
+        }
+        if (do_ow) {
+                printf("%-22s %19s %19s\n", "one-way (M msgs/s)", "32 B", "288 B");
+                for (int k = 0; k < ARM__MAX; k++) {
+                        if (!P.arms[k])
+                                continue;
+                        printf("%-22s", arm_names[k]);
+                        for (int s = 0; s < 2; s++)
+                                print_cell(&ow[k][s], "%.2f");
+                        printf("\n");
+                }
+                printf("%-22s %19.2f %19.2f   (target >= 0.90)\n", "ratio stack/raw", ratio(&ow[ARM_STACK][0], &ow[ARM_RAW][0]),
+                       ratio(&ow[ARM_STACK][1], &ow[ARM_RAW][1]));
+                printf("%-22s %19.1f %19.1f\n", "ratio stack/kernel", ratio(&ow[ARM_STACK][0], &ow[ARM_KERNEL][0]),
+                       ratio(&ow[ARM_STACK][1], &ow[ARM_KERNEL][1]));
+        }
         return 0;
 }

@@ -2,8 +2,10 @@
 /* Instructions per packet, meant to run under callgrind (see bench/transport-ipp.sh):
  * the RX path (tr_poll: parse + demux + callback) and the TX path (tr_sendmmsg: next hop +
  * mbuf + header build + checksums) on a net_ring port whose rings this program feeds and
- * drains, plus the pure parse+demux and build functions alone. Each measured region is a
- * function of its own so callgrind's inclusive cost can be divided by the packet count. */
+ * drains, the same two paths with no stack (the raw arm of transport-bench: rx_burst and
+ * free; alloc, copy a pre-built frame, tx_burst), plus the pure parse+demux and build
+ * functions alone. Each measured region is a function of its own so callgrind's
+ * inclusive cost can be divided by the packet count. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,34 @@ __attribute__((noinline)) int ipp_tx(struct tr_queue *q, struct tr_endpoint *ep,
 __attribute__((noinline)) int ipp_tx(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg *m)
 {
         return tr_sendmmsg(q, ep, m, BURST);
+}
+
+/* The raw arm's receive: one rx_burst, then the mbufs go back. */
+__attribute__((noinline)) int ipp_raw_rx(uint16_t port);
+__attribute__((noinline)) int ipp_raw_rx(uint16_t port)
+{
+        struct rte_mbuf *pk[BURST];
+        uint16_t n = rte_eth_rx_burst(port, 0, pk, BURST);
+        rte_pktmbuf_free_bulk(pk, n);
+        return n;
+}
+
+/* The raw arm's send: mbufs, a copy of the pre-built frame into each, one tx_burst. */
+__attribute__((noinline)) int ipp_raw_tx(uint16_t port, struct rte_mempool *mp, const uint8_t *tmpl, uint16_t len);
+__attribute__((noinline)) int ipp_raw_tx(uint16_t port, struct rte_mempool *mp, const uint8_t *tmpl, uint16_t len)
+{
+        struct rte_mbuf *m[BURST];
+        if (rte_pktmbuf_alloc_bulk(mp, m, BURST) != 0)
+                return 0;
+        for (int i = 0; i < BURST; i++) {
+                memcpy(rte_pktmbuf_mtod(m[i], uint8_t *), tmpl, len);
+                m[i]->data_len = len;
+                m[i]->pkt_len = len;
+        }
+        uint16_t sent = rte_eth_tx_burst(port, 0, m, BURST);
+        if (sent < BURST)
+                rte_pktmbuf_free_bulk(m + sent, BURST - sent);
+        return sent;
 }
 
 __attribute__((noinline)) long ipp_pure_rx(const struct tr_demux *d);
@@ -150,6 +180,24 @@ int main(void)
                 while (rte_ring_dequeue(txr[1], (void **)pk) == 0)
                         rte_pktmbuf_free(pk[0]);
         }
+        /* the raw arm on the same port and rings (the stack is idle meanwhile): the frame
+         * the stack sent is its template */
+        uint8_t tmpl[128];
+        memcpy(tmpl, frame, frame_len);
+        struct rte_mempool *raw_pool = rte_pktmbuf_pool_create("i-raw", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+        long raw_rx = 0, raw_tx = 0;
+        for (int r = 0; raw_pool && r < ROUNDS; r++) {
+                if (rte_pktmbuf_alloc_bulk(tpool, pk, BURST) != 0)
+                        return 1;
+                for (int i = 0; i < BURST; i++)
+                        memcpy(rte_pktmbuf_append(pk[i], (uint16_t)frame_len), frame, frame_len);
+                rte_ring_enqueue_bulk(rxr, (void **)pk, BURST, NULL);
+                raw_rx += ipp_raw_rx((uint16_t)id);
+                raw_tx += ipp_raw_tx((uint16_t)id, raw_pool, tmpl, (uint16_t)frame_len);
+                unsigned n = rte_ring_dequeue_burst(txr[0], (void **)pk, BURST, NULL);
+                rte_pktmbuf_free_bulk(pk, n);
+        }
+        rte_mempool_free(raw_pool);
         static struct tr_demux d;
         tr_demux_add(&d, 0, 5000, &d);
         uint8_t out[128];
@@ -159,9 +207,10 @@ int main(void)
                 pure += ipp_pure_rx_offload(&d) - BURST;
                 ipp_pure_tx(out, &ha);
         }
-        printf("packets: rx %ld tx %ld pure %ld (rounds %d x burst %d)\n", rx, tx, pure, ROUNDS, BURST);
+        printf("packets: rx %ld tx %ld raw rx %ld raw tx %ld pure %ld (rounds %d x burst %d)\n", rx, tx, raw_rx,
+               raw_tx, pure, ROUNDS, BURST);
         tr_endpoint_close(ep);
         tr_port_close(p);
         tr_eal_cleanup();
-        return rx == (long)ROUNDS * BURST && tx == (long)ROUNDS * BURST ? 0 : 1;
+        return rx == (long)ROUNDS * BURST && tx == (long)ROUNDS * BURST && raw_rx == rx && raw_tx == tx ? 0 : 1;
 }

@@ -1,18 +1,29 @@
 #!/bin/sh
-# Instructions per packet of the transport's RX and TX paths under callgrind.
+# Instructions per packet of the transport's RX and TX paths under callgrind, beside the
+# same paths with no stack (the raw arm of transport-bench).
 # Usage: bench/transport-ipp.sh BUILD_DIR   (needs valgrind; root, for the EAL)
 set -eu
 build=${1:?usage: $0 BUILD_DIR}
 out=$(mktemp /tmp/sl-tr-ipp.XXXXXX)
-trap 'rm -f "$out"' EXIT
+raw=$(mktemp /tmp/sl-tr-ipp-raw.XXXXXX)
+trap 'rm -f "$out" "$raw"' EXIT
+# two runs, so that each one's PMD, mempool and mbuf-free costs are its own
 valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \
   --toggle-collect=ipp_rx --toggle-collect=ipp_tx --toggle-collect=ipp_pure_rx \
   --toggle-collect=ipp_pure_rx_offload --toggle-collect=ipp_pure_tx \
   "$build/bench/transport-ipp" >/dev/null 2>&1
+valgrind --tool=callgrind --callgrind-out-file="$raw" --collect-atstart=no \
+  --toggle-collect=ipp_raw_rx --toggle-collect=ipp_raw_tx \
+  "$build/bench/transport-ipp" >/dev/null 2>&1
 { callgrind_annotate --inclusive=yes --threshold=100 "$out"; echo "SELF"; \
-  callgrind_annotate --threshold=100 "$out"; } 2>/dev/null | awk -v pk=64000 '
+  callgrind_annotate --threshold=100 "$out"; echo "RAW"; \
+  callgrind_annotate --inclusive=yes --threshold=100 "$raw"; } 2>/dev/null | awk -v pk=64000 '
   $0 == "SELF" { self = 1; next }
+  $0 == "RAW" { self = 0; rawrun = 1; next }
   { n = $1; gsub(",", "", n) }
+  rawrun && $0 ~ /:ipp_raw_rx \[/ { rrx = n }
+  rawrun && $0 ~ /:ipp_raw_tx \[/ { rtx = n }
+  rawrun { next }
   !self && $0 ~ /:ipp_rx \[/ { rx = n }
   !self && $0 ~ /:ipp_tx \[/ { tx = n }
   !self && $0 ~ /:ipp_pure_rx \[/ { prx = n }
@@ -22,13 +33,17 @@ valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \
   self && $0 ~ /librte_net_ring/ && $0 !~ /=>/ { ring += n }
   self && $0 ~ /librte_mempool_ring/ && $0 !~ /=>/ { mp += n }
   END {
-    printf "%-50s %9s\n", "path (64000 datagrams of 32 B, bursts of 32)", "Ir/packet"
-    printf "%-50s %9.0f\n", "RX tr_poll, everything", rx / pk
-    printf "%-50s %9.0f\n", "RX tr_poll minus PMD rx and mbuf free", (rx - fr) / pk - ring / pk / 2
-    printf "%-50s %9.0f\n", "TX tr_sendmmsg, everything", tx / pk
-    printf "%-50s %9.0f\n", "TX tr_sendmmsg minus PMD tx and mempool ops", tx / pk - ring / pk / 2 - mp / pk
-    printf "%-50s %9.0f\n", "RX parse + demux (pure), software checksums", prx / pk
-    printf "%-50s %9.0f\n", "RX parse + demux (pure), checksums offloaded", pro / pk
-    printf "%-50s %9.0f\n", "TX header build (pure), software checksums", ptx / pk
+    printf "%-52s %9s\n", "path (64000 datagrams of 32 B, bursts of 32)", "Ir/packet"
+    printf "%-52s %9.0f\n", "RX raw: rx_burst + mbuf free, no stack", rrx / pk
+    printf "%-52s %9.0f\n", "RX tr_poll, everything", rx / pk
+    printf "%-52s %9.0f\n", "RX what the stack adds (tr_poll - raw)", (rx - rrx) / pk
+    printf "%-52s %9.0f\n", "RX tr_poll minus PMD rx and mbuf free", (rx - fr) / pk - ring / pk / 2
+    printf "%-52s %9.0f\n", "TX raw: alloc + copy a frame + tx_burst, no stack", rtx / pk
+    printf "%-52s %9.0f\n", "TX tr_sendmmsg, everything", tx / pk
+    printf "%-52s %9.0f\n", "TX what the stack adds (tr_sendmmsg - raw)", (tx - rtx) / pk
+    printf "%-52s %9.0f\n", "TX tr_sendmmsg minus PMD tx and mempool ops", tx / pk - ring / pk / 2 - mp / pk
+    printf "%-52s %9.0f\n", "RX parse + demux (pure), software checksums", prx / pk
+    printf "%-52s %9.0f\n", "RX parse + demux (pure), checksums offloaded", pro / pk
+    printf "%-52s %9.0f\n", "TX header build (pure), software checksums", ptx / pk
     printf "(net_ring PMD rx+tx %.0f, mempool ring ops %.0f, mbuf free %.0f Ir/packet)\n", ring / pk, mp / pk, fr / pk
   }'

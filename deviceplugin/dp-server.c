@@ -44,6 +44,17 @@ static const char *const method_path[_M_MAX] = {
         [M_PRESTART] = "/v1beta1.DevicePlugin/PreStartContainer",
 };
 
+/* One Register attempt: the call's deadline, and the longest a connection to kubelet.sock
+ * may take (connect and the HTTP/2 SETTINGS exchange; gRPC calls this bound
+ * GRPC_ARG_MIN_RECONNECT_BACKOFF_MS). A loaded node needs far more than gRPC's 100 ms
+ * minimum: an attempt cut short there fails Register for nothing, and gRPC 1.51 can keep
+ * such a connection alive for good (then gRPC's teardown never finishes). */
+#define DP_REGISTER_TIMEOUT_MS 5000
+/* How long dp_engine_free() waits for gRPC's own teardown once every object of ours is
+ * gone: a connection attempt still in flight runs to DP_REGISTER_TIMEOUT_MS first. Below
+ * the DaemonSet's 15 s termination grace period. */
+#define DP_GRPC_TEARDOWN_MS (2 * DP_REGISTER_TIMEOUT_MS)
+
 enum tag_op { OP_REQUEST, OP_UNARY_DONE, OP_STREAM_SEND, OP_STREAM_CLOSE, OP_SHUTDOWN, OP_REGISTER, OP_REFUSED };
 
 typedef struct dp_tag {
@@ -674,9 +685,9 @@ static void plugin_register(dp_plugin *p)
         cargs[1].type = GRPC_ARG_INTEGER;
         cargs[1].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
         cargs[1].value.integer = 50;
-        cargs[2].type = GRPC_ARG_INTEGER;
+        cargs[2].type = GRPC_ARG_INTEGER; /* the connect timeout, despite its name */
         cargs[2].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
-        cargs[2].value.integer = 50;
+        cargs[2].value.integer = DP_REGISTER_TIMEOUT_MS;
         cargs[3].type = GRPC_ARG_INTEGER;
         cargs[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
         cargs[3].value.integer = 500;
@@ -686,7 +697,7 @@ static void plugin_register(dp_plugin *p)
         grpc_slice method = grpc_slice_from_static_string("/v1beta1.Registration/Register");
         g->call = grpc_channel_create_call(g->channel, NULL, GRPC_PROPAGATE_DEFAULTS, e->cq, method, NULL,
                                            gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
-                                                        gpr_time_from_seconds(5, GPR_TIMESPAN)),
+                                                        gpr_time_from_millis(DP_REGISTER_TIMEOUT_MS, GPR_TIMESPAN)),
                                            NULL);
         g->send_buf = bytes_to_bb(buf, len);
         memset(ops, 0, sizeof(ops));
@@ -1240,13 +1251,20 @@ void dp_engine_free(dp_engine *e)
                 grpc_completion_queue_shutdown(e->cq);
                 pthread_join(e->pump, NULL);
                 grpc_completion_queue_destroy(e->cq);
-                /* Nothing of gRPC may run at exit: our reference goes synchronously, but a
-                 * channel or server released on one of gRPC's threads drops the last one
-                 * there and gRPC then tears down on a detached thread; wait (bounded) for
-                 * that to finish (grpc_is_initialized() answers under the same lock). */
+                /* Nothing of gRPC may run at exit. Our reference goes synchronously, but
+                 * gRPC holds its own while it still works: a connection attempt in flight
+                 * (until DP_REGISTER_TIMEOUT_MS), a channel or server released on one of
+                 * its threads, which then tears down on a detached thread. The count
+                 * reaches zero when the last of it is done (grpc_is_initialized() answers
+                 * under the lock that last step holds): wait for that, with a bound. */
                 grpc_shutdown_blocking();
-                for (int i = 0; i < 500 && grpc_is_initialized(); i++)
+                uint64_t end = loop_now_ms() + DP_GRPC_TEARDOWN_MS;
+                while (grpc_is_initialized() && loop_now_ms() < end)
                         usleep(10 * 1000);
+                if (grpc_is_initialized())
+                        emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
+                             "gRPC has not finished closing its connections after %d ms; exiting anyway",
+                             DP_GRPC_TEARDOWN_MS);
         }
         /* Refusals queued by the pump but not reported (only those can be left). */
         for (size_t i = 0; i < e->qn; i++)

@@ -34,6 +34,7 @@ typedef enum dp_event_type {
         DP_EVENT_RESTART,         /* socket removed or kubelet restarted: serving again */
         DP_EVENT_REFUSED,         /* a request was refused (code, message) */
         DP_EVENT_STOPPED,         /* after dp_engine_stop(): every server and call is gone */
+        DP_EVENT_TEARDOWN_UNFINISHED, /* dp_engine_free(): gRPC still busy at the bound (message) */
 } dp_event_type;
 
 typedef struct dp_event {
@@ -49,7 +50,8 @@ typedef void (*dp_event_fn)(const dp_event *ev, void *userdata);
 /* The engine: the completion queue, its pump thread, the dir watch. h is copied. */
 int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_engine **ret);
 /* Stops whatever still runs (waiting for the calls to be released), joins the pump
- * thread, frees the plugins. Accepts NULL. */
+ * thread, waits (bounded, DP_EVENT_TEARDOWN_UNFINISHED when that runs out) until gRPC has
+ * finished its own teardown, frees the plugins. Accepts NULL. */
 void dp_engine_free(dp_engine *e);
 
 /* A resource. resource_name e.g. "spinlane.io/dpdk-nic"; socket_name e.g.

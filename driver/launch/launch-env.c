@@ -5,6 +5,7 @@
 #include "launch-env.h"
 
 #include "alloc-env.h"
+#include "ipv4.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -211,8 +212,10 @@ static bool parse_nic_address(const char *const *envp, launch_env *env, unsigned
                         name, q);
                 return false;
         }
-        if (ipv4_check_host(c.addr, c) < 0) {
-                add_err(env, "allocation-env", name, "%s=\"%s\" is the network or broadcast address of its subnet", name, q);
+        if (ipv4_check_host(c.addr, c) < 0 || !ipv4_is_unicast(c.addr)) {
+                add_err(env, "allocation-env", name,
+                        "%s=\"%s\" cannot be a host's address (zero, loopback, multicast, or the network or broadcast "
+                        "address of its subnet)", name, q);
                 return false;
         }
         v = get_bounded(envp, env, "allocation-env", alloc_env_nic(name, sizeof(name), i, ALLOC_NIC_GATEWAY), 64);
@@ -223,7 +226,7 @@ static bool parse_nic_address(const char *const *envp, launch_env *env, unsigned
                 return false;
         }
         lenv_quote(v, q, sizeof(q));
-        if (*v && (ipv4_parse(v, strlen(v), &gw) < 0 || gw == 0)) {
+        if (*v && (ipv4_parse(v, strlen(v), &gw) < 0 || !ipv4_is_unicast(gw))) {
                 add_err(env, "allocation-env", name, "%s=\"%s\" is neither an IPv4 address (a.b.c.d) nor empty", name, q);
                 return false;
         }
@@ -232,8 +235,11 @@ static bool parse_nic_address(const char *const *envp, launch_env *env, unsigned
                         name, q, i, ipv4_cidr_format(c, cidr));
                 return false;
         }
-        nic->ipv4 = c;
-        nic->gateway = gw;
+        ipv4_cidr_format(c, nic->ipv4);
+        if (gw)
+                ipv4_format(gw, nic->gateway);
+        else
+                nic->gateway[0] = '\0';
         return true;
 }
 
@@ -567,6 +573,52 @@ static void parse_mtu(const char *const *envp, launch_env *env)
         env->aeron.mtu = n * mul;
 }
 
+/* A contract variable the pod set by hand: kept verbatim when it fits (the driver's own
+ * parser, which spinlane-launch runs in its aeron-bindings check, judges it). */
+static void parse_verbatim(const char *const *envp, launch_env *env, const char *name, char *buf, size_t size,
+                           bool *ret_set)
+{
+        const char *v = get_bounded(envp, env, "aeron-bindings", name, size - 1);
+
+        buf[0] = '\0';
+        if (ret_set)
+                *ret_set = v != NULL;
+        if (!v)
+                return;
+        if (!safe_chars(v, "_-.:/,+=@")) {
+                char q[80];
+                lenv_quote(v, q, sizeof(q));
+                add_err(env, "aeron-bindings", name, "%s=\"%s\" holds characters other than [A-Za-z0-9_.:/,+=@-]", name,
+                        q);
+                if (ret_set)
+                        *ret_set = false;
+                return;
+        }
+        snprintf(buf, size, "%s", v);
+}
+
+static void parse_bypass(const char *const *envp, launch_env *env)
+{
+        static const char *const roles[2] = { "SENDER", "RECEIVER" };
+        lenv_bypass *b = &env->bypass;
+        char name[48];
+
+        for (unsigned r = 0; r < 2; r++) {
+                snprintf(name, sizeof(name), "SPINLANE_%s_DEVICE", roles[r]);
+                parse_verbatim(envp, env, name, b->device[r], sizeof(b->device[r]), NULL);
+                snprintf(name, sizeof(name), "SPINLANE_%s_IPV4", roles[r]);
+                parse_verbatim(envp, env, name, b->ipv4[r], sizeof(b->ipv4[r]), NULL);
+                snprintf(name, sizeof(name), "SPINLANE_%s_GATEWAY", roles[r]);
+                parse_verbatim(envp, env, name, b->gateway[r], sizeof(b->gateway[r]), &b->gateway_set[r]);
+        }
+        parse_verbatim(envp, env, "AERON_DRIVER_DYNAMIC_LIBRARIES", b->libraries, sizeof(b->libraries), NULL);
+        parse_verbatim(envp, env, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", b->bindings, sizeof(b->bindings), NULL);
+        parse_verbatim(envp, env, "SPINLANE_AERON_LIBRARY", b->library, sizeof(b->library), NULL);
+        b->sparse_set = lenv_get(envp, "AERON_TERM_BUFFER_SPARSE_FILE") != NULL;
+        b->pretouch_set = lenv_get(envp, "AERON_PRE_TOUCH_MAPPED_MEMORY") != NULL;
+        b->per_send_set = lenv_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;
+}
+
 int lenv_parse(const char *const *envp, launch_env *ret)
 {
         launch_env *env = ret;
@@ -589,5 +641,6 @@ int lenv_parse(const char *const *envp, launch_env *ret)
         parse_ports(envp, env, "AERON_SENDER_WILDCARD_PORT_RANGE", &a->sender_ports_set, &a->sender_lo, &a->sender_hi);
         parse_ports(envp, env, "AERON_RECEIVER_WILDCARD_PORT_RANGE", &a->receiver_ports_set, &a->receiver_lo,
                     &a->receiver_hi);
+        parse_bypass(envp, env);
         return 0;
 }

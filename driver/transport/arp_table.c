@@ -60,6 +60,12 @@ static struct tr_arp_entry *find(struct tr_arp_table *t, uint32_t ip)
         return NULL;
 }
 
+uint64_t tr_arp_expires(const struct tr_arp_table *t, uint32_t ip, uint64_t now_ns)
+{
+        const struct tr_arp_entry *e = find((struct tr_arp_table *)t, ip);
+        return e && e->state == TR_ARP_RESOLVED && e->expires_ns > now_ns ? e->expires_ns : 0;
+}
+
 /* A free or expired slot in ip's window, else the one that expires first. */
 static struct tr_arp_entry *claim(struct tr_arp_table *t, uint32_t ip, uint64_t now_ns)
 {

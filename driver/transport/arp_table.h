@@ -58,6 +58,10 @@ enum tr_arp_result tr_arp_lookup(struct tr_arp_table *t, uint32_t ip, uint64_t n
 bool tr_arp_update(struct tr_arp_table *t, uint32_t ip, const uint8_t mac[6], bool create,
                    uint64_t now_ns);
 
+/* Until when (ns) ip's resolved entry is valid at now; 0 when there is none. Lets a
+ * caller cache a hit and know when to look again. */
+uint64_t tr_arp_expires(const struct tr_arp_table *t, uint32_t ip, uint64_t now_ns);
+
 /* Number of RESOLVED, unexpired entries (for counters and tests). */
 unsigned tr_arp_count(const struct tr_arp_table *t, uint64_t now_ns);
 

@@ -2,6 +2,7 @@
 /* Ethernet/ARP/IPv4/UDP/IGMP parsing and header building. Pure: no I/O, no globals, no
  * DPDK, never logs; every read is preceded by a length check. */
 #include "frame.h"
+#include "frame_fast.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,121 +40,9 @@ const char *tr_drop_name(enum tr_drop d)
         return drop_names[d];
 }
 
-static inline uint16_t rd16(const uint8_t *p)
-{
-        return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-        uint16_t be = htons(v); /* one swap and one store, not two byte stores */
-        memcpy(p, &be, 2);
-}
-
-static inline uint32_t rd32_raw(const uint8_t *p)
-{
-        uint32_t v;
-        memcpy(&v, p, 4);
-        return v;
-}
-
-static inline uint64_t rd64_raw(const uint8_t *p)
-{
-        uint64_t v;
-        memcpy(&v, p, 8);
-        return v;
-}
-
-/* s + v with the end-around carry of one's complement addition. Written with the
- * overflow builtin, which gcc and clang turn into add, adc (the "s + (s < v)" form turns
- * into cmp/setb/adc chains once several are in a row). */
-static inline uint64_t add_c(uint64_t s, uint64_t v)
-{
-        uint64_t t;
-        unsigned carry = __builtin_add_overflow(s, v, &t);
-        return t + carry;
-}
-
-/* One's complement sum of len bytes into a 64-bit accumulator with end-around carry;
- * words are loaded in host order, which folding makes position-independent (RFC 1071).
- * 32 bytes per loop turn, then the remainder by its binary digits: no per-word loop
- * bookkeeping (this is most of the software-checksum cost of a small datagram). */
-static inline uint64_t sum64(const uint8_t *p, size_t len, uint64_t s)
-{
-        while (len >= 32) {
-                s = add_c(s, rd64_raw(p));
-                s = add_c(s, rd64_raw(p + 8));
-                s = add_c(s, rd64_raw(p + 16));
-                s = add_c(s, rd64_raw(p + 24));
-                p += 32;
-                len -= 32;
-        }
-        if (len & 16) {
-                s = add_c(s, rd64_raw(p));
-                s = add_c(s, rd64_raw(p + 8));
-                p += 16;
-        }
-        if (len & 8) {
-                s = add_c(s, rd64_raw(p));
-                p += 8;
-        }
-        if (len & 4) {
-                s = add_c(s, rd32_raw(p));
-                p += 4;
-        }
-        if (len & 2) {
-                uint16_t v;
-                memcpy(&v, p, 2);
-                s = add_c(s, v);
-                p += 2;
-        }
-        if (len & 1) {
-                uint16_t v = 0;
-                memcpy(&v, p, 1); /* the odd byte is the first (network-high) byte of a word */
-                s = add_c(s, v);
-        }
-        return s;
-}
-
-static inline uint64_t rol64(uint64_t x, unsigned k)
-{
-        return (x << k) | (x >> (64 - k));
-}
-
-static inline uint32_t rol32(uint32_t x, unsigned k)
-{
-        return (x << k) | (x >> (32 - k));
-}
-
-/* The end-around-carry sum of s's 16-bit words in the top half of the result: adding a
- * value to itself rotated by half its width puts lo + hi + (carry out of lo + hi) in the
- * high half, which cannot carry out again. Two steps: 64 -> 32 -> 16 bits. */
-static inline uint32_t fold_hi16(uint64_t s)
-{
-        uint32_t x = (uint32_t)((s + rol64(s, 32)) >> 32);
-        return x + rol32(x, 16);
-}
-
-static inline uint16_t fold64(uint64_t s)
-{
-        return (uint16_t)~(fold_hi16(s) >> 16);
-}
-
-/* A received header or datagram verifies when its sum folds to 0xffff (fold64(s) == 0). */
-static inline bool csum_ok(uint64_t s)
-{
-        return fold_hi16(s) >= 0xffff0000u;
-}
-
-/* The common 20-byte IPv4 header: 8 + 8 + 4 bytes. */
-static inline uint64_t sum_ip20(const uint8_t *ip)
-{
-        return add_c(add_c(rd64_raw(ip), rd64_raw(ip + 8)), rd32_raw(ip + 16));
-}
-
 uint32_t tr_csum_partial(const void *buf, size_t len, uint32_t sum)
 {
-        uint64_t s = sum64(buf, len, sum);
+        uint64_t s = fr_sum64(buf, len, sum);
         s = (s & 0xffffffffu) + (s >> 32);
         s = (s & 0xffffffffu) + (s >> 32);
         return (uint32_t)s;
@@ -161,25 +50,7 @@ uint32_t tr_csum_partial(const void *buf, size_t len, uint32_t sum)
 
 uint16_t tr_csum_fold(uint32_t sum)
 {
-        return fold64(sum);
-}
-
-/* Sum of the UDP pseudo header: the host-order loads of its network-order words. */
-static inline uint64_t pseudo_sum(uint32_t src, uint32_t dst, uint16_t udp_len)
-{
-        uint16_t proto_be = 0, len_be;
-        uint8_t b[2] = { 0, TR_IPPROTO_UDP };
-        memcpy(&proto_be, b, 2);
-        b[0] = (uint8_t)(udp_len >> 8);
-        b[1] = (uint8_t)udp_len;
-        memcpy(&len_be, b, 2);
-        return (uint64_t)src + dst + proto_be + len_be;
-}
-
-static bool bad_source(uint32_t ip_be)
-{
-        const uint8_t *b = (const uint8_t *)&ip_be;
-        return ip_be == 0 || ip_be == 0xffffffffu || (b[0] & 0xf0) == 0xe0 || b[0] == 127;
+        return fr_fold64(sum);
 }
 
 static void drop(struct tr_frame *f, enum tr_drop why)
@@ -192,15 +63,15 @@ static void parse_arp(const uint8_t *a, size_t len, struct tr_frame *f)
 {
         if (len < TR_ARP_LEN)
                 return drop(f, TR_DROP_ARP_MALFORMED);
-        if (rd16(a) != 1 || rd16(a + 2) != TR_ETHERTYPE_IPV4 || a[4] != 6 || a[5] != 4)
+        if (fr_rd16(a) != 1 || fr_rd16(a + 2) != TR_ETHERTYPE_IPV4 || a[4] != 6 || a[5] != 4)
                 return drop(f, TR_DROP_ARP_MALFORMED);
-        uint16_t op = rd16(a + 6);
+        uint16_t op = fr_rd16(a + 6);
         if (op != 1 && op != 2)
                 return drop(f, TR_DROP_ARP_MALFORMED);
         f->arp_op = op;
         memcpy(f->arp_sha, a + 8, 6);
-        f->arp_spa = rd32_raw(a + 14);
-        f->arp_tpa = rd32_raw(a + 24);
+        f->arp_spa = fr_rd32_raw(a + 14);
+        f->arp_tpa = fr_rd32_raw(a + 24);
         if (f->arp_sha[0] & 1) /* a multicast sender hardware address is a lie */
                 return drop(f, TR_DROP_ARP_MALFORMED);
         f->kind = TR_FRAME_ARP;
@@ -214,7 +85,7 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
                 return drop(f, TR_DROP_RUNT);
         f->dst_mac = frame;
         f->src_mac = frame + 6;
-        uint16_t et = rd16(frame + 12);
+        uint16_t et = fr_rd16(frame + 12);
         const uint8_t *ip = frame + TR_ETH_HLEN;
         size_t room = len - TR_ETH_HLEN;
 
@@ -234,28 +105,28 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
                 if (ihl < TR_IP_HLEN || ihl > room)
                         return drop(f, TR_DROP_IP_IHL);
         }
-        size_t tot = rd16(ip + 2);
+        size_t tot = fr_rd16(ip + 2);
         if (tot < ihl || tot > room)
                 return drop(f, TR_DROP_IP_LENGTH);
         if (!(flags & TR_PARSE_IP_CSUM_DONE) &&
-            !csum_ok(ihl == TR_IP_HLEN ? sum_ip20(ip) : sum64(ip, ihl, 0)))
+            !fr_csum_ok(ihl == TR_IP_HLEN ? fr_sum_ip20(ip) : fr_sum64(ip, ihl, 0)))
                 return drop(f, TR_DROP_IP_CHECKSUM);
-        if (rd16(ip + 6) & 0x3fff) /* MF or a fragment offset */
+        if (fr_rd16(ip + 6) & 0x3fff) /* MF or a fragment offset */
                 return drop(f, TR_DROP_IP_FRAGMENT);
-        f->ip_src = rd32_raw(ip + 12);
-        f->ip_dst = rd32_raw(ip + 16);
-        if (bad_source(f->ip_src))
+        f->ip_src = fr_rd32_raw(ip + 12);
+        f->ip_dst = fr_rd32_raw(ip + 16);
+        if (fr_bad_source(f->ip_src))
                 return drop(f, TR_DROP_IP_SRC);
 
         const uint8_t *l4 = ip + ihl;
         size_t l4len = tot - ihl;
         if (ip[9] == TR_IPPROTO_IGMP) {
-                if (l4len < 8 || !csum_ok(sum64(l4, l4len, 0)))
+                if (l4len < 8 || !fr_csum_ok(fr_sum64(l4, l4len, 0)))
                         return drop(f, TR_DROP_IGMP_MALFORMED);
                 f->igmp_type = l4[0];
                 f->igmp_code = l4[1];
                 f->igmp_len = (uint16_t)l4len;
-                f->igmp_group = rd32_raw(l4 + 4);
+                f->igmp_group = fr_rd32_raw(l4 + 4);
                 f->kind = TR_FRAME_IGMP;
                 return;
         }
@@ -265,15 +136,15 @@ void tr_frame_parse(const uint8_t *frame, size_t len, unsigned flags, struct tr_
                 return drop(f, TR_DROP_IP_OPTIONS);
         if (l4len < TR_UDP_HLEN)
                 return drop(f, TR_DROP_UDP_TRUNCATED);
-        size_t ulen = rd16(l4 + 4);
+        size_t ulen = fr_rd16(l4 + 4);
         if (ulen < TR_UDP_HLEN || ulen > l4len)
                 return drop(f, TR_DROP_UDP_LENGTH);
-        if (!(flags & TR_PARSE_L4_CSUM_DONE) && rd16(l4 + 6) != 0) {
-                if (!csum_ok(sum64(l4, ulen, pseudo_sum(f->ip_src, f->ip_dst, (uint16_t)ulen))))
+        if (!(flags & TR_PARSE_L4_CSUM_DONE) && fr_rd16(l4 + 6) != 0) {
+                if (!fr_csum_ok(fr_sum64(l4, ulen, fr_pseudo_sum(f->ip_src, f->ip_dst, (uint16_t)ulen))))
                         return drop(f, TR_DROP_UDP_CHECKSUM);
         }
-        f->src_port = rd16(l4);
-        f->dst_port = rd16(l4 + 2);
+        f->src_port = fr_rd16(l4);
+        f->dst_port = fr_rd16(l4 + 2);
         f->payload_off = (uint16_t)(TR_UDP_HDRS);
         f->payload_len = (uint16_t)(ulen - TR_UDP_HLEN);
         f->kind = TR_FRAME_UDP;
@@ -284,16 +155,16 @@ static void write_ipv4(uint8_t *ip, size_t ihl, size_t tot, uint16_t id, uint8_t
 {
         ip[0] = (uint8_t)(0x40 | (ihl / 4));
         ip[1] = 0;
-        wr16(ip + 2, (uint16_t)tot);
-        wr16(ip + 4, id);
-        wr16(ip + 6, 0x4000); /* DF */
+        fr_wr16(ip + 2, (uint16_t)tot);
+        fr_wr16(ip + 4, id);
+        fr_wr16(ip + 6, 0x4000); /* DF */
         ip[8] = ttl;
         ip[9] = proto;
         ip[10] = ip[11] = 0;
         memcpy(ip + 12, &src, 4);
         memcpy(ip + 16, &dst, 4);
         if (csum) {
-                uint16_t c = fold64(ihl == TR_IP_HLEN ? sum_ip20(ip) : sum64(ip, ihl, 0));
+                uint16_t c = fr_fold64(ihl == TR_IP_HLEN ? fr_sum_ip20(ip) : fr_sum64(ip, ihl, 0));
                 memcpy(ip + 10, &c, 2);
         }
 }
@@ -306,21 +177,35 @@ int tr_frame_build_udp(uint8_t *hdr, size_t payload_len, const struct tr_udp_hdr
 
         memcpy(hdr, a->dst_mac, 6);
         memcpy(hdr + 6, a->src_mac, 6);
-        wr16(hdr + 12, TR_ETHERTYPE_IPV4);
+        fr_wr16(hdr + 12, TR_ETHERTYPE_IPV4);
         write_ipv4(hdr + TR_ETH_HLEN, TR_IP_HLEN, (size_t)ulen + TR_IP_HLEN, a->ip_id, a->ttl,
                    TR_IPPROTO_UDP, a->ip_src, a->ip_dst, a->ip_csum);
         uint8_t *u = hdr + TR_ETH_HLEN + TR_IP_HLEN;
-        wr16(u, a->src_port);
-        wr16(u + 2, a->dst_port);
-        wr16(u + 4, ulen);
+        fr_wr16(u, a->src_port);
+        fr_wr16(u + 2, a->dst_port);
+        fr_wr16(u + 4, ulen);
         u[6] = u[7] = 0;
         if (a->udp_csum) {
-                uint16_t c = fold64(sum64(u, ulen, pseudo_sum(a->ip_src, a->ip_dst, ulen)));
+                uint16_t c = fr_fold64(fr_sum64(u, ulen, fr_pseudo_sum(a->ip_src, a->ip_dst, ulen)));
                 if (c == 0)
                         c = 0xffff; /* 0 means "no checksum" in UDP over IPv4 */
                 memcpy(u + 6, &c, 2);
         }
         return 0;
+}
+
+void tr_udp_tmpl_init(struct tr_udp_tmpl *t, const struct tr_udp_hdr_args *a)
+{
+        struct tr_udp_hdr_args z = *a;
+        memset(t, 0, sizeof(*t));
+        z.ip_id = 0;
+        z.ip_csum = z.udp_csum = false;
+        (void)tr_frame_build_udp(t->hdr, 0, &z); /* lengths are each datagram's: zeroed below */
+        uint8_t *ip = t->hdr + TR_ETH_HLEN, *u = ip + TR_IP_HLEN;
+        ip[2] = ip[3] = 0;
+        u[4] = u[5] = 0;
+        t->ip_sum = fr_sum_ip20(ip);
+        t->udp_sum = (uint64_t)a->ip_src + a->ip_dst + fr_be16(TR_IPPROTO_UDP) + fr_rd16_raw(u) + fr_rd16_raw(u + 2);
 }
 
 size_t tr_frame_build_arp(uint8_t out[TR_ETH_MIN_FRAME], uint16_t op, const uint8_t eth_dst[6],
@@ -329,13 +214,13 @@ size_t tr_frame_build_arp(uint8_t out[TR_ETH_MIN_FRAME], uint16_t op, const uint
         memset(out, 0, TR_ETH_MIN_FRAME);
         memcpy(out, eth_dst, 6);
         memcpy(out + 6, sha, 6);
-        wr16(out + 12, TR_ETHERTYPE_ARP);
+        fr_wr16(out + 12, TR_ETHERTYPE_ARP);
         uint8_t *a = out + TR_ETH_HLEN;
-        wr16(a, 1);
-        wr16(a + 2, TR_ETHERTYPE_IPV4);
+        fr_wr16(a, 1);
+        fr_wr16(a + 2, TR_ETHERTYPE_IPV4);
         a[4] = 6;
         a[5] = 4;
-        wr16(a + 6, op);
+        fr_wr16(a + 6, op);
         memcpy(a + 8, sha, 6);
         memcpy(a + 14, &spa, 4);
         if (tha)
@@ -386,7 +271,7 @@ size_t tr_frame_build_igmp(uint8_t out[64], int version, bool leave, const uint8
         }
         tr_ipv4_mcast_mac(dst, out);
         memcpy(out + 6, src_mac, 6);
-        wr16(out + 12, TR_ETHERTYPE_IPV4);
+        fr_wr16(out + 12, TR_ETHERTYPE_IPV4);
         /* Router Alert option (RFC 2113), as RFC 2236/3376 require */
         ip[20] = 0x94;
         ip[21] = 0x04;
@@ -395,7 +280,7 @@ size_t tr_frame_build_igmp(uint8_t out[64], int version, bool leave, const uint8
         g = ip + 24;
         if (version == 3) {
                 g[0] = 0x22;    /* v3 membership report */
-                wr16(g + 6, 1); /* one group record */
+                fr_wr16(g + 6, 1); /* one group record */
                 g[8] = leave ? 3 : 2; /* CHANGE_TO_INCLUDE_MODE {} : MODE_IS_EXCLUDE {} */
                 memcpy(g + 12, &group, 4);
         } else {

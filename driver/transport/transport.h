@@ -61,8 +61,10 @@ int tr_port_open(const struct tr_port_config *cfg, struct tr_port **ret, char *e
 /* Stop the port and free everything; endpoints must be closed first. Accepts NULL. */
 void tr_port_close(struct tr_port *p);
 
-/* The queue pair of polling thread i (0..n_queues-1). Received frames land on queue 0
- * (RSS off), so the thread that polls queue 0 receives for every endpoint. */
+/* The queue pair of polling thread i (0..n_queues-1). Everything received is delivered
+ * by tr_poll of queue 0, whichever of the device's RX queues it came in on (RSS is off;
+ * memif puts on our RX queue i what its peer sent on TX queue i): the thread that polls
+ * queue 0 receives for every endpoint, and tr_poll of another queue returns 0. */
 struct tr_queue *tr_port_queue(struct tr_port *p, unsigned i);
 void tr_port_mac(const struct tr_port *p, uint8_t ret[6]);
 bool tr_port_link_up(const struct tr_port *p);
@@ -104,8 +106,10 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
 typedef void (*tr_recv_fn)(void *clientd, void *endpoint_clientd, const uint8_t *data,
                            size_t len, const struct sockaddr_in *src);
 /* Receive one burst on q; answer ARP and IGMP; hand each UDP datagram to fn. On queue 0,
- * every 16 calls, also read the host-local kernel sockets and fire the IGMP timers: all
- * receiving happens on queue 0's thread. Returns the number of datagrams delivered. */
+ * every 16 calls, also read the host-local kernel sockets that have data (a sleeping
+ * control thread of the port watches them, so without host-local traffic this makes no
+ * system call) and fire the IGMP timers: all receiving happens on queue 0's thread.
+ * Returns the number of datagrams delivered. */
 int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd);
 
 struct tr_counters {

@@ -149,7 +149,7 @@ class Node:
         self.agent = subprocess.Popen([args.agent, "run", "--root", self.root, "--config", self.cfg],
                                       stdout=self.log, stderr=subprocess.STDOUT)
         try:
-            self.kubelet.wait_registrations(2, 20)
+            self.kubelet.wait_registrations(2, 30)
         except TimeoutError:
             self.agent.kill()
             self.kubelet.stop()
@@ -162,7 +162,7 @@ class Node:
     def devices(self, watch):
         """The advertised devices once every one is Healthy (a NIC is Unhealthy until its
         address is known); else the last list."""
-        got = watch.wait(lambda d: all(h == "Healthy" for h, _ in d.values()), 10)
+        got = watch.wait(lambda d: all(h == "Healthy" for h, _ in d.values()), 30)
         if got:
             return got[1]
         return watch.lists[-1][1] if watch.lists else None
@@ -174,7 +174,7 @@ class Node:
         self.core.close()
         self.agent.send_signal(signal.SIGTERM)
         try:
-            rc = self.agent.wait(15)
+            rc = self.agent.wait(30)
         except subprocess.TimeoutExpired:
             self.agent.kill()
             rc = "timeout"
@@ -270,6 +270,8 @@ def test_fixture(args, api, tmp, name):
               "%s: SPINLANE_NIC_<i>_IPV4/_GATEWAY %s, want %s" % (name, got_addr, list(zip(want["ipv4"], want["gateway"]))))
         view = os.path.join(tmp, name + "-container")
         env, cpus = container_view(node.root, view, nic_resp, core_resp)
+        if args.bindings_lib:
+            env["SPINLANE_AERON_LIBRARY"] = args.bindings_lib
         check(sorted(env.get("SPINLANE_ISOLATED_CORES", "").split(",")) == sorted(core_ids),
               "%s: SPINLANE_ISOLATED_CORES %r names the granted cores %s" % (
                   name, env.get("SPINLANE_ISOLATED_CORES"), core_ids))
@@ -311,6 +313,15 @@ def test_fixture(args, api, tmp, name):
         check(r.returncode == 0 and got.get("SPINLANE_EAL_ARGS") == eal,
               "%s: SPINLANE_EAL_ARGS\n  got  %r\n  want %r\n(exit %d; %s)" % (
                   name, got.get("SPINLANE_EAL_ARGS"), eal, r.returncode, r.stderr.strip()))
+        # the allocation's addresses handed on to the bypass driver: one NIC carries both
+        # roles, two have one each (sender the first, receiver the second)
+        roles = {"SENDER": 0, "RECEIVER": 1 if len(want["nics"]) > 1 else 0}
+        for role, i in roles.items():
+            check(got.get("SPINLANE_%s_IPV4" % role) == want["ipv4"][i] and
+                  got.get("SPINLANE_%s_GATEWAY" % role, "") == want["gateway"][i],
+                  "%s: the driver gets SPINLANE_%s_IPV4=%r GATEWAY=%r, want %r %r" % (
+                      name, role, got.get("SPINLANE_%s_IPV4" % role), got.get("SPINLANE_%s_GATEWAY" % role),
+                      want["ipv4"][i], want["gateway"][i]))
         print("%s: %d NIC(s), cores %s, CPUs %s, %s" % (name, len(nic_ids), ",".join(core_ids), cpulist(cpus),
                                                         "FAILED" if failures else "launcher checks pass, EAL args as agreed"),
               flush=True)
@@ -353,6 +364,7 @@ def main():
     ap.add_argument("--launch", required=True)
     ap.add_argument("--proto-dir", required=True)
     ap.add_argument("--make-node", required=True)
+    ap.add_argument("--bindings-lib", default="", help="the bindings library spinlane-launch checks (a stand-in)")
     args = ap.parse_args()
     api, protodir = load_api(args.proto_dir)
     tmp = tempfile.mkdtemp(prefix="sl-contract-")

@@ -118,12 +118,12 @@ class Plugin:
         self.unknown = c.unary_unary(svc + "NoSuchMethod", request_serializer=lambda b: b,
                                      response_deserializer=lambda b: b)
 
-    def alloc(self, *containers, timeout=5):
+    def alloc(self, *containers, timeout=30):
         req = self.api.AllocateRequest(container_requests=[
             self.api.ContainerAllocateRequest(devices_ids=list(ids)) for ids in containers])
         return self.allocate(req, timeout=timeout * SCALE)
 
-    def prefer(self, available, must, size, timeout=5):
+    def prefer(self, available, must, size, timeout=30):
         req = self.api.PreferredAllocationRequest(container_requests=[
             self.api.ContainerPreferredAllocationRequest(available_deviceIDs=available,
                                                          must_include_deviceIDs=must, allocation_size=size)])

@@ -38,6 +38,12 @@ static bool wait_for_text(const char *path, const char *needle, int ms)
         return false;
 }
 
+/* The fixtures' two secondary ENAs are on vfio-pci with no MAC on record: only static
+ * entries give them addresses (without, nic-address fails and they are Unhealthy). */
+#define ADDRS "\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.6.10/24\"}," \
+              "{\"pci\":\"0000:00:07.0\",\"ipv4\":\"10.0.7.10/24\"}]}"
+#define ADDR_CFG "{" ADDRS "}"
+
 /* The daemon: a config change applied, a bad one rejected, SIGHUP, SIGTERM -> 0. */
 static void test_daemon(const char *b)
 {
@@ -46,7 +52,7 @@ static void test_daemon(const char *b)
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
         snprintf(cfg, sizeof(cfg), "%s/run-config.json", dir);
         snprintf(logp, sizeof(logp), "%s/run.log", dir);
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}}");
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}," ADDRS "}");
         pid_t pid = fork();
         if (pid == 0) {
                 FILE *f = freopen(logp, "w", stdout);
@@ -56,47 +62,44 @@ static void test_daemon(const char *b)
                 _exit(127);
         }
         CHECK(pid > 0);
-        CHECK(wait_for_text(logp, "node preparation: applying the config (start)", 5000));
-        CHECK(wait_for_text(logp, "PASS prep-nic-binding: 0 NIC(s) bound to vfio-pci now, 2 already bound", 5000));
+        CHECK(wait_for_text(logp, "node preparation: applying the config (start)", TEST_WAIT_MS));
+        CHECK(wait_for_text(logp, "PASS prep-nic-binding: 0 NIC(s) bound to vfio-pci now, 2 already bound", TEST_WAIT_MS));
         /* cores.cpus narrows the 6 isolated cores (2-7 with siblings 10-15) to 3. */
-        CHECK(wait_for_text(logp, "spinlane.io/isolated-core: 3 devices, 3 healthy", 5000));
+        CHECK(wait_for_text(logp, "spinlane.io/isolated-core: 3 devices, 3 healthy", TEST_WAIT_MS));
         /* A bad config: rejected, the agent keeps running. */
         fixture_write(cfg, "{\"nics\":{\"max\":-1}}");
-        CHECK(wait_for_text(logp, "config: \"nics.max\": expected an integer from 0 to 256, got -1", 5000));
-        CHECK(wait_for_text(logp, "config reload rejected; keeping the last good config", 5000));
+        CHECK(wait_for_text(logp, "config: \"nics.max\": expected an integer from 0 to 256, got -1", TEST_WAIT_MS));
+        CHECK(wait_for_text(logp, "config reload rejected; keeping the last good config", TEST_WAIT_MS));
         /* A good change is applied. */
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"hugepages\":{\"per_node\":{\"0\":1024}}}");
-        CHECK(wait_for_text(logp, "node preparation: applying the config (config changed)", 5000));
-        CHECK(wait_for_text(logp, "PASS prep-hugepages: reserved node 0: 1024 x 2 MiB", 5000));
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"hugepages\":{\"per_node\":{\"0\":1024}}," ADDRS "}");
+        CHECK(wait_for_text(logp, "node preparation: applying the config (config changed)", TEST_WAIT_MS));
+        CHECK(wait_for_text(logp, "PASS prep-hugepages: reserved node 0: 1024 x 2 MiB", TEST_WAIT_MS));
         /* SIGHUP re-applies. */
         kill(pid, SIGHUP);
-        CHECK(wait_for_text(logp, "node preparation: applying the config (reload)", 5000));
+        CHECK(wait_for_text(logp, "node preparation: applying the config (reload)", TEST_WAIT_MS));
         /* The file goes away: the config in force stays (never the defaults, which would
          * advertise the NIC the config excluded), and the log says so. */
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"nics\":{\"pci\":[\"0000:00:06.0\"]}}");
-        CHECK(wait_for_text(logp, "spinlane.io/dpdk-nic: device 0000:00:07.0 is now Unhealthy", 5000));
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"nics\":{\"pci\":[\"0000:00:06.0\"]}," ADDRS "}");
+        CHECK(wait_for_text(logp, "spinlane.io/dpdk-nic: device 0000:00:07.0 is now Unhealthy", TEST_WAIT_MS));
         CHECK_INT(unlink(cfg), 0);
-        CHECK(wait_for_text(logp, "is gone; keeping the config in force (the last one read from it)", 5000));
+        CHECK(wait_for_text(logp, "is gone; keeping the config in force (the last one read from it)", TEST_WAIT_MS));
         CHECK(!wait_for_text(logp, "0000:00:07.0 is now Healthy", 0));
         /* Back: followed again. */
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}}");
-        CHECK(wait_for_text(logp, "spinlane.io/dpdk-nic: device 0000:00:07.0 is now Healthy", 5000));
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}," ADDRS "}");
+        CHECK(wait_for_text(logp, "spinlane.io/dpdk-nic: device 0000:00:07.0 is now Healthy", TEST_WAIT_MS));
         CHECK(!wait_for_text(logp, "file absent: defaults", 0));
         kill(pid, SIGTERM);
         int st = 0;
-        for (int i = 0; i < 300 && waitpid(pid, &st, WNOHANG) == 0; i++)
+        pid_t w = 0;
+        for (int waited = 0; waited <= TEST_WAIT_MS && (w = waitpid(pid, &st, WNOHANG)) == 0; waited += 20)
                 usleep(20000);
-        if (waitpid(pid, &st, WNOHANG) == 0 && !WIFEXITED(st)) {
+        if (w == 0) { /* still running after the bound */
                 kill(pid, SIGKILL);
                 waitpid(pid, &st, 0);
+                st = -1;
         }
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CHECK(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
-
-/* The fixtures' two secondary ENAs are on vfio-pci with no MAC on record: only static
- * entries give them addresses (the nic-address check fails without). */
-#define ADDR_CFG "{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.6.10/24\"}," \
-                 "{\"pci\":\"0000:00:07.0\",\"ipv4\":\"10.0.7.10/24\"}]}}"
 
 /* Never take a NIC the node uses, and take nothing when in doubt (issue 9, C). */
 static void test_fail_closed(void)

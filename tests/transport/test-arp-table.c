@@ -27,6 +27,10 @@ static void test_resolve_and_expire(void)
         CHECK_INT(tr_arp_lookup(&t, 0x0a000002, now + 103 * MS, m), TR_ARP_HIT);
         CHECK(memcmp(m, mac1, 6) == 0);
         CHECK_INT(tr_arp_count(&t, now + 103 * MS), 1);
+        /* a hit is valid until the TTL after it was learnt, and not after */
+        CHECK_INT(tr_arp_expires(&t, 0x0a000002, now + 103 * MS), now + 1102 * MS);
+        CHECK_INT(tr_arp_expires(&t, 0x0a000002, now + 1102 * MS), 0);
+        CHECK_INT(tr_arp_expires(&t, 0x0a000003, now + 103 * MS), 0); /* unknown */
         /* expiry */
         CHECK_INT(tr_arp_lookup(&t, 0x0a000002, now + 1200 * MS, m), TR_ARP_SEND_REQUEST);
         CHECK_INT(tr_arp_count(&t, now + 1200 * MS), 0);

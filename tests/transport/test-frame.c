@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Frame parser and builders: a round trip, checksums against a reference, and a table of malformed
- * frames that must each be dropped for the right reason. */
+ * frames that must each be dropped for the right reason; the inline fast paths (UDP parse,
+ * header template) against the full parser and builder. */
 #include "frame.h"
+#include "frame_fast.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -235,10 +237,116 @@ static void test_malformed(void)
                                 tr_drop_name(p.drop), tr_drop_name(cases[i].want));
                 CHECK_INT(p.kind, TR_FRAME_DROP);
                 CHECK_INT(p.drop, cases[i].want);
+                /* the inline parse refuses every one of them too (the full parser decides) */
+                struct tr_frame fp;
+                CHECK(!tr_frame_parse_udp_fast(f, n, 0, &fp));
         }
         struct tr_frame p;
         tr_frame_parse(NULL, 0, 0, &p);
         CHECK_INT(p.drop, TR_DROP_RUNT);
+}
+
+/* The inline parse takes the usual datagrams and then agrees with the full parser field
+ * by field; what it leaves (rare sources, UDP shorter than the IP payload) the full
+ * parser still accepts. */
+static void test_fast_parse(void)
+{
+        for (unsigned len = 0; len <= 300; len++) {
+                for (unsigned v = 0; v < 4; v++) {
+                        uint8_t f[512], dmac[6] = { 0x02, 0, 0, 0, 0, (uint8_t)v };
+                        for (unsigned i = 0; i < len; i++)
+                                f[TR_UDP_HDRS + i] = (uint8_t)rng();
+                        uint32_t src = htonl(0x0a000000u | (rng() & 0xffffff)), dst = (uint32_t)rng();
+                        struct tr_udp_hdr_args a = { .dst_mac = dmac, .src_mac = mac_a, .ip_src = src, .ip_dst = dst,
+                                                     .src_port = (uint16_t)rng(), .dst_port = (uint16_t)rng(),
+                                                     .ip_id = (uint16_t)rng(), .ttl = 64, .ip_csum = true,
+                                                     .udp_csum = v != 1 /* 1: no UDP checksum */ };
+                        CHECK_INT(tr_frame_build_udp(f, len, &a), 0);
+                        size_t n = TR_UDP_HDRS + len + (v == 3 ? 7 : 0); /* 3: Ethernet padding after it */
+                        unsigned flags = v == 2 ? TR_PARSE_IP_CSUM_DONE | TR_PARSE_L4_CSUM_DONE : 0;
+                        struct tr_frame full, fast;
+                        memset(&fast, 0xee, sizeof(fast));
+                        tr_frame_parse(f, n, flags, &full);
+                        CHECK_INT(full.kind, TR_FRAME_UDP);
+                        bool took = tr_frame_parse_udp_fast(f, n, flags, &fast);
+                        CHECK(took);
+                        if (!took)
+                                continue;
+                        CHECK_INT(fast.kind, full.kind);
+                        CHECK_INT(fast.drop, full.drop);
+                        CHECK(fast.dst_mac == full.dst_mac && fast.src_mac == full.src_mac);
+                        CHECK(fast.ip_src == full.ip_src && fast.ip_dst == full.ip_dst);
+                        CHECK_INT(fast.src_port, full.src_port);
+                        CHECK_INT(fast.dst_port, full.dst_port);
+                        CHECK_INT(fast.payload_off, full.payload_off);
+                        CHECK_INT(fast.payload_len, full.payload_len);
+                        /* a corrupted payload byte: both refuse (the fast one by declining) */
+                        if (len && v == 0) {
+                                f[TR_UDP_HDRS + len / 2] ^= 0x40;
+                                tr_frame_parse(f, n, 0, &full);
+                                CHECK_INT(full.drop, TR_DROP_UDP_CHECKSUM);
+                                CHECK(!tr_frame_parse_udp_fast(f, n, 0, &fast));
+                        }
+                }
+        }
+        /* left to the full parser, which accepts them */
+        uint8_t f[128];
+        struct tr_frame full, fast;
+        size_t n = good_udp(f);
+        f[TR_ETH_HLEN + 12] = 240; /* class E source: not refused, not the usual */
+        fix_ip_csum(f);
+        f[TR_UDP_HDRS - 2] = f[TR_UDP_HDRS - 1] = 0; /* no UDP checksum */
+        tr_frame_parse(f, n, 0, &full);
+        CHECK_INT(full.kind, TR_FRAME_UDP);
+        CHECK(!tr_frame_parse_udp_fast(f, n, 0, &fast));
+        n = good_udp(f);
+        f[TR_ETH_HLEN + 25] = 8 + 16; /* UDP length 24 of an IP payload of 40 */
+        f[TR_UDP_HDRS - 2] = f[TR_UDP_HDRS - 1] = 0;
+        tr_frame_parse(f, n, 0, &full);
+        CHECK_INT(full.kind, TR_FRAME_UDP);
+        CHECK_INT(full.payload_len, 16);
+        CHECK(!tr_frame_parse_udp_fast(f, n, 0, &fast));
+}
+
+/* The per-flow template writes exactly what tr_frame_build_udp writes. */
+static void test_template(void)
+{
+        struct tr_udp_tmpl t;
+        for (unsigned len = 0; len <= 300; len++) {
+                for (unsigned v = 0; v < 4; v++) {
+                        uint8_t payload[300], want[512], got[512];
+                        for (unsigned i = 0; i < len; i++)
+                                payload[i] = (uint8_t)rng();
+                        struct tr_udp_hdr_args a = { .dst_mac = mac_b, .src_mac = mac_a, .ip_src = (uint32_t)rng(),
+                                                     .ip_dst = (uint32_t)rng(), .src_port = (uint16_t)rng(),
+                                                     .dst_port = (uint16_t)rng(), .ip_id = (uint16_t)rng(),
+                                                     .ttl = (uint8_t)rng(), .ip_csum = v & 1, .udp_csum = v & 2 };
+                        memset(want, 0x77, sizeof(want));
+                        memset(got, 0x77, sizeof(got));
+                        memcpy(want + TR_UDP_HDRS, payload, len);
+                        CHECK_INT(tr_frame_build_udp(want, len, &a), 0);
+                        tr_udp_tmpl_init(&t, &a);
+                        tr_udp_tmpl_write(&t, got, payload, len, a.ip_id, a.ip_csum, a.udp_csum);
+                        /* 48 header bytes are written whatever the length: compare the frame */
+                        size_t n = TR_UDP_HDRS + len;
+                        if (memcmp(want, got, n) != 0)
+                                fprintf(stderr, "template: len %u variant %u differs\n", len, v);
+                        CHECK(memcmp(want, got, n) == 0);
+                }
+        }
+        /* a datagram whose UDP sum is 0 is sent as 0xffff by both */
+        uint8_t pl[2] = { 0, 0 }, want[64], got[64];
+        struct tr_udp_hdr_args a = { .dst_mac = mac_b, .src_mac = mac_a, .ip_src = 0, .ip_dst = 0, .ttl = 1,
+                                     .ip_csum = true, .udp_csum = true };
+        for (unsigned p0 = 0; p0 < 65536; p0 += 257) {
+                a.src_port = (uint16_t)p0;
+                a.dst_port = (uint16_t)~p0;
+                memcpy(want + TR_UDP_HDRS, pl, 2);
+                tr_frame_build_udp(want, 2, &a);
+                tr_udp_tmpl_init(&t, &a);
+                tr_udp_tmpl_write(&t, got, pl, 2, 0, true, true);
+                CHECK(memcmp(want, got, TR_UDP_HDRS + 2) == 0);
+        }
 }
 
 static void test_arp(void)
@@ -310,6 +418,8 @@ int main(void)
         test_checksum_verify();
         test_round_trip();
         test_malformed();
+        test_fast_parse();
+        test_template();
         test_arp();
         test_igmp();
         test_names();

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The data path, run by each polling thread on its own queue: tr_send / tr_sendmmsg
+ * (next hop, mbufs from the port's pool, header build, one tx_burst) and tr_poll (one
+ * rx_burst, parse, demux, callback; ARP/IGMP handed to control.c; host-local sockets and
+ * IGMP timers on queue 0). Never allocates, never logs, counts instead. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+#include <rte_udp.h>
+
+#include "port_internal.h"
+#include "sizing.h"
+
+#define TR_SLOW_EVERY 16 /* polls between two looks at the kernel sockets and IGMP timers */
+
+static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+/* Destination MAC for dst: 1 resolved (with *ret_until, the TSC cycle it holds until),
+ * 0 would block (request sent or pending), <0 error. */
+static int next_hop_mac(struct tr_queue *q, uint32_t dst, uint8_t mac[6], uint64_t *ret_until)
+{
+        struct tr_port *p = q->port;
+        uint32_t hop = dst;
+
+        if (tr_ipv4_is_multicast(dst)) {
+                tr_ipv4_mcast_mac(dst, mac);
+                *ret_until = UINT64_MAX;
+                return 1;
+        }
+        if (dst == 0xffffffffu || dst == (p->ip | ~p->mask)) {
+                memcpy(mac, bcast_mac, 6);
+                *ret_until = UINT64_MAX;
+                return 1;
+        }
+        if ((dst & p->mask) != (p->ip & p->mask)) {
+                if (!p->gateway)
+                        return -ENETUNREACH;
+                hop = p->gateway;
+        }
+        uint64_t tsc = rte_get_tsc_cycles(), t = tr_now_ns(p), until = 0;
+        rte_spinlock_lock(&p->arp_lock);
+        enum tr_arp_result a = tr_arp_lookup(&p->arp, hop, t, mac);
+        if (a == TR_ARP_HIT)
+                until = tr_arp_expires(&p->arp, hop, t);
+        if (a == TR_ARP_SEND_REQUEST) {
+                uint8_t f[TR_ETH_MIN_FRAME];
+                size_t n = tr_frame_build_arp(f, 1, bcast_mac, p->mac, p->ip, NULL, hop);
+                if (tr_ctl_tx_locked(p, f, n) == 0)
+                        TR_CNT_INC(q, arp_requests_tx);
+        }
+        rte_spinlock_unlock(&p->arp_lock);
+        if (a == TR_ARP_HIT) {
+                /* the entry's remaining life in TSC cycles */
+                *ret_until = tsc + (uint64_t)(((unsigned __int128)(until - t) * p->tsc_hz) / 1000000000u);
+                return 1;
+        }
+        TR_CNT_INC(q, tx_wouldblock_arp);
+        return 0;
+}
+
+static int host_local_send(struct tr_queue *q, struct tr_endpoint *ep, const struct sockaddr_in *dst,
+                           const void *data, size_t len)
+{
+        struct sockaddr_in to = *dst;
+        int fd = ep->kfd;
+        if (fd < 0)
+                return -ENETUNREACH;
+        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (sendto(fd, data, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to)) < 0)
+                return errno == EAGAIN || errno == ENOBUFS ? 0 : -errno;
+        TR_CNT_INC(q, host_local_tx);
+        return 1;
+}
+
+static inline uint32_t source_ip(const struct tr_port *p, const struct tr_endpoint *ep)
+{
+        return ep->ip && !tr_ipv4_is_multicast(ep->ip) ? ep->ip : p->ip;
+}
+
+static inline uint64_t flow_key(const struct sockaddr_in *dst)
+{
+        return (uint64_t)dst->sin_port << 32 | dst->sin_addr.s_addr;
+}
+
+static inline struct tr_flow *flow_slot(struct tr_queue *q, uint64_t key)
+{
+        uint32_t h = ((uint32_t)key ^ (uint32_t)(key >> 32)) * 0x9e3779b1u;
+        return &q->flows[h >> (32 - 3)];
+}
+_Static_assert(TR_FLOWS == 8, "flow_slot takes 3 bits of the hash");
+
+#define TR_HOST_LOCAL 2 /* flow_fill's *err for a destination the kernel takes */
+
+/* A flow not cached (or stale): resolve the next hop and prepare its headers. Returns the
+ * template, or NULL with *err set (1 would block, TR_HOST_LOCAL, <0 error). */
+static __attribute__((noinline)) const struct tr_udp_tmpl *flow_fill(struct tr_queue *q, struct tr_flow *f,
+                                                                   const struct tr_endpoint *ep,
+                                                                   const struct sockaddr_in *dst, uint32_t gen,
+                                                                   int *err)
+{
+        struct tr_port *p = q->port;
+        uint8_t mac[6];
+        uint64_t until;
+        if (tr_is_host_local(p, dst->sin_addr.s_addr)) {
+                *err = TR_HOST_LOCAL;
+                return NULL;
+        }
+        int r = next_hop_mac(q, dst->sin_addr.s_addr, mac, &until);
+        if (r <= 0) {
+                *err = r ? r : 1;
+                return NULL;
+        }
+        struct tr_udp_hdr_args a = {
+                .dst_mac = mac, .src_mac = p->mac, .ip_src = source_ip(p, ep), .ip_dst = dst->sin_addr.s_addr,
+                .src_port = ep->lport, .dst_port = ntohs(dst->sin_port), .ttl = p->ttl,
+        };
+        tr_udp_tmpl_init(&f->t, &a);
+        f->ep = ep;
+        f->dst = flow_key(dst);
+        f->gen = gen;
+        f->valid_until = until;
+        return &f->t;
+}
+
+/* The headers for one datagram to dst: the cached flow when it holds. */
+static inline const struct tr_udp_tmpl *flow_get(struct tr_queue *q, const struct tr_endpoint *ep,
+                                                 const struct sockaddr_in *dst, uint32_t gen, uint64_t tsc,
+                                                 int *err)
+{
+        uint64_t key = flow_key(dst);
+        struct tr_flow *f = flow_slot(q, key);
+        if (likely(f->ep == ep && f->dst == key && f->gen == gen && tsc < f->valid_until))
+                return &f->t;
+        return flow_fill(q, f, ep, dst, gen, err);
+}
+
+/* Which headers each of the next datagrams gets, up to one burst. A host-local datagram
+ * at the head goes to the kernel at once (*done advances); one later in the run ends it,
+ * to keep the order. Returns how many can be built; *err is set (1 would block, <0
+ * error) when it stopped early for a reason other than the burst size. */
+static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg *msgs, size_t n,
+                        size_t *done, const struct tr_udp_tmpl **tmpl_of, uint32_t gen, uint64_t tsc,
+                        int *err)
+{
+        struct tr_port *p = q->port;
+        unsigned k = 0;
+        while (*done + k < n && k < p->burst) {
+                const struct tr_msg *m = &msgs[*done + k];
+                if (unlikely(m->len > p->mtu)) {
+                        *err = -EMSGSIZE;
+                        break;
+                }
+                if (unlikely(m->dst->sin_family != AF_INET)) {
+                        *err = -EAFNOSUPPORT;
+                        break;
+                }
+                const struct tr_udp_tmpl *t = flow_get(q, ep, m->dst, gen, tsc, err);
+                if (unlikely(!t)) {
+                        if (*err != TR_HOST_LOCAL)
+                                break; /* *err says why */
+                        *err = 0;
+                        if (k) /* keep order: send what came before first */
+                                break;
+                        int r = host_local_send(q, ep, m->dst, m->data, m->len);
+                        if (r <= 0) {
+                                *err = r ? r : 1;
+                                break;
+                        }
+                        (*done)++;
+                        continue;
+                }
+                tmpl_of[k++] = t;
+        }
+        return k;
+}
+
+/* Fresh mbufs straight from the pool (raw: refcnt 1, one segment, no next, as DPDK
+ * keeps them there), filled with one datagram each. */
+static inline void tx_build(struct tr_queue *q, struct rte_mbuf *m, const struct tr_udp_tmpl *t,
+                            const void *data, size_t len)
+{
+        const struct tr_port *p = q->port;
+        uint8_t *d = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
+        tr_udp_tmpl_write(t, d, data, len, q->ip_id++, !p->ip_csum_offload, !p->udp_csum_offload);
+        size_t flen = TR_UDP_HDRS + len;
+        if (flen < TR_ETH_MIN_FRAME) {
+                memset(d + flen, 0, TR_ETH_MIN_FRAME - flen);
+                flen = TR_ETH_MIN_FRAME;
+        }
+        m->data_off = RTE_PKTMBUF_HEADROOM;
+        m->data_len = (uint16_t)flen;
+        m->pkt_len = (uint32_t)flen;
+        m->packet_type = 0;
+        m->ol_flags = 0;
+        m->tx_offload = 0;
+        if (p->udp_csum_offload) {
+                struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + TR_ETH_HLEN);
+                struct rte_udp_hdr *u = (struct rte_udp_hdr *)(d + TR_ETH_HLEN + TR_IP_HLEN);
+                m->l2_len = TR_ETH_HLEN;
+                m->l3_len = TR_IP_HLEN;
+                m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+                u->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+        }
+}
+
+int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg *msgs, size_t n)
+{
+        struct tr_port *p = q->port;
+        struct rte_mbuf *out[TR_MAX_BURST];
+        const struct tr_udp_tmpl *tmpl_of[TR_MAX_BURST]; /* datagram -> its flow's headers */
+        size_t done = 0;
+        int err = 0;
+        uint32_t gen = __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE);
+        uint64_t tsc = rte_get_tsc_cycles();
+
+        while (done < n && !err) {
+                /* 1. how many of the next datagrams can go, with which headers */
+                unsigned k = tx_plan(q, ep, msgs, n, &done, tmpl_of, gen, tsc, &err);
+                if (k == 0)
+                        break;
+                /* 2. mbufs for all of them at once, or would-block */
+                if (unlikely(rte_mempool_get_bulk(p->pool, (void **)out, k) != 0)) {
+                        TR_CNT_INC(q, tx_wouldblock_nombuf);
+                        break;
+                }
+                uint64_t bytes = 0;
+                for (unsigned i = 0; i < k; i++) {
+                        const struct tr_msg *m = &msgs[done + i];
+                        tx_build(q, out[i], tmpl_of[i], m->data, m->len);
+                        bytes += m->len;
+                }
+                /* 3. hand them to the NIC; what it does not take is freed, not queued */
+                uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)k);
+                if (unlikely(sent < k)) {
+                        for (unsigned i = sent; i < k; i++)
+                                bytes -= msgs[done + i].len;
+                        rte_pktmbuf_free_bulk(out + sent, k - sent);
+                        TR_CNT_INC(q, tx_wouldblock_ring);
+                        err = 1;
+                }
+                TR_CNT_ADD(q, tx_datagrams, sent);
+                TR_CNT_ADD(q, tx_bytes, bytes);
+                done += sent;
+        }
+        if (done == 0 && err < 0)
+                return err;
+        return (int)done;
+}
+
+int tr_send(struct tr_queue *q, struct tr_endpoint *ep, const struct sockaddr_in *dst,
+            const void *data, size_t len)
+{
+        struct tr_msg m = { .dst = dst, .data = data, .len = len };
+        return tr_sendmmsg(q, ep, &m, 1);
+}
+
+static bool joined(const struct tr_port *p, uint32_t group)
+{
+        for (unsigned i = 0; i < p->n_groups; i++)
+                if (p->groups[i] == group)
+                        return true;
+        return false;
+}
+
+/* Read the host-local sockets the watcher flagged (at most a burst each; one with more
+ * stays flagged). Only when a bit is set: no system call otherwise. */
+static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
+{
+        struct tr_port *p = q->port;
+        int delivered = 0;
+        uint8_t buf[RTE_MBUF_DEFAULT_DATAROOM]; /* above the MTU: truncated, then dropped */
+        uint64_t ready = __atomic_exchange_n(&p->hl_ready, 0, __ATOMIC_ACQUIRE), more = 0;
+
+        /* endpoints are closed only by their owner's thread under the write lock, so the
+         * pointers stay valid while this thread holds the read lock */
+        rte_rwlock_read_lock(&p->bind_lock);
+        while (ready) {
+                unsigned i = (unsigned)__builtin_ctzll(ready);
+                struct tr_endpoint *ep = p->hl_eps[i];
+                ready &= ready - 1;
+                if (!ep)
+                        continue;
+                int k = 0;
+                for (; k < p->burst; k++) {
+                        struct sockaddr_in src;
+                        socklen_t sl = sizeof(src);
+                        ssize_t r = recvfrom(ep->kfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
+                                             (struct sockaddr *)&src, &sl);
+                        if (r < 0) {
+                                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                                        break;
+                                continue; /* a pending error (ICMP port unreachable) is consumed */
+                        }
+                        if (r > p->mtu) { /* MSG_TRUNC: r is the datagram's real length */
+                                TR_CNT_DROP(q, TR_DROP_TOO_BIG);
+                                continue;
+                        }
+                        TR_CNT_INC(q, host_local_rx);
+                        fn(clientd, ep->clientd, buf, (size_t)r, &src);
+                        delivered++;
+                }
+                if (k == p->burst) /* not drained: the watcher will not tell us again */
+                        more |= 1ull << i;
+        }
+        rte_rwlock_read_unlock(&p->bind_lock);
+        if (more)
+                __atomic_fetch_or(&p->hl_ready, more, __ATOMIC_RELEASE);
+        return delivered;
+}
+
+/* The endpoint for (dst, port): the queue's last answer while the demux is unchanged.
+ * Caller holds bind_lock as a reader. */
+static inline struct tr_endpoint *demux_get(const struct tr_port *p, struct tr_queue *q, uint32_t dst,
+                                            uint16_t port)
+{
+        uint64_t key = (uint64_t)port << 32 | dst;
+        if (likely(q->rx_key == key && q->rx_gen == p->demux_gen && q->rx_ep))
+                return q->rx_ep;
+        struct tr_endpoint *ep = tr_demux_lookup(&p->demux, dst, port);
+        q->rx_key = key;
+        q->rx_gen = p->demux_gen;
+        q->rx_ep = ep;
+        return ep;
+}
+
+/* A parsed UDP datagram: for us (our address, broadcast, a joined group), to which
+ * endpoint; the callback. Returns 1 when delivered. */
+static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint8_t *d,
+                         const struct tr_frame *f, tr_recv_fn fn, void *clientd, uint64_t *bytes)
+{
+        if (unlikely(f->ip_dst != p->ip) && f->ip_dst != 0xffffffffu && f->ip_dst != (p->ip | ~p->mask) &&
+            !(tr_ipv4_is_multicast(f->ip_dst) && joined(p, f->ip_dst))) {
+                TR_CNT_DROP(q, TR_DROP_NOT_FOR_US);
+                return 0;
+        }
+        struct tr_endpoint *ep = demux_get(p, q, f->ip_dst, f->dst_port);
+        if (unlikely(!ep)) {
+                TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
+                return 0;
+        }
+        struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(f->src_port),
+                                   .sin_addr.s_addr = f->ip_src };
+        fn(clientd, ep->clientd, d + f->payload_off, f->payload_len, &src);
+        *bytes += f->payload_len;
+        return 1;
+}
+
+/* Unicast to another MAC (multicast and broadcast MACs pass: the IP check decides). */
+static inline bool not_our_mac(const struct tr_port *p, const uint8_t *dst_mac)
+{
+        return !(dst_mac[0] & 1) && (fr_rd32_raw(dst_mac) != p->mac_w0 || fr_rd16_raw(dst_mac + 4) != p->mac_w1);
+}
+
+/* Whatever the inline parse did not take: the full parser, drops, ARP, IGMP, and the
+ * UDP datagrams it accepts. */
+static __attribute__((noinline)) int rx_other(const struct tr_port *p, struct tr_queue *q, const uint8_t *d,
+                                              size_t len, unsigned flags, tr_recv_fn fn, void *clientd,
+                                              uint64_t *bytes)
+{
+        struct tr_frame f;
+        tr_frame_parse(d, len, flags, &f);
+        if (f.kind == TR_FRAME_DROP) {
+                TR_CNT_DROP(q, f.drop);
+                return 0;
+        }
+        if (not_our_mac(p, f.dst_mac)) {
+                TR_CNT_DROP(q, TR_DROP_NOT_OUR_MAC);
+                return 0;
+        }
+        if (f.kind == TR_FRAME_ARP) {
+                tr_ctl_on_arp(q, &f);
+                return 0;
+        }
+        if (f.kind == TR_FRAME_IGMP) {
+                tr_ctl_on_igmp(q, &f);
+                return 0;
+        }
+        return rx_udp(p, q, d, &f, fn, clientd, bytes);
+}
+
+/* One received frame. Caller holds bind_lock as a reader. Returns 1 when a datagram was
+ * delivered (its payload added to *bytes), else 0. */
+static inline int rx_one(const struct tr_port *p, struct tr_queue *q, struct rte_mbuf *m,
+                         tr_recv_fn fn, void *clientd, uint64_t *bytes)
+{
+        const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+        unsigned flags = 0;
+
+        if (p->rx_csum_offload) {
+                uint64_t ol = m->ol_flags;
+                if ((ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+                        flags |= TR_PARSE_IP_CSUM_DONE;
+                if ((ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+                        flags |= TR_PARSE_L4_CSUM_DONE;
+        }
+        /* the usual UDP datagram inline; anything else (ARP, IGMP, drops) the full parser */
+        struct tr_frame f;
+        if (unlikely(!tr_frame_parse_udp_fast(d, m->data_len, flags, &f)))
+                return rx_other(p, q, d, m->data_len, flags, fn, clientd, bytes);
+        if (unlikely(not_our_mac(p, d))) {
+                TR_CNT_DROP(q, TR_DROP_NOT_OUR_MAC);
+                return 0;
+        }
+        return rx_udp(p, q, d, &f, fn, clientd, bytes);
+}
+
+_Static_assert(offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, refcnt) + 2,
+               "rx_free reads refcnt and nb_segs as one word");
+
+/* Received mbufs back to their pool in one put when they are what RX queues make (one
+ * pool, one segment, not shared, not attached): what rte_pktmbuf_free_bulk does for
+ * them, without its per-mbuf work. Anything else goes the general way. */
+static inline void rx_free(struct rte_mbuf **pkts, uint16_t n)
+{
+        struct rte_mempool *mp = pkts[0]->pool;
+        for (uint16_t i = 0; i < n; i++) {
+                const struct rte_mbuf *m = pkts[i];
+                /* refcnt and nb_segs both 1, read together */
+                uint32_t rc_segs;
+                memcpy(&rc_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt), sizeof(rc_segs));
+                if (unlikely(m->pool != mp || rc_segs != (1u | 1u << 16) ||
+                             (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)))) {
+                        rte_pktmbuf_free_bulk(pkts, n);
+                        return;
+                }
+        }
+        rte_mempool_put_bulk(mp, (void **)pkts, n);
+}
+
+static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clientd)
+{
+        struct tr_port *p = q->port;
+        struct rte_mbuf *pkts[TR_MAX_BURST];
+        int delivered = 0;
+
+        uint16_t n = rte_eth_rx_burst(p->port_id, rxq, pkts, p->burst);
+        if (n == 0)
+                return delivered;
+        TR_CNT_ADD(q, rx_frames, n);
+        uint64_t bytes = 0;
+        rte_rwlock_read_lock(&p->bind_lock);
+        for (uint16_t i = 0; i < n; i++) {
+                if (i + 1 < n)
+                        rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+                delivered += rx_one(p, q, pkts[i], fn, clientd, &bytes);
+        }
+        rte_rwlock_read_unlock(&p->bind_lock);
+        rx_free(pkts, n);
+        TR_CNT_ADD(q, rx_bytes, bytes);
+        TR_CNT_ADD(q, rx_datagrams, (uint64_t)delivered);
+        return delivered;
+}
+
+/* All receiving happens on queue 0's thread: every RX queue of the device (RSS is off,
+ * but memif hands us on RX queue i what its peer sent on TX queue i, and the control
+ * queue has its RX mirror), the host-local sockets, the IGMP timers. Other queues are
+ * for sending. */
+int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
+{
+        struct tr_port *p = q->port;
+        int delivered = 0;
+
+        if (q->qid != 0)
+                return 0;
+        if (unlikely((q->polls++ % TR_SLOW_EVERY) == 0)) {
+                if (unlikely(__atomic_load_n(&p->hl_ready, __ATOMIC_RELAXED) != 0))
+                        delivered += poll_host_local(q, fn, clientd);
+                tr_ctl_igmp_tick(p);
+        }
+        delivered += poll_rxq(q, 0, fn, clientd);
+        for (uint16_t r = 1; unlikely(r < p->n_rxq); r++)
+                delivered += poll_rxq(q, r, fn, clientd);
+        return delivered;
+}
