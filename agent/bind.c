@@ -152,11 +152,14 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
                 const char *pci = json_string_value(json_object_get(e, "pci"));
                 const char *orig = json_string_value(json_object_get(e, "original_driver"));
                 const char *tgt = json_string_value(json_object_get(e, "driver"));
-                json_t *jnd = json_object_get(e, "netdev");
+                json_t *jnd = json_object_get(e, "netdev"), *jmac = json_object_get(e, "mac");
                 const char *nd = jnd ? json_string_value(jnd) : "";
+                const char *mac = jmac ? json_string_value(jmac) : ""; /* absent: an older file */
+                uint8_t macb[6];
                 if (!pci || !parse_is_pci_addr(pci) || !orig || (*orig && !valid_driver_name(orig)) ||
                     !tgt || !valid_driver_name(tgt) || !nd || strlen(nd) >= sizeof(s->e[0].netdev) ||
-                    strchr(nd, '/') || json_object_size(e) != 3u + (jnd != NULL)) {
+                    strchr(nd, '/') || !mac || (*mac && parse_mac(mac, macb) < 0) ||
+                    json_object_size(e) != 3u + (jnd != NULL) + (jmac != NULL)) {
                         free(s);
                         BAD("state file entry %zu is garbled", i);
                 }
@@ -170,6 +173,9 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
                 snprintf(d->original, sizeof(d->original), "%s", orig);
                 snprintf(d->target, sizeof(d->target), "%s", tgt);
                 snprintf(d->netdev, sizeof(d->netdev), "%s", nd);
+                if (*mac)
+                        snprintf(d->mac, sizeof(d->mac), "%02x:%02x:%02x:%02x:%02x:%02x", macb[0], macb[1], macb[2],
+                                 macb[3], macb[4], macb[5]);
         }
 #undef BAD
         json_decref(root);
@@ -182,9 +188,9 @@ char *bind_state_format(const bind_state *s)
 {
         json_t *nics = json_array();
         for (size_t i = 0; nics && i < s->n; i++)
-                json_array_append_new(nics, json_pack("{s:s,s:s,s:s,s:s}", "pci", s->e[i].pci, "original_driver",
+                json_array_append_new(nics, json_pack("{s:s,s:s,s:s,s:s,s:s}", "pci", s->e[i].pci, "original_driver",
                                                       s->e[i].original, "driver", s->e[i].target, "netdev",
-                                                      s->e[i].netdev));
+                                                      s->e[i].netdev, "mac", s->e[i].mac));
         json_t *root = json_pack("{s:i,s:i,s:o}", "version", 1, "count", (int)s->n, "nics", nics);
         if (!root)
                 return NULL;
@@ -316,6 +322,23 @@ static void first_netdev(const hostfs *h, const char *pci, char *buf, size_t siz
                 if (de->d_name[0] != '.' && n < size && !*buf)
                         memcpy(buf, de->d_name, n + 1); /* fits: checked above */
         }
+}
+
+/* The MAC of pci's netdev ("" when unreadable): <pci>/net/<if>/address, which is
+ * /sys/class/net/<if>/address on a live host (a fake tree may have only the latter). */
+static void netdev_mac(const hostfs *h, const char *pci, const char *netdev, char *buf, size_t size)
+{
+        char path[PATH_MAX], val[64];
+        uint8_t mac[6];
+
+        buf[0] = '\0';
+        if (!*netdev)
+                return;
+        if ((hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/net/%s/address", pci, netdev) == 0 &&
+             hostfs_read_str(h, path, val, sizeof(val)) >= 0 && parse_mac(val, mac) == 0) ||
+            (hostfs_fmt(path, sizeof(path), "/sys/class/net/%s/address", netdev) == 0 &&
+             hostfs_read_str(h, path, val, sizeof(val)) >= 0 && parse_mac(val, mac) == 0))
+                snprintf(buf, size, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 }
 
 /* The netdevs in dir (<pci>/net or <pci>/virtioN/net): 1 when one is in use, 0 when none
@@ -546,11 +569,17 @@ int bind_nic(const hostfs *h, const bind_ops *ops, const nlparse_usage *use, con
                 snprintf(e->original, sizeof(e->original), "%s", cur);
                 snprintf(e->target, sizeof(e->target), "%s", target);
                 first_netdev(h, pci, e->netdev, sizeof(e->netdev));
+                netdev_mac(h, pci, e->netdev, e->mac, sizeof(e->mac));
                 added = true;
         } else {
                 bind_state_entry *e = (bind_state_entry *)bind_state_find(state, pci);
                 snprintf(old_target, sizeof(old_target), "%s", e->target);
                 snprintf(e->target, sizeof(e->target), "%s", target);
+                if (!e->mac[0]) { /* an entry of an older file: its MAC while it is still readable */
+                        char nd[16];
+                        first_netdev(h, pci, nd, sizeof(nd));
+                        netdev_mac(h, pci, nd, e->mac, sizeof(e->mac));
+                }
         }
         r = bind_state_save(h, state);
         if (r < 0) {

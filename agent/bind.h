@@ -47,6 +47,11 @@ typedef struct bind_state_entry {
         char original[BIND_DRIVER_LEN]; /* driver before spinlane touched it; "" = none */
         char target[BIND_DRIVER_LEN];   /* driver spinlane bound it to */
         char netdev[16];                /* its kernel netdev before binding ("" none) */
+        /* Its MAC, read from that netdev before the unbind took it away ("" unknown: no
+         * netdev then, or a file written before spinlane recorded MACs). The NIC's address
+         * is looked up by it later (docs/addresses.md). No IPv4 address is recorded: a NIC
+         * whose netdev had one is never bound (bind_netdev_in_use). */
+        char mac[18];
 } bind_state_entry;
 
 typedef struct bind_state {
@@ -95,8 +100,8 @@ int bind_netdev_in_use(const hostfs *h, const nlparse_usage *use, const char *pc
 
 /* Bind pci to target (e.g. "vfio-pci"). Checks first (device present, target driver
  * loaded, the node does not use its netdev (bind_netdev_in_use with use; a NIC the node
- * may use is refused, never guessed free)), records the original driver in *state and
- * saves it before the first write, then driver_override, unbind, drivers_probe, and
+ * may use is refused, never guessed free)), records the original driver, the netdev and
+ * its MAC in *state and saves it before the first write, then driver_override, unbind, drivers_probe, and
  * verifies the driver link. On failure rolls back and drops the state entry. Returns 0
  * for BIND_OK/ALREADY, the negative errno otherwise (-EBUSY: in use); *ret always
  * filled. */

@@ -4,6 +4,7 @@
 #include "checks.h"
 
 #include "cleanup.h"
+#include "ipv4.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -685,6 +686,114 @@ static int check_numa_alignment(const inventory *inv, const checks_options *o, v
                            "isolated cores and free hugepages on the NUMA node of %s", sb_str(&good));
 }
 
+/* ---- nic-address ---------------------------------------------------------------- */
+
+static void addr_text(const inv_nic *n, char *buf, size_t size)
+{
+        char cidr[IPV4_CIDR_STR_MAX], gw[IPV4_STR_MAX];
+        ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr);
+        if (n->addr.gateway)
+                snprintf(buf, size, "%s gateway %s", cidr, ipv4_format(n->addr.gateway, gw));
+        else
+                snprintf(buf, size, "%s, no gateway", cidr);
+}
+
+/* One remedy per kind of problem, naming its NICs. */
+static void addr_remedies(const inventory *inv, const checks_options *o, sbuf *rem)
+{
+        /* NO_SOURCE goes with NO_MAC: a static entry by PCI address is the answer to both */
+        static const inv_addr_problem order[] = {INV_ADDR_NO_MAC, INV_ADDR_METADATA, INV_ADDR_DUPLICATE,
+                                                 INV_ADDR_CONFLICT};
+        for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+                sbuf pcis = {0}, entries = {0};
+                size_t n = 0;
+                for (size_t i = 0; i < inv->n_nics; i++) {
+                        const inv_nic *x = &inv->nics[i];
+                        inv_addr_problem p = x->addr.problem == INV_ADDR_NO_SOURCE ? INV_ADDR_NO_MAC : x->addr.problem;
+                        if (!nic_dpdk(o, x) || x->addr.state != INV_ADDR_FAILED || p != order[k])
+                                continue;
+                        sb_add(&pcis, "%s%s", n ? ", " : "", x->pci);
+                        sb_add(&entries, "%s{\"pci\": \"%s\", \"ipv4\": \"a.b.c.d/len\", \"gateway\": \"a.b.c.d\"}",
+                               n ? ", " : "", x->pci);
+                        n++;
+                }
+                if (!n)
+                        continue;
+                if (rem->n)
+                        sb_add(rem, "; ");
+                switch (order[k]) {
+                case INV_ADDR_NO_MAC:
+                        sb_add(rem, "%s: only a static entry by PCI address can give %s an address: "
+                               "\"addresses\": {\"static\": [%s]}", sb_str(&pcis), n == 1 ? "it" : "them",
+                               sb_str(&entries));
+                        break;
+                case INV_ADDR_METADATA:
+                        sb_add(rem, "%s: the agent must reach the instance metadata service (hostNetwork; AWS: IMDSv2 "
+                               "enabled; Azure: IMDS) and each MAC must be an interface of this instance with an IPv4 "
+                               "address; or give %s a static entry (addresses.static)", sb_str(&pcis),
+                               n == 1 ? "it" : "each");
+                        break;
+                case INV_ADDR_DUPLICATE:
+                        sb_add(rem, "%s: give each NIC an address of its own (static entries, or the ENIs' addresses)",
+                               sb_str(&pcis));
+                        break;
+                default:
+                        sb_add(rem, "%s: make the static entries that match %s agree, or drop one", sb_str(&pcis),
+                               n == 1 ? "it" : "each");
+                }
+        }
+}
+
+static int check_nic_address(const inventory *inv, const checks_options *o, verdict_list *l)
+{
+        sbuf good = {0}, bad = {0}, wait = {0}, rem = {0};
+        size_t ngood = 0, nbad = 0, nwait = 0;
+        json_t *nics = json_array();
+
+        for (size_t i = 0; i < inv->n_nics; i++) {
+                const inv_nic *n = &inv->nics[i];
+                char text[64], cidr[IPV4_CIDR_STR_MAX], gw[IPV4_STR_MAX];
+                if (!nic_dpdk(o, n))
+                        continue;
+                bool known = n->addr.state == INV_ADDR_KNOWN;
+                json_array_append_new(
+                        nics, json_pack("{s:s,s:s?,s:s,s:s?,s:s?,s:s?,s:s?}", "pci", n->pci, "mac", *n->mac ? n->mac : NULL,
+                                        "state", inv_addr_state_name(n->addr.state), "ipv4",
+                                        known ? ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr) : NULL,
+                                        "gateway", known && n->addr.gateway ? ipv4_format(n->addr.gateway, gw) : NULL,
+                                        "source", known ? n->addr.source : NULL, "reason", *n->addr.why ? n->addr.why : NULL));
+                switch (n->addr.state) {
+                case INV_ADDR_KNOWN:
+                        addr_text(n, text, sizeof(text));
+                        sb_add(&good, "%s%s %s (%s)", ngood++ ? ", " : "", n->pci, text, n->addr.source);
+                        break;
+                case INV_ADDR_FAILED:
+                        sb_add(&bad, "%s%s: %s", nbad++ ? "; " : "", n->pci, n->addr.why);
+                        break;
+                case INV_ADDR_UNRESOLVED:
+                        sb_add(&wait, "%s%s: addresses not resolved", nwait++ ? "; " : "", n->pci);
+                        break;
+                default: /* PENDING, ELSEWHERE */
+                        sb_add(&wait, "%s%s: %s", nwait++ ? "; " : "", n->pci, n->addr.why);
+                }
+        }
+        json_t *ev = json_pack("{s:o}", "nics", nics);
+        if (nbad) {
+                addr_remedies(inv, o, &rem);
+                return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_FAIL, ev, sb_str(&rem),
+                                   "%zu of %zu DPDK NIC%s without an address (listed Unhealthy to the kubelet): %s%s%s",
+                                   nbad, nbad + ngood + nwait, nbad + ngood + nwait == 1 ? "" : "s", sb_str(&bad),
+                                   ngood ? "; with one: " : "", sb_str(&good));
+        }
+        if (nwait)
+                return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_SKIP, ev, NULL, "%s%s%s", sb_str(&wait),
+                                   ngood ? "; known: " : "", sb_str(&good));
+        if (ngood == 0)
+                return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_SKIP, ev, NULL, "no DPDK NIC is advertised");
+        return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_PASS, ev, NULL, "every advertised NIC has an address: %s",
+                           sb_str(&good));
+}
+
 int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l)
 {
         static const checks_options defaults = {0};
@@ -695,7 +804,8 @@ int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l
             (r = check_nohz_full(inv, l)) < 0 || (r = check_hugepages(inv, o, l)) < 0 ||
             (r = check_hugetlbfs(inv, l)) < 0 || (r = check_iommu(inv, o, l)) < 0 ||
             (r = check_nic_binding(inv, o, l)) < 0 || (r = check_primary_nic(inv, o, l)) < 0 ||
-            (r = check_write_combining(inv, l)) < 0 || (r = check_numa_alignment(inv, o, l)) < 0)
+            (r = check_write_combining(inv, l)) < 0 || (r = check_numa_alignment(inv, o, l)) < 0 ||
+            (r = check_nic_address(inv, o, l)) < 0)
                 return r;
         return 0;
 }

@@ -4,11 +4,14 @@
  * errors go to stderr once, here; never exits (the commands return the exit code). */
 #include "cmd.h"
 
+#include "addresses.h"
+#include "bind.h"
 #include "cleanup.h"
 #include "config.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "log.h"
+#include "prep-inventory.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -113,3 +116,20 @@ int agent_config(const agent_options *o, config *ret)
         return r;
 }
 
+
+int agent_addresses(const hostfs *h, const config *c, inventory *inv)
+{
+        _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
+        char err[256];
+
+        if (!st)
+                return -ENOMEM;
+        int r = bind_state_load(h, st, err, sizeof(err));
+        if (r < 0)
+                fprintf(stderr, "spinlane-agent: %s: %s; the NIC MACs recorded there are not used\n", BIND_STATE_PATH,
+                        *err ? err : strerror(-r));
+        addresses_apply(inv, &(addresses_options){ .cfg = c, .state = r >= 0 ? st : NULL,
+                                                   .selected = prep_checks_nic_selected,
+                                                   .sel_userdata = (void *)c });
+        return 0;
+}

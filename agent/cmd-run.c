@@ -16,10 +16,12 @@
 #include "dp-uevent.h"
 #include "hostfs.h"
 #include "inventory.h"
+#include "ipv4.h"
 #include "log.h"
 #include "loop.h"
 #include "prep-daemon.h"
 #include "prep-inventory.h"
+#include "run-address.h"
 #include "verdict.h"
 
 #include <errno.h>
@@ -72,6 +74,7 @@ struct run_ctx {
         config cfg;               /* the config at start; node preparation keeps the live one */
         run_settings set;
         prep_daemon *prep;
+        run_address *addr;        /* NIC addresses: static entries, recorded MACs, metadata (run-address.c) */
         int ifd;                  /* inotify: device nodes and sysfs attributes */
         int nlfd;                 /* kernel uevents (NETLINK_KOBJECT_UEVENT), -1 when not used */
         int debounce_fd;
@@ -255,6 +258,8 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const pre
                 const inv_nic *n = &inv->nics[i];
                 bool known = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci)) != NULL;
                 bool advertise = inv_nic_advertisable(n) && prep_selection_has(sel, n);
+                /* a NIC without an address is listed, Unhealthy: the nic-address verdict says why */
+                bool addressed = n->addr.state == INV_ADDR_KNOWN;
                 if (n->primary || !(advertise || known))
                         continue;
                 dp_device d;
@@ -265,7 +270,12 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const pre
                 snprintf(d.nic_kind, sizeof(d.nic_kind), "%s", inv_nic_kind_name(n->kind));
                 snprintf(d.driver, sizeof(d.driver), "%s", n->driver);
                 d.numa_node = n->numa_node;
-                d.healthy = advertise;
+                d.healthy = advertise && addressed;
+                if (addressed) {
+                        ipv4_cidr_format((ipv4_cidr){ n->addr.ipv4, n->addr.prefix_len }, d.ipv4);
+                        if (n->addr.gateway)
+                                ipv4_format(n->addr.gateway, d.gateway);
+                }
                 for (size_t k = 0; k < n->n_devnodes && k < DP_MAX_DEVNODES; k++) {
                         snprintf(d.devnodes[k].host, DP_DEVPATH_LEN, "%s", n->devnodes[k].host);
                         snprintf(d.devnodes[k].container, DP_DEVPATH_LEN, "%s", n->devnodes[k].container);
@@ -485,18 +495,40 @@ static void dp_stop(run_ctx *ctx)
         dp_device_list_free(&ctx->cores);
 }
 
+/* ---- service: NIC addresses (run-address.c; resolved into every scan by run_scan) ---- */
+
+static void addr_reload(run_ctx *ctx)
+{
+        run_address_reload(ctx->addr);
+}
+
 static const run_service services[] = {
         { "node-preparation", prep_start, NULL, prep_reload, prep_stop },
+        { "nic-addresses", NULL, NULL, addr_reload, NULL },
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, NULL, dp_stop },
 };
 
 /* ---- the loop ---- */
 
+/* The inventory with each NIC's address resolved (the services all see the same). */
+static int run_scan(run_ctx *ctx, inventory **ret)
+{
+        int r = inventory_scan(&ctx->h, ret);
+        if (r >= 0 && ctx->addr && run_address_resolve(ctx->addr, &ctx->h, live_config(ctx), *ret) < 0)
+                log_error("NIC addresses: out of memory");
+        return r;
+}
+
+static void on_address_changed(void *ud)
+{
+        debounce(ud, "NIC address lookup");
+}
+
 static void rescan(run_ctx *ctx)
 {
         inventory *inv = NULL;
-        int r = inventory_scan(&ctx->h, &inv);
+        int r = run_scan(ctx, &inv);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
                 return;
@@ -727,7 +759,11 @@ int cmd_run(int argc, char **argv)
                 add_watches(&ctx);
                 (void)loop_add_fd(ctx.l, ctx.ifd, EPOLLIN, on_watch, &ctx);
         }
-        r = inventory_scan(&ctx.h, &inv);
+        if ((r = run_address_new(ctx.l, on_address_changed, &ctx, &ctx.addr)) < 0) {
+                log_errno(LOG_ERROR, r, "NIC address service");
+                goto out;
+        }
+        r = run_scan(&ctx, &inv);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
                 goto out;
@@ -764,6 +800,7 @@ out:
                         (void)loop_remove_fd(ctx.l, ctx.nlfd);
                 close(ctx.nlfd);
         }
+        run_address_free(ctx.addr);
         loop_free(ctx.l);
         if (rc == AGENT_EXIT_OK)
                 log_info("stopped");

@@ -39,6 +39,13 @@ int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, 
 struct config;
 int agent_config(const agent_options *o, struct config *ret);
 
+/* Resolve each selected NIC's address into inv (agent/addresses.h) as a one-shot command
+ * can: the config's static entries and the MACs in the bind state; what only the
+ * metadata knows is left to the running agent (INV_ADDR_ELSEWHERE). An unreadable bind
+ * state is named on stderr and its MACs are not used. -ENOMEM. */
+struct inventory;
+int agent_addresses(const struct hostfs *h, const struct config *c, struct inventory *inv);
+
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 /* The daemon (cmd-run.c): verdicts at start and on change, the kubelet device plugins. */

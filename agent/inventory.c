@@ -53,6 +53,12 @@ const char *inv_cgroup_name(inv_cgroup v)
         return (unsigned)v < ELEMENTSOF(names) ? names[v] : "unknown";
 }
 
+const char *inv_addr_state_name(inv_addr_state s)
+{
+        static const char *const names[] = {"unresolved", "known", "pending", "agent-only", "failed"};
+        return (unsigned)s < ELEMENTSOF(names) ? names[s] : "unresolved";
+}
+
 const char *inv_topic_name(inv_topic t)
 {
         static const char *const names[] = {"cpu", "numa", "nic", "memory", "kernel"};
@@ -745,10 +751,11 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlp
         if (nic.netdev[0] && hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", nic.netdev) == 0) {
                 uint8_t mac[6];
                 r = hostfs_read_str(h, p, val, sizeof(val));
-                if (r >= 0 && parse_mac(val, mac) == 0)
+                if (r >= 0 && parse_mac(val, mac) == 0) {
                         snprintf(nic.mac, sizeof(nic.mac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
                                  mac[2], mac[3], mac[4], mac[5]);
-                else
+                        snprintf(nic.mac_source, sizeof(nic.mac_source), "netdev");
+                } else
                         problem(inv, INV_TOPIC_NIC, p, r < 0 ? r : -EINVAL, "MAC of %s", nic.netdev);
         }
         /* What the node's networking does with its netdev. */

@@ -53,6 +53,37 @@ typedef struct inv_devnode {
         char container[INV_DEVPATH_LEN];
 } inv_devnode;
 
+/* A NIC's IPv4 address. Not part of the scan (inventory_scan leaves it UNRESOLVED):
+ * addresses_apply() (agent/addresses.h) fills it from the config's static entries, the
+ * MAC recorded in the bind state and what the metadata service said. */
+typedef enum inv_addr_state {
+        INV_ADDR_UNRESOLVED, /* not looked at: not selected, or nobody resolved addresses */
+        INV_ADDR_KNOWN,      /* ipv4, prefix_len, gateway and source hold it */
+        INV_ADDR_PENDING,    /* the running agent is asking the metadata service */
+        INV_ADDR_ELSEWHERE,  /* from the metadata, which only the running agent asks (the CLI) */
+        INV_ADDR_FAILED,     /* none: problem and why say why */
+} inv_addr_state;
+const char *inv_addr_state_name(inv_addr_state s); /* "unresolved", "known", "pending", "agent-only", "failed" */
+
+typedef enum inv_addr_problem {
+        INV_ADDR_OK,
+        INV_ADDR_NO_MAC,    /* off the kernel with no recorded MAC: only a static entry by PCI address helps */
+        INV_ADDR_NO_SOURCE, /* no static entry matches and no metadata source applies */
+        INV_ADDR_METADATA,  /* the metadata lookup failed (why holds its error) */
+        INV_ADDR_DUPLICATE, /* another NIC claims the same address */
+        INV_ADDR_CONFLICT,  /* two static entries match it and disagree */
+} inv_addr_problem;
+
+typedef struct inv_nic_addr {
+        inv_addr_state state;
+        inv_addr_problem problem;
+        uint32_t ipv4;          /* host byte order; KNOWN (and a DUPLICATE's claimed address) */
+        uint8_t prefix_len;
+        uint32_t gateway;       /* 0 = none (on-link peers only) */
+        char source[16];        /* "static", "aws-imds", "azure-imds"; "" */
+        char why[512];          /* one line: why not KNOWN ("" when it is) */
+} inv_nic_addr;
+
 typedef struct inv_nic {
         char pci[INV_PCI_LEN];  /* "0000:00:06.0" (the kubelet device ID of dpdk-nic) */
         uint16_t vendor, device;
@@ -64,6 +95,8 @@ typedef struct inv_nic {
         int numa_node;          /* -1 unknown (sysfs says -1, or the file was bad: see problems) */
         char netdev[INV_NAME_LEN];  /* kernel netdev ("eth1") while the kernel holds the NIC; else "" */
         char mac[18];           /* "0a:1b:..." of that netdev; "" when unknown */
+        char mac_source[16];    /* "netdev" (the scan read it), "bind-state" (recorded before
+                                   spinlane unbound it: addresses_apply), "" unknown */
         bool primary;           /* carries the lowest-metric default route of the main table (its
                                    netdev does, or it is the VF of the synthetic netdev that does:
                                    same MAC, Azure; ties: the lowest PCI address): never taken */
@@ -87,6 +120,7 @@ typedef struct inv_nic {
          * 1 yes, 0 no, -1 unknown (no prefetchable BAR found, or the PAT list unreadable). */
         int write_combining;
         uint64_t wc_bar_start, wc_bar_end;  /* the prefetchable BAR checked; 0,0 if none */
+        inv_nic_addr addr;      /* its IPv4 address: see inv_nic_addr */
 } inv_nic;
 
 /* One physical core: the set of CPUs that are SMT siblings of each other. */
@@ -214,7 +248,7 @@ void inventory_free(inventory *inv);
 
 /* The whole inventory as one JSON document (new reference; NULL on -ENOMEM):
  * {"resources": {"<prefix>/dpdk-nic": [{"id","pci","kind","driver","numa_node","netdev",
- *   "mac","devices":[{"host_path","container_path","permissions"}]}],
+ *   "mac","ipv4","gateway","address_source","devices":[{"host_path","container_path","permissions"}]}],
  *   "<prefix>/isolated-core": [{"id","cpus":[2,10],"numa_node"}]},
  *  "cpus": {...}, "cores": [...], "numa": [...], "nics": [...], "memory": {...},
  *  "kernel": {...}, "problems": [...]}

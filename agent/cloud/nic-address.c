@@ -38,8 +38,12 @@ int nic_addr_static_parse(const char *ipv4, const char *gateway, nic_addr_static
                 set_err(err, err_size, "ipv4: \"%.40s\" is the network or broadcast address of its subnet", ipv4);
                 return -EINVAL;
         }
+        if (!ipv4_is_unicast(c.addr)) {
+                set_err(err, err_size, "ipv4: \"%.40s\" cannot be an interface's address (zero, loopback or multicast)", ipv4);
+                return -EINVAL;
+        }
         if (gateway) {
-                if (ipv4_parse(gateway, strlen(gateway), &gw) < 0 || gw == 0) {
+                if (ipv4_parse(gateway, strlen(gateway), &gw) < 0 || !ipv4_is_unicast(gw)) {
                         set_err(err, err_size, "gateway: expected \"a.b.c.d\", got \"%.40s\"", gateway);
                         return -EINVAL;
                 }

@@ -353,7 +353,7 @@ int lbind_check(const lbind_in *in, verdict_list *vl)
         if (ours && !(sym_name && strcmp(sym_name, "default") == 0)) {
                 if (in->plan->bypass_problem[0]) {
                         lreport_add(&rep, VERDICT_FAIL, "%s", in->plan->bypass_problem);
-                        lreport_remedy(&rep, "The spinlane agent sets SPINLANE_NIC_<i>_IPV4 (and _GATEWAY) from the cloud's metadata; until it does, or outside Kubernetes, set SPINLANE_SENDER_IPV4 and SPINLANE_RECEIVER_IPV4 (a.b.c.d/len) in the pod spec.");
+                        lreport_remedy(&rep, "The spinlane agent sets SPINLANE_NIC_<i>_IPV4 (and _GATEWAY) for every NIC it allocates; for a device outside the allocation, or outside Kubernetes, set SPINLANE_SENDER_IPV4 and SPINLANE_RECEIVER_IPV4 (a.b.c.d/len) in the pod spec.");
                 } else {
                         struct spa_config cfg;
                         char err[1024];

@@ -32,8 +32,8 @@ typedef struct lenv_nic {
         char devargs[128];
         char devices[LENV_MAX_DEVICES][128];
         unsigned n_devices;
-        char ipv4[20];    /* SPINLANE_NIC_<i>_IPV4 ("a.b.c.d/len"), "" when not given */
-        char gateway[16]; /* SPINLANE_NIC_<i>_GATEWAY ("a.b.c.d"), "" when not given */
+        char ipv4[20];    /* SPINLANE_NIC_<i>_IPV4, canonical "a.b.c.d/len" (required: a host of its subnet) */
+        char gateway[16]; /* SPINLANE_NIC_<i>_GATEWAY, "a.b.c.d" in that subnet; "" = none (on-link only) */
 } lenv_nic;
 
 typedef struct lenv_err {

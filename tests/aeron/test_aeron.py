@@ -311,7 +311,7 @@ def case_launch(env):
         "SPINLANE_ISOLATED_CPUS": "0-1", "SPINLANE_ISOLATED_CORES": "p0c0,p0c1",
         "SPINLANE_DPDK_NICS": "0000:00:06.0", "SPINLANE_NIC_0_KIND": "other", "SPINLANE_NIC_0_DRIVER": "vfio-pci",
         "SPINLANE_NIC_0_NUMA": "-1", "SPINLANE_NIC_0_DEVICES": "/dev/vfio/vfio,/dev/vfio/7",
-        "SPINLANE_NIC_0_IPV4": A_IP + "/24", "SPINLANE_HUGEPAGE_DIR": "/dev/hugepages",
+        "SPINLANE_NIC_0_IPV4": A_IP + "/24", "SPINLANE_NIC_0_GATEWAY": "", "SPINLANE_HUGEPAGE_DIR": "/dev/hugepages",
         # the pod's own: this machine has no such PCI NIC, a veth stands in for it
         "SPINLANE_SENDER_DEVICE": "net_af_packet0", "SPINLANE_RECEIVER_DEVICE": "net_af_packet0",
         "SPINLANE_EAL_EXTRA_ARGS": "--no-huge --no-pci --vdev=net_af_packet0,iface=%s,qpairs=3 --log-level=error" % va,

@@ -35,6 +35,10 @@ static json_t *scan(const char *name, inventory **ret_inv)
         "{\"host_path\":\"/dev/vfio/vfio\",\"container_path\":\"/dev/vfio/vfio\",\"permissions\":\"rw\"}," \
         "{\"host_path\":\"" host "\",\"container_path\":\"/dev/vfio/" #g "\",\"permissions\":\"rw\"}"
 
+/* The address fields of a NIC the scan alone leaves unresolved (agent/addresses.c fills them). */
+#define ADDR_UNRESOLVED \
+        "\"ipv4\":null,\"gateway\":null,\"address_source\":null,\"address_state\":\"unresolved\",\"address_reason\":null,"
+
 static void test_eks(void)
 {
         inventory *inv;
@@ -43,9 +47,9 @@ static void test_eks(void)
         CHECK_JSON(j, "resources",
                    "{\"spinlane.io/dpdk-nic\":["
                    "{\"id\":\"0000:00:06.0\",\"pci\":\"0000:00:06.0\",\"kind\":\"ena\",\"driver\":\"vfio-pci\","
-                   "\"numa_node\":0,\"netdev\":null,\"mac\":null,\"devices\":[" VFIO_DEV(0, "/dev/vfio/noiommu-0") "]},"
+                   "\"numa_node\":0,\"netdev\":null,\"mac\":null," ADDR_UNRESOLVED "\"devices\":[" VFIO_DEV(0, "/dev/vfio/noiommu-0") "]},"
                    "{\"id\":\"0000:00:07.0\",\"pci\":\"0000:00:07.0\",\"kind\":\"ena\",\"driver\":\"vfio-pci\","
-                   "\"numa_node\":0,\"netdev\":null,\"mac\":null,\"devices\":[" VFIO_DEV(1, "/dev/vfio/noiommu-1") "]}],"
+                   "\"numa_node\":0,\"netdev\":null,\"mac\":null," ADDR_UNRESOLVED "\"devices\":[" VFIO_DEV(1, "/dev/vfio/noiommu-1") "]}],"
                    "\"spinlane.io/isolated-core\":["
                    "{\"id\":\"p0c2\",\"cpus\":[2,10],\"numa_node\":0},{\"id\":\"p0c3\",\"cpus\":[3,11],\"numa_node\":0},"
                    "{\"id\":\"p0c4\",\"cpus\":[4,12],\"numa_node\":0},{\"id\":\"p0c5\",\"cpus\":[5,13],\"numa_node\":0},"
@@ -53,20 +57,20 @@ static void test_eks(void)
         CHECK_JSON(j, "nics",
                    "[{\"pci\":\"0000:00:05.0\",\"ids\":\"1d0f:ec20\",\"class\":\"0x020000\",\"kind\":\"ena\","
                    "\"driver\":\"ena\",\"iommu_group\":-1,\"noiommu\":false,\"numa_node\":0,\"netdev\":\"eth0\","
-                   "\"mac\":\"0a:1b:2c:3d:4e:05\",\"primary\":true,\"has_ipv4\":true,\"in_use\":true,"
+                   "\"mac\":\"0a:1b:2c:3d:4e:05\",\"mac_source\":\"netdev\"," ADDR_UNRESOLVED "\"primary\":true,\"has_ipv4\":true,\"in_use\":true,"
                    "\"in_use_reason\":\"eth0 has address 192.168.0.10/24, has route \\\"default via 192.168.0.1 table main "
                    "metric 100\\\" (+1 more)\",\"dpdk_ready\":false,"
                    "\"dpdk_reason\":\"bound to the kernel driver ena as eth0\",\"devices\":[],"
                    "\"write_combining\":\"unknown\"},"
                    "{\"pci\":\"0000:00:06.0\",\"ids\":\"1d0f:ec20\",\"class\":\"0x020000\",\"kind\":\"ena\","
                    "\"driver\":\"vfio-pci\",\"iommu_group\":0,\"noiommu\":true,\"numa_node\":0,\"netdev\":null,"
-                   "\"mac\":null,\"primary\":false,\"has_ipv4\":false,\"in_use\":false,\"in_use_reason\":null,"
+                   "\"mac\":null,\"mac_source\":null," ADDR_UNRESOLVED "\"primary\":false,\"has_ipv4\":false,\"in_use\":false,\"in_use_reason\":null,"
                    "\"dpdk_ready\":true,"
                    "\"dpdk_reason\":\"bound to vfio-pci, /dev/vfio/noiommu-0 present\",\"devices\":["
                    VFIO_DEV(0, "/dev/vfio/noiommu-0") "],\"write_combining\":true},"
                    "{\"pci\":\"0000:00:07.0\",\"ids\":\"1d0f:ec20\",\"class\":\"0x020000\",\"kind\":\"ena\","
                    "\"driver\":\"vfio-pci\",\"iommu_group\":1,\"noiommu\":true,\"numa_node\":0,\"netdev\":null,"
-                   "\"mac\":null,\"primary\":false,\"has_ipv4\":false,\"in_use\":false,\"in_use_reason\":null,"
+                   "\"mac\":null,\"mac_source\":null," ADDR_UNRESOLVED "\"primary\":false,\"has_ipv4\":false,\"in_use\":false,\"in_use_reason\":null,"
                    "\"dpdk_ready\":true,"
                    "\"dpdk_reason\":\"bound to vfio-pci, /dev/vfio/noiommu-1 present\",\"devices\":["
                    VFIO_DEV(1, "/dev/vfio/noiommu-1") "],\"write_combining\":true}]");
@@ -129,7 +133,7 @@ static void test_graviton(void)
         CHECK_JSON(j, "resources",
                    "{\"spinlane.io/dpdk-nic\":["
                    "{\"id\":\"0000:00:06.0\",\"pci\":\"0000:00:06.0\",\"kind\":\"ena\",\"driver\":\"vfio-pci\","
-                   "\"numa_node\":0,\"netdev\":null,\"mac\":null,\"devices\":[" VFIO_DEV(5, "/dev/vfio/5") "]}],"
+                   "\"numa_node\":0,\"netdev\":null,\"mac\":null," ADDR_UNRESOLVED "\"devices\":[" VFIO_DEV(5, "/dev/vfio/5") "]}],"
                    "\"spinlane.io/isolated-core\":["
                    "{\"id\":\"p0c2\",\"cpus\":[2],\"numa_node\":0},{\"id\":\"p0c3\",\"cpus\":[3],\"numa_node\":0},"
                    "{\"id\":\"p0c4\",\"cpus\":[4],\"numa_node\":0},{\"id\":\"p0c5\",\"cpus\":[5],\"numa_node\":0},"
@@ -157,7 +161,7 @@ static void test_aks(void)
         CHECK_JSON(j, "resources",
                    "{\"spinlane.io/dpdk-nic\":["
                    "{\"id\":\"8a3c:00:00.0\",\"pci\":\"8a3c:00:00.0\",\"kind\":\"mana\",\"driver\":\"mana\","
-                   "\"numa_node\":0,\"netdev\":\"enP35388s2\",\"mac\":\"00:0d:3a:aa:00:02\",\"devices\":["
+                   "\"numa_node\":0,\"netdev\":\"enP35388s2\",\"mac\":\"00:0d:3a:aa:00:02\"," ADDR_UNRESOLVED "\"devices\":["
                    "{\"host_path\":\"/dev/infiniband/uverbs1\",\"container_path\":\"/dev/infiniband/uverbs1\","
                    "\"permissions\":\"rw\"}]}],"
                    "\"spinlane.io/isolated-core\":["

@@ -14,11 +14,22 @@ Prints "READY port=P" and then takes commands on stdin (one a line):
   next PATH KIND [N]       the next N (default 1) requests to PATH get KIND instead:
                            html, truncated, big (10 MiB), trickle (never ends), hang (no
                            reply), status:CODE, text:WORDS (underscores become spaces)
-  stats                    prints "stats puts=.. gets=.. unauth=.. azure=.. rejected=.."
-Each command is answered by one line ("ok", or the stats). EOF ends it."""
+  clear                    no more of those (every "next" forgotten)
+  aws MAC IPV4S SUBNET     the ENI with MAC: local-ipv4s IPV4S (comma-separated, "-" for
+                           none) in subnet SUBNET (a.b.c.d/len); replaces an earlier one
+  aws-del MAC              no such ENI any more (404)
+  azure MAC IPV4 ADDR LEN  an Azure interface (macAddress: MAC as 12 uppercase hex digits)
+                           with private IPv4 IPV4 ("-" for none) in subnet ADDR/LEN
+  azure-del MAC            no such interface any more
+  stats                    prints "stats puts=.. gets=.. unauth=.. azure=.. rejected=..
+                           hangs=.. hanging=.." (hang: requests held ever, and now)
+Each command is answered by one line ("ok", or the stats). EOF ends it.
+tests/cloud/imds_standin.py runs it from Python tests."""
 import http.server
 import json
 import secrets
+import select
+import socket
 import socketserver
 import sys
 import threading
@@ -49,7 +60,7 @@ API_VERSIONS = ["2025-04-07", "2024-07-17", "2024-03-15", "2023-11-15", "2023-07
 lock = threading.Lock()
 tokens = {}        # token -> expiry (monotonic)
 overrides = {}     # path -> [kind, count]
-stats = {"puts": 0, "gets": 0, "unauth": 0, "azure": 0, "rejected": 0}
+stats = {"puts": 0, "gets": 0, "unauth": 0, "azure": 0, "rejected": 0, "hangs": 0, "hanging": 0}
 stop = threading.Event()
 
 
@@ -102,7 +113,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 time.sleep(0.05)
             self.close_connection = True
         elif kind == "hang":
-            stop.wait(300)
+            # no reply until the client gives up (closes) or the stand-in stops;
+            # "hanging" counts the requests held so now, "hangs" all ever held
+            with lock:
+                stats["hangs"] += 1
+                stats["hanging"] += 1
+            try:
+                while not stop.wait(0.02):
+                    r, _, _ = select.select([self.connection], [], [], 0)
+                    if r and not self.connection.recv(1, socket.MSG_PEEK):
+                        break
+            except OSError:
+                pass
+            with lock:
+                stats["hanging"] -= 1
             self.close_connection = True
         elif kind.startswith("status:"):
             self.reply(int(kind[7:]), "error page")
@@ -199,6 +223,19 @@ def main():
                 tokens.clear()
             elif w[0] == "next" and len(w) >= 3:
                 overrides[w[1]] = [w[2], int(w[3]) if len(w) > 3 else 1]
+            elif w[0] == "clear":
+                overrides.clear()
+            elif w[0] == "aws" and len(w) == 4:
+                AWS[w[1].lower()] = ("" if w[2] == "-" else "".join(a + "\n" for a in w[2].split(",")), w[3])
+            elif w[0] == "aws-del" and len(w) == 2:
+                AWS.pop(w[1].lower(), None)
+            elif w[0] in ("azure", "azure-del") and len(w) in (2, 5):
+                mac = w[1].replace(":", "").upper()
+                AZURE["interface"] = [i for i in AZURE["interface"] if i["macAddress"] != mac]
+                if w[0] == "azure":
+                    ips = [] if w[2] == "-" else [{"privateIpAddress": w[2], "publicIpAddress": ""}]
+                    AZURE["interface"].append({"ipv4": {"ipAddress": ips, "subnet": [{"address": w[3], "prefix": w[4]}]},
+                                               "ipv6": {"ipAddress": []}, "macAddress": mac})
             if w[0] == "stats":
                 sys.stdout.write("stats " + " ".join("%s=%d" % kv for kv in stats.items()) + "\n")
             else:

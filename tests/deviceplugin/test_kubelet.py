@@ -30,7 +30,9 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cloud"))
 import kubelet_standin  # noqa: E402
+from imds_standin import FakeImds  # noqa: E402
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, make_tree, rm_tree, wait_for, PLUGIN_DIR  # noqa: E402
 
 NIC = "spinlane.io/dpdk-nic"
@@ -163,8 +165,9 @@ def test_all(args, api, root):
         want_nics = {"0000:00:06.0": ("Healthy", [0]), "0000:00:07.0": ("Healthy", [1]),
                      "7870:00:00.0": ("Healthy", None)}
         want_cores = {"p0c1": ("Healthy", [0]), "p0c2": ("Healthy", [1]), "p0c3": ("Healthy", [1])}
-        got = nw.wait(lambda d: True, T)
-        check(got and got[1] == want_nics, "NIC list %s" % (got and got[1]))
+        # (the NICs turn Healthy once the metadata stand-in has given their addresses)
+        got = nw.wait(lambda d: d == want_nics, T)
+        check(got and got[1] == want_nics, "NIC list %s" % (nw.lists[-1][1] if nw.lists else None))
         got = cw.wait(lambda d: True, T)
         check(got and got[1] == want_cores, "core list %s" % (got and got[1]))
 
@@ -182,6 +185,9 @@ def test_all(args, api, root):
               e.get("SPINLANE_NIC_2_DEVARGS") == "7870:00:00.0,mac=00:0d:3a:11:22:33" and
               e.get("SPINLANE_NIC_2_DEVICES") == "/dev/infiniband/uverbs0", "MANA env %s" % e)
         check(e.get("SPINLANE_HUGEPAGE_DIR") == "/dev/hugepages", "hugepage dir env")
+        check(e.get("SPINLANE_NIC_0_IPV4") == "10.0.6.10/24" and e.get("SPINLANE_NIC_0_GATEWAY") == "10.0.6.1" and
+              e.get("SPINLANE_NIC_0_MAC") == "0a:00:00:00:00:06" and e.get("SPINLANE_NIC_2_IPV4") == "10.1.0.4/24",
+              "NIC addresses (from the metadata stand-in) and the recorded MAC %s" % e)
         s = specs(r)
         check(s == {"/dev/vfio/vfio": ("/dev/vfio/vfio", "rw"), "/dev/vfio/7": ("/dev/vfio/7", "rw"),
                     "/dev/vfio/3": ("/dev/vfio/noiommu-3", "rw"),
@@ -341,6 +347,9 @@ def test_cdi(args, api, root):
     try:
         kubelet.wait_registrations(2, T)
         nic = Plugin(api, root, NIC_SOCK)
+        w = Watcher(nic)  # Healthy once its address is known
+        check(w.wait(lambda d: d.get("0000:00:07.0", ("",))[0] == "Healthy", T) is not None, "CDI: NIC Healthy")
+        w.cancel()
         r = nic.alloc(["0000:00:07.0"])
         c = r.container_responses[0]
         check([d.name for d in c.cdi_devices] == ["spinlane.io/dpdk-nic=0000:00:07.0"] and not c.devices and
@@ -560,6 +569,14 @@ def main():
         args.streams = 20 if args.quick else 100
     api, gen = load_api(args.proto_dir)
     root = tempfile.mkdtemp(prefix="sl-dp-root-")
+    # the NICs' addresses: a metadata stand-in knows the tree's MACs (every agent here
+    # inherits SPINLANE_IMDS_URL); without addresses the NICs would be Unhealthy
+    imds = FakeImds()
+    macs = kubelet_standin.TREE_MACS
+    imds.aws(macs["0000:00:06.0"], ["10.0.6.10"], "10.0.6.0/24")
+    imds.aws(macs["0000:00:07.0"], ["10.0.7.10"], "10.0.7.0/24")
+    imds.azure(macs["7870:00:00.0"], "10.1.0.4", "10.1.0.0", "24")
+    os.environ["SPINLANE_IMDS_URL"] = imds.url
     try:
         make_tree(root)
         for t in (test_all, test_cdi, test_uevents, test_silent_kubelet, test_dir_gone, test_config_change):
@@ -567,6 +584,7 @@ def main():
             t(args, api, root)
             print("%s: %.1f s" % (t.__name__, time.monotonic() - t0), flush=True)
     finally:
+        imds.close()
         rm_tree(root)
         rm_tree(gen)
     print("%d checks, %d failed" % (checks, len(failures)))

@@ -26,7 +26,8 @@ static char fake_aeronmd[1024];    /* prints the environment it was started with
                 "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=0",                         \
                 "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "HOSTNAME=aeron-md-0",        \
                 "SPINLANE_NIC_0_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_IPV4=10.0.2.10/24",             \
-                "SPINLANE_NIC_1_GATEWAY=10.0.2.1", libenv, "PATH=/usr/bin:/bin"
+                "SPINLANE_NIC_0_GATEWAY=", "SPINLANE_NIC_1_GATEWAY=10.0.2.1", libenv,               \
+                "PATH=/usr/bin:/bin"
 
 static char *find_env(void)
 {
@@ -91,11 +92,12 @@ static void test_exec(const char *root)
         CHECK(strstr(out, "PASS aeron-bindings: ") != NULL && strstr(out, "sender and receiver on net_af_packet0 192.168.7.7/16"));
         free(out);
 
-        /* no address for a NIC anywhere: aeron-bindings fails naming both variables, nothing starts */
+        /* an allocation whose NIC has no address: allocation-env fails naming the variable
+         * (the device plugin always sends one), nothing starts */
         char *envp2[] = { "SPINLANE_NIC_1_IPV4=", BASE_ENV, NULL };
         rc = run_capture(argv, envp2, NULL, &out);
         CHECK_INT(rc, 1);
-        CHECK(strstr(out, "FAIL aeron-bindings: no address for the receiver NIC 0000:00:07.0: neither SPINLANE_NIC_1_IPV4 (the allocation) nor SPINLANE_RECEIVER_IPV4 (the pod) is set") != NULL);
+        CHECK(strstr(out, "FAIL allocation-env: SPINLANE_NIC_1_IPV4=\"\" is not an IPv4 address with its prefix (a.b.c.d/len)") != NULL);
         CHECK(strstr(out, "not starting") != NULL);
         free(out);
 

@@ -31,6 +31,8 @@ static void node(emu *e)
         /* what every IPv6 interface has: harmless */
         emu_net_addr(e, "eth1", "fe80::81b:ff:fe2c:3d4e/64");
         emu_net_route(e, "eth1", "fe80::/64", NULL, 254, 256);
+        /* eth1's MAC, as sysfs shows it under the netdev (eth2's stays unreadable) */
+        emu_write_file(e, "/sys/devices/pci0000:00/" ENA1 "/net/eth1/address", "0A:00:00:00:00:06\n");
 }
 
 #define W_OV(pci, v) "/sys/bus/pci/devices/" pci "/driver_override=" v
@@ -60,6 +62,11 @@ static void test_bind_ok_and_idempotent(void)
         CHECK_STR(loaded.e[0].pci, ENA1);
         CHECK_STR(loaded.e[0].original, "ena");
         CHECK_STR(loaded.e[0].target, "vfio-pci");
+        /* the MAC was read before the unbind took the netdev away, and survives a reload
+         * (an agent restart) */
+        CHECK_STR(loaded.e[0].netdev, "eth1");
+        CHECK_STR(loaded.e[0].mac, "0a:00:00:00:00:06");
+        CHECK_INT(hostfs_exists(&e.h, "/sys/devices/pci0000:00/" ENA1 "/net/eth1/address"), 0);
 
         /* Again: nothing is written. */
         emu_reset_log(&e);
@@ -68,9 +75,11 @@ static void test_bind_ok_and_idempotent(void)
         CHECK_STR(emu_log_str(&e), "");
         CHECK_STR(res.message, ENA1 ": already on vfio-pci (original driver ena)");
 
-        /* Second NIC, then restore both. */
+        /* Second NIC (its MAC unreadable: recorded as unknown), then restore both. */
         CHECK_INT(bind_nic(&e.h, &ops, NULL, ENA2, "vfio-pci", &st, &res), 0);
         CHECK_INT(st.n, 2);
+        CHECK_STR(st.e[1].netdev, "eth2");
+        CHECK_STR(st.e[1].mac, "");
         emu_reset_log(&e);
         bind_result rr[BIND_STATE_MAX];
         size_t n = 0;
@@ -341,6 +350,16 @@ static void test_state_file(void)
         };
         for (size_t i = 0; i < ELEMENTSOF(garbled); i++)
                 CHECK_INT(bind_state_parse(garbled[i], strlen(garbled[i]), &loaded, err, sizeof(err)), -EBADMSG);
+        /* A MAC that is not one; a file of an older agent (no "mac"): read, MAC unknown. */
+        static const char bad_mac[] = "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":"
+                                      "\"ena\",\"driver\":\"vfio-pci\",\"netdev\":\"eth1\",\"mac\":\"0a:00:00:00:00\"}]}";
+        CHECK_INT(bind_state_parse(bad_mac, strlen(bad_mac), &loaded, err, sizeof(err)), -EBADMSG);
+        CHECK_STR(err, "state file entry 0 is garbled");
+        static const char old[] = "{\"version\":1,\"count\":1,\"nics\":[{\"pci\":\"0000:00:06.0\",\"original_driver\":"
+                                  "\"ena\",\"driver\":\"vfio-pci\",\"netdev\":\"eth1\"}]}";
+        CHECK_INT(bind_state_parse(old, strlen(old), &loaded, err, sizeof(err)), 0);
+        CHECK_STR(loaded.e[0].netdev, "eth1");
+        CHECK_STR(loaded.e[0].mac, "");
         /* An unreadable state makes bind keep its hands off? No: bind takes the state the
          * caller loaded; prep refuses to bind when the load failed (tested in test-prep). */
         free(text);

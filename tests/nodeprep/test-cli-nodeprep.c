@@ -38,6 +38,12 @@ static bool wait_for_text(const char *path, const char *needle, int ms)
         return false;
 }
 
+/* The fixtures' two secondary ENAs are on vfio-pci with no MAC on record: only static
+ * entries give them addresses (without, nic-address fails and they are Unhealthy). */
+#define ADDRS "\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.6.10/24\"}," \
+              "{\"pci\":\"0000:00:07.0\",\"ipv4\":\"10.0.7.10/24\"}]}"
+#define ADDR_CFG "{" ADDRS "}"
+
 /* The daemon: a config change applied, a bad one rejected, SIGHUP, SIGTERM -> 0. */
 static void test_daemon(const char *b)
 {
@@ -46,7 +52,7 @@ static void test_daemon(const char *b)
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
         snprintf(cfg, sizeof(cfg), "%s/run-config.json", dir);
         snprintf(logp, sizeof(logp), "%s/run.log", dir);
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}}");
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}," ADDRS "}");
         pid_t pid = fork();
         if (pid == 0) {
                 FILE *f = freopen(logp, "w", stdout);
@@ -65,7 +71,7 @@ static void test_daemon(const char *b)
         CHECK(wait_for_text(logp, "config: \"nics.max\": expected an integer from 0 to 256, got -1", TEST_WAIT_MS));
         CHECK(wait_for_text(logp, "config reload rejected; keeping the last good config", TEST_WAIT_MS));
         /* A good change is applied. */
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"hugepages\":{\"per_node\":{\"0\":1024}}}");
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"hugepages\":{\"per_node\":{\"0\":1024}}," ADDRS "}");
         CHECK(wait_for_text(logp, "node preparation: applying the config (config changed)", TEST_WAIT_MS));
         CHECK(wait_for_text(logp, "PASS prep-hugepages: reserved node 0: 1024 x 2 MiB", TEST_WAIT_MS));
         /* SIGHUP re-applies. */
@@ -73,13 +79,13 @@ static void test_daemon(const char *b)
         CHECK(wait_for_text(logp, "node preparation: applying the config (reload)", TEST_WAIT_MS));
         /* The file goes away: the config in force stays (never the defaults, which would
          * advertise the NIC the config excluded), and the log says so. */
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"nics\":{\"pci\":[\"0000:00:06.0\"]}}");
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"},\"nics\":{\"pci\":[\"0000:00:06.0\"]}," ADDRS "}");
         CHECK(wait_for_text(logp, "spinlane.io/dpdk-nic: device 0000:00:07.0 is now Unhealthy", TEST_WAIT_MS));
         CHECK_INT(unlink(cfg), 0);
         CHECK(wait_for_text(logp, "is gone; keeping the config in force (the last one read from it)", TEST_WAIT_MS));
         CHECK(!wait_for_text(logp, "0000:00:07.0 is now Healthy", 0));
         /* Back: followed again. */
-        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}}");
+        fixture_write(cfg, "{\"cores\":{\"cpus\":\"2-4,10-12\"}," ADDRS "}");
         CHECK(wait_for_text(logp, "spinlane.io/dpdk-nic: device 0000:00:07.0 is now Healthy", TEST_WAIT_MS));
         CHECK(!wait_for_text(logp, "file absent: defaults", 0));
         kill(pid, SIGTERM);
@@ -102,7 +108,7 @@ static void test_fail_closed(void)
         char args[2048], cfg[700];
 
         snprintf(cfg, sizeof(cfg), "%s/fc-config.json", dir);
-        fixture_write(cfg, "{}");
+        fixture_write(cfg, ADDR_CFG);
 
         /* 2 100 routes (a 269 KB /proc/net/route): the primary is still known and never
          * selected, nothing is written to it. */
@@ -132,7 +138,7 @@ static void test_fail_closed(void)
         fixture_write(cfg, "{\"nics\":{\"interfaces\":[\"ens6\"]}}");
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(strstr(out, "0000:00:06.0: refused: the node uses it: ens6 has address") != NULL);
-        fixture_write(cfg, "{}");
+        fixture_write(cfg, ADDR_CFG);
         snprintf(args, sizeof(args), "inventory --json --root '%s/eks-al2023' --config '%s'", dir, cfg);
         CHECK_INT(run(args, out, sizeof(out)), 0);
         json_t *inv = json_loads(out, 0, NULL), *nics = json_object_get(inv, "nics");
@@ -177,9 +183,11 @@ static void test_fail_closed(void)
                 snprintf(args, sizeof(args), "preflight --root '%s/eks-x86' --config /etc/spinlane/config.json", dir);
                 CHECK_INT(run(args, out, sizeof(out)), 2);
                 CHECK(strstr(out, "config: cannot open \"/etc/spinlane/config.json\": No such file or directory") != NULL);
-                /* without --config that file may be absent: the defaults */
+                /* without --config that file may be absent: the defaults (which give the
+                 * vfio-bound NICs, whose MACs are not on record, no address) */
                 snprintf(args, sizeof(args), "preflight --root '%s/eks-x86'", dir);
-                CHECK_INT(run(args, out, sizeof(out)), 0);
+                CHECK_INT(run(args, out, sizeof(out)), 1);
+                CHECK(strstr(out, "FAIL nic-address: 2 of 2 DPDK NICs without an address") != NULL);
         } else
                 printf("not checked: /etc/spinlane/config.json exists on this machine\n");
 }

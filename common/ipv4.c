@@ -104,6 +104,12 @@ int ipv4_check_host(uint32_t addr, ipv4_cidr subnet)
         return 0;
 }
 
+bool ipv4_is_unicast(uint32_t addr)
+{
+        uint32_t first = addr >> 24;
+        return first != 0 && first != 127 && first < 224;
+}
+
 int ipv4_gateway_of(ipv4_cidr subnet, uint32_t *ret)
 {
         if (subnet.prefix_len > 30)
