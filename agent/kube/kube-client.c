@@ -427,9 +427,9 @@ int kube_node_sync_labels(kube_client *c, const char *node, const kube_label *la
         }
         for (size_t i = 0; i < n; i++) {
                 k->keys[i] = strdup(labels[i].key);
-                k->values[i] = strdup(labels[i].value);
+                k->values[i] = labels[i].value ? strdup(labels[i].value) : NULL;
                 k->n = i + 1;
-                if (!k->keys[i] || !k->values[i]) {
+                if (!k->keys[i] || (labels[i].value && !k->values[i])) {
                         call_free(k);
                         return -ENOMEM;
                 }
