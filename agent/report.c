@@ -87,6 +87,9 @@ void report_node_labels(const report_input *in, report_labels *ret)
         put(&r, REPORT_LABEL_CORES, num);
         put(&r, REPORT_LABEL_PIN_MODE, !cores ? "none" : in->pin_mode ? in->pin_mode : "unknown");
         *ret = r;
+        for (size_t i = 0; i < ret->n; i++) /* into ret's own strings, not r's */
+                if (ret->l[i].value)
+                        ret->l[i].value = ret->values[i];
 }
 
 /* Cut s (NUL-terminated in buf) to at most max bytes at a UTF-8 boundary. */
