@@ -25,7 +25,7 @@ RUN apt-get update \
       build-essential cmake pkg-config \
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
       dpdk-dev libdpdk-dev \
-      libcurl4-openssl-dev libjansson-dev \
+      libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
