@@ -151,7 +151,7 @@ static bool account(run_cluster *c, run_cluster_call call, const kube_result *r)
 {
         uint64_t now = loop_now_ms();
 
-        if (r->error == 0 || !r->retry) {
+        if (r->error == 0 || (!r->retry && r->status != 0)) {
                 if (c->failures) /* an answer, even a refusal: the server is back */
                         log_info("cluster reporting: the API server answers again (after %u failed call%s)", c->failures,
                                  c->failures == 1 ? "" : "s");

@@ -315,6 +315,22 @@ static void test_tokens(kube_client *c)
         CHECK(strstr(r->msg, "read again and is unchanged") != NULL);
         CHECK(strstr(r->msg, "tok-") == NULL);
         cmd("tokens tok-4");
+
+        /* calls in flight together across a rotation: each 401 is retried with the new
+         * token, also the ones whose re-read finds the file as another call just left it */
+        rotate_token("tok-5");
+        cmd("tokens tok-5");
+        res x[3];
+        memset(x, 0, sizeof(x));
+        for (int i = 0; i < 3; i++)
+                CHECK_INT(kube_request(c, "GET", "/api/v1/nodes/node-a", NULL, NULL, on_done, &x[i]), 0);
+        for (int i = 0; i < 3; i++) {
+                CHECK(run_until(&x[i].done));
+                CHECK_INT(x[i].error, 0);
+                CHECK_INT(x[i].status, 200);
+        }
+        cmd("tokens tok-4");
+        rotate_token("tok-4");
 }
 
 static void test_errors(kube_client *c)
