@@ -436,8 +436,12 @@ def test_main(args, api_pb, pr_api, base):
         cue("tokens nobody", "the API server does not accept the agent's token from", flip=False)
         api.ok("tokens tok-2")
         # a certificate of another CA: refused before a byte of the request goes out
-        n_req = api.json("count")["requests"]
+        def tls_errors():
+            return sum(v for (n, lab), v in (scrape(port)[1] or {}).items()
+                       if n == "spinlane_api_errors_total" and dict(lab).get("error") == "tls")
         cue("cert other", "not trusted by the cluster CA", flip=False)
+        e0, n_req = tls_errors(), api.json("count")["requests"]
+        check(wait_for(lambda: tls_errors() >= e0 + 2, 60), "the wrong CA refused again at each retry")
         check(api.json("count")["requests"] == n_req, "no request reached the server with the wrong CA")
         api.ok("cert good")
         check(wait_for(lambda: (scrape(port)[1] or {}).get(("spinlane_api_up", ())) == 1, 60), "back after the wrong CA")
