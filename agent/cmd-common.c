@@ -27,6 +27,8 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 {"json", no_argument, NULL, 'j'},
                 {"once", no_argument, NULL, 'o'},
                 {"log-format", required_argument, NULL, 'l'},
+                {"kubeconfig", required_argument, NULL, 'k'},
+                {"metrics-bind-address", required_argument, NULL, 'm'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
@@ -60,6 +62,18 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                                 return -EINVAL;
                         }
                         o.once = true;
+                        break;
+                case 'k':
+                case 'm':
+                        if (strcmp(argv[0], "run") != 0) {
+                                fprintf(stderr, "spinlane-agent %s: %s belongs to `run`\nusage: %s\n", argv[0],
+                                        c == 'k' ? "--kubeconfig" : "--metrics-bind-address", usage);
+                                return -EINVAL;
+                        }
+                        if (c == 'k')
+                                o.kubeconfig = optarg;
+                        else
+                                o.metrics_bind = optarg;
                         break;
                 case 'h':
                         fprintf(stdout, "usage: %s\n", usage);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* `spinlane-agent run [--root DIR] [--config FILE] [--once]`: the daemon. One event loop
- * (epoll + signalfd + timerfd) drives a table of services: node preparation (apply the
- * config, re-apply on SIGHUP/config change/ENA reset), the node verdicts (printed at
- * start and whenever they change) and the kubelet device plugins; --once only prepares
+/* `spinlane-agent run [--root DIR] [--config FILE] [--once] [--kubeconfig FILE]
+ * [--metrics-bind-address HOST:PORT]`: the daemon. One event loop (epoll + signalfd +
+ * timerfd) drives a table of services: node preparation (apply the config, re-apply on
+ * SIGHUP/config change/ENA reset), the node verdicts (printed at start and whenever they
+ * change), the kubelet device plugins, and the report (Node labels, Events, metrics,
+ * probes: run-report.c); --once only prepares
  * the node and exits (an init container). The inventory is re-scanned on kernel uevents
  * (netlink; on the live host only), on inotify events under /dev and sysfs, and by a
  * safety timer (30 s on the live host, 10 s under a fake --root; SPINLANE_RESCAN_MS
@@ -22,6 +24,7 @@
 #include "prep-daemon.h"
 #include "prep-inventory.h"
 #include "run-address.h"
+#include "run-report.h"
 #include "verdict.h"
 
 #include <errno.h>
@@ -89,6 +92,8 @@ struct run_ctx {
         dp_plugin *nic_plugin, *core_plugin;
         bool listed;
         dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
+        /* labels, Events, metrics, probes (run-report.c) */
+        run_report *report;
 };
 
 static void settings_load(const config *c, run_settings *ret)
@@ -458,6 +463,8 @@ static void on_dp_event(const dp_event *ev, void *ud)
                 log_warn("device plugins: %s", ev->message);
                 break;
         }
+        if (ev->type == DP_EVENT_REGISTERED || ev->type == DP_EVENT_RESTART || ev->type == DP_EVENT_REGISTER_FAILED)
+                run_report_changed(ctx->report); /* readiness follows registration */
 }
 
 static int dp_start(run_ctx *ctx, const inventory *inv)
@@ -502,11 +509,38 @@ static void addr_reload(run_ctx *ctx)
         run_address_reload(ctx->addr);
 }
 
+/* ---- service: Node labels, Events, metrics and probes (run-report.c) ---- */
+
+static int report_start(run_ctx *ctx, const inventory *inv)
+{
+        run_sources src = { .l = ctx->l, .h = &ctx->h, .prefix = ctx->set.prefix, .verdicts = &ctx->verdicts,
+                            .have_verdicts = &ctx->have_verdicts, .nics = &ctx->nics, .cores = &ctx->cores,
+                            .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
+                            .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind };
+        (void)inv;
+        return run_report_new(&src, &ctx->report);
+}
+
+static void report_rescan(run_ctx *ctx, const inventory *inv)
+{
+        (void)inv;
+        run_report_changed(ctx->report);
+}
+
+static void report_stop(run_ctx *ctx)
+{
+        run_report_free(ctx->report);
+        ctx->report = NULL;
+}
+
+/* In this order: the device plugins serve before cluster reporting starts, and nothing of
+ * the report (an API server that is down) is waited for. */
 static const run_service services[] = {
         { "node-preparation", prep_start, NULL, prep_reload, prep_stop },
         { "nic-addresses", NULL, NULL, addr_reload, NULL },
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, NULL, dp_stop },
+        { "report", report_start, report_rescan, NULL, report_stop },
 };
 
 /* ---- the loop ---- */
@@ -711,7 +745,8 @@ static int on_signal(loop *l, int signo, void *ud)
 
 int cmd_run(int argc, char **argv)
 {
-        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once]";
+        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
+                                    "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT]";
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1 };
         bool uevents;
@@ -728,7 +763,7 @@ int cmd_run(int argc, char **argv)
         log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
-        if (agent_config(&ctx.opt, &ctx.cfg) < 0)
+        if (agent_config(&ctx.opt, &ctx.cfg) < 0 || run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
                 return AGENT_EXIT_ERROR;
         if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */
                 return prep_once(&ctx.h, ctx.opt.config, prep_scan_inventory, NULL, ctx.opt.json);

@@ -20,10 +20,13 @@ typedef struct agent_options {
         bool json;          /* --json */
         bool once;          /* --once (run only): prepare the node and exit */
         bool log_json;      /* --log-format json, or --json without --log-format */
+        const char *kubeconfig;   /* --kubeconfig FILE (run only); NULL = in-cluster */
+        const char *metrics_bind; /* --metrics-bind-address HOST:PORT (run only); NULL = default */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
- * --config FILE, --json, --log-format human|json, -h/--help, and --once for `run`. On a bad option or a stray argument prints usage to
+ * --config FILE, --json, --log-format human|json, -h/--help, and --once, --kubeconfig
+ * FILE and --metrics-bind-address HOST:PORT for `run` (their values are checked there). On a bad option or a stray argument prints usage to
  * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
 

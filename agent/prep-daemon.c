@@ -80,6 +80,7 @@ static int apply(prep_daemon *d, const char *why)
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "node preparation");
         d->stats.applies++;
+        d->stats.applies_failed += r != 0;
         d->stats.last_exit = r;
         for (size_t i = 0; i < rep->n_nics; i++)
                 if (rep->nics[i].outcome != BIND_ALREADY)

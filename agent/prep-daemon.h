@@ -41,6 +41,7 @@ typedef struct prep_daemon prep_daemon;
 /* Counters, for the log and the tests. */
 typedef struct prep_daemon_stats {
         unsigned applies;          /* full preparations run */
+        unsigned applies_failed;   /* of those, the ones in which a step failed */
         unsigned reloads;          /* config reloads that were accepted */
         unsigned reloads_rejected; /* reloads that brought a bad config (old one kept) */
         unsigned retunes;          /* tuning re-applied after a reset or drift */

@@ -30,7 +30,7 @@ RUN apt-get update \
       build-essential cmake pkg-config \
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
       dpdk-dev libdpdk-dev \
-      libcurl4-openssl-dev libjansson-dev \
+      libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=aeron ${AERON_SRC} /opt/aeron/src
 COPY --from=aeron ${AERON_BUILD}/lib /opt/aeron/build/lib

@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -124,7 +125,34 @@ struct dp_plugin {
         bool registered, register_again;
         unsigned backoff_ms;
         uint64_t retry_at;       /* loop_now_ms() of the next Register attempt; 0 = none */
+        dp_plugin_stats stats;   /* under the state lock */
 };
+
+const uint32_t dp_alloc_bucket_us[DP_ALLOC_BUCKETS] = { 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 100000 };
+
+static uint64_t mono_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One Allocate answered, t0 its arrival (state lock held). */
+static void stats_allocate(dp_plugin_stats *st, uint64_t t0, bool ok)
+{
+        uint64_t ns = mono_ns() - t0;
+        if (ok)
+                st->allocations++;
+        else
+                st->allocations_refused++;
+        st->alloc_count++;
+        st->alloc_sum_ns += ns;
+        for (size_t i = 0; i < DP_ALLOC_BUCKETS; i++)
+                if (ns <= (uint64_t)dp_alloc_bucket_us[i] * 1000) {
+                        st->alloc_bucket[i]++;
+                        break;
+                }
+}
 
 /* A refusal answered on the pump thread, reported on the loop thread. */
 typedef struct dp_refusal {
@@ -373,10 +401,13 @@ static void handle_unary(dp_call *c)
         _cleanup_free_ uint8_t *resp = NULL;
         size_t req_len = 0, resp_len = 0;
         dp_status st = { .code = GRPC_STATUS_OK };
+        uint64_t t0 = mono_ns();
         int r;
 
         r = payload_read(c->payload, &req, &req_len);
         if (r < 0) {
+                if (c->method == M_ALLOCATE)
+                        stats_allocate(&p->stats, t0, false);
                 unary_reply(c, NULL, 0, GRPC_STATUS_INVALID_ARGUMENT, "request message missing or unreadable");
                 return;
         }
@@ -410,6 +441,8 @@ static void handle_unary(dp_call *c)
         }
         if (r < 0 && (c->method == M_ALLOCATE || c->method == M_PREFERRED))
                 report_refused(p, st.code, st.message);
+        if (c->method == M_ALLOCATE)
+                stats_allocate(&p->stats, t0, r >= 0);
         unary_reply(c, resp, resp_len, r < 0 ? st.code : GRPC_STATUS_OK, r < 0 ? st.message : NULL);
 }
 
@@ -743,9 +776,11 @@ static void on_register_done(dp_reg *g, bool ok)
         if (success) {
                 p->registered = true;
                 p->backoff_ms = 0;
+                p->stats.registrations++;
                 emit(e, DP_EVENT_REGISTERED, p->resource, 0, 0, "registered with the kubelet");
         } else {
                 p->registered = false;
+                p->stats.register_failures++;
                 p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : 100;
                 if (p->backoff_ms > 30000)
                         p->backoff_ms = 30000;
@@ -805,6 +840,7 @@ static void plugin_restart(dp_plugin *p, const char *why)
                 return;
         emit(e, DP_EVENT_RESTART, p->resource, 0, 0, "%s: serving again", why);
         p->registered = false;
+        p->stats.restarts++;
         p->want_serve = true;
         if (p->srv)
                 srv_shutdown(p->srv); /* the new server binds once the old one is gone */
@@ -861,6 +897,13 @@ const dp_device_list *dp_plugin_devices(const dp_plugin *p)
 bool dp_plugin_registered(const dp_plugin *p)
 {
         return p->registered;
+}
+
+void dp_plugin_get_stats(const dp_plugin *p, dp_plugin_stats *ret)
+{
+        pthread_mutex_lock(&p->e->state);
+        *ret = p->stats;
+        pthread_mutex_unlock(&p->e->state);
 }
 
 /* ---- events from the pump ---- */

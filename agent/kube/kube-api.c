@@ -154,8 +154,6 @@ int kube_label_patch(const kube_label *want, size_t n, const json_t *current, co
                      const char *prefix, char **ret_body, char *err, size_t err_size)
 {
         json_t *labels, *patch, *meta;
-        const char *k;
-        json_t *v;
         bool change = false;
 
         if (n > KUBE_MAX_LABELS) {
@@ -168,7 +166,7 @@ int kube_label_patch(const kube_label *want, size_t n, const json_t *current, co
                                 want[i].key ? want[i].key : "(null)", prefix);
                         return -EINVAL;
                 }
-                if (!kube_label_value_valid(want[i].value)) {
+                if (want[i].value && !kube_label_value_valid(want[i].value)) {
                         set_err(err, err_size, "label %s: value \"%.80s\" is not a valid label value", want[i].key,
                                 want[i].value ? want[i].value : "(null)");
                         return -EINVAL;
@@ -184,25 +182,20 @@ int kube_label_patch(const kube_label *want, size_t n, const json_t *current, co
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_t *cur = current ? json_object_get(current, want[i].key) : NULL;
+                if (!want[i].value) { /* one of ours that must not be there */
+                        if (!cur)
+                                continue;
+                        change = true;
+                        if (json_object_set_new(labels, want[i].key, json_null()) < 0)
+                                goto oom;
+                        continue;
+                }
                 if (json_is_string(cur) && strcmp(json_string_value(cur), want[i].value) == 0)
                         continue;
                 change = true;
                 if (json_object_set_new(labels, want[i].key, json_string(want[i].value)) < 0)
                         goto oom;
         }
-        if (current)
-                json_object_foreach((json_t *)current, k, v) {
-                        bool wanted = false;
-                        if (!has_prefix(k, prefix))
-                                continue; /* never touch a key that is not ours */
-                        for (size_t i = 0; i < n && !wanted; i++)
-                                wanted = strcmp(k, want[i].key) == 0;
-                        if (wanted)
-                                continue;
-                        change = true;
-                        if (json_object_set_new(labels, k, json_null()) < 0)
-                                goto oom;
-                }
         if (!change) {
                 json_decref(labels);
                 return 0;

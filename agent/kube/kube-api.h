@@ -23,7 +23,8 @@
 
 typedef struct kube_label {
         const char *key;   /* must start with the prefix */
-        const char *value; /* a label value (<= 63, [A-Za-z0-9._-], alphanumeric ends, or "") */
+        const char *value; /* a label value (<= 63, [A-Za-z0-9._-], alphanumeric ends, or
+                              ""), or NULL: a key of ours that must be absent */
 } kube_label;
 
 /* Label syntax (RFC 1123 prefix + "/" + name <= 63; value as above). */
@@ -42,9 +43,10 @@ int kube_node_parse(const char *body, size_t len, const char *prefix, kube_node_
                     size_t err_size);
 void kube_node_info_clear(kube_node_info *n);
 
-/* The merge patch (application/merge-patch+json) that makes the Node's labels under
- * prefix exactly want[]: changed and new keys set, keys of ours not in want removed
- * (null), no other key named. resource_version (may be NULL) makes the patch conditional
+/* The merge patch (application/merge-patch+json) that makes the Node's labels named in
+ * want[] what want[] says: changed and new keys set, keys whose value is NULL removed
+ * (null) when present, no other key named, not even one under prefix (others may put
+ * labels there: the DaemonSet's own node selector spinlane.io/node-pool is the user's). resource_version (may be NULL) makes the patch conditional
  * (409 when the Node changed since). Returns 1 and a new string in *ret_body, or 0 when
  * nothing would change (*ret_body untouched). -EINVAL for a key outside prefix or a bad
  * key or value (message names it). current may be NULL (no labels of ours). */

@@ -22,6 +22,7 @@ typedef struct call {
         char *method, *path, *ctype, *body;
         bool reauthed, changed;
         unsigned conflicts;
+        unsigned sent_gen;      /* the token generation the request went out with */
         http_request *req;
         kube_done_fn fn;
         void *userdata;
@@ -39,6 +40,7 @@ struct kube_client {
         char *token;
         uint64_t token_read_ms;
         unsigned token_reads;
+        unsigned token_gen;     /* bumped whenever a read brings a different token */
         call *calls;
 };
 
@@ -68,6 +70,8 @@ static int token_get(kube_client *c, bool force, const char **ret)
                 c->token_reads++;
                 if (r < 0)
                         return r;
+                if (!c->token || strcmp(c->token, t) != 0)
+                        c->token_gen++;
                 token_drop(c);
                 c->token = t;
                 c->token_read_ms = now_ms(c);
@@ -207,20 +211,19 @@ static void on_reply(const http_response *resp, void *userdata)
                 return;
         }
         if (resp->status == 401 && !k->reauthed && c->cfg.token_file) {
-                /* maybe rotated: read the file again now, and try once more if it changed */
-                _cleanup_free_ char *old = c->token ? strdup(c->token) : NULL;
+                /* maybe rotated: unless another call already read a new token since this
+                 * one went out, read the file again now; try once more if it changed */
                 const char *t;
                 k->reauthed = true;
-                int r = token_get(c, true, &t);
-                bool same = r == 0 && old && strcmp(old, t) == 0;
-                if (old)
-                        explicit_bzero(old, strlen(old));
-                if (r < 0) {
-                        finish(k, r, resp, NULL, "%s %s: HTTP 401, and the token file %s cannot be read: %s", k->method,
-                               k->path, c->cfg.token_file, strerror(-r));
-                        return;
+                if (k->sent_gen == c->token_gen) {
+                        int r = token_get(c, true, &t);
+                        if (r < 0) {
+                                finish(k, r, resp, NULL, "%s %s: HTTP 401, and the token file %s cannot be read: %s",
+                                       k->method, k->path, c->cfg.token_file, strerror(-r));
+                                return;
+                        }
                 }
-                if (!same) {
+                if (k->sent_gen != c->token_gen) {
                         call_start(k, false);
                         return;
                 }
@@ -279,6 +282,7 @@ static int call_start(call *k, bool first)
         }
         snprintf(url, sizeof(url), "%s%s", c->cfg.server, k->path);
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        k->sent_gen = c->token_gen;
         hdrs[nh++] = auth;
         hdrs[nh++] = "Accept: application/json";
         if (k->ctype) {
@@ -427,9 +431,9 @@ int kube_node_sync_labels(kube_client *c, const char *node, const kube_label *la
         }
         for (size_t i = 0; i < n; i++) {
                 k->keys[i] = strdup(labels[i].key);
-                k->values[i] = strdup(labels[i].value);
+                k->values[i] = labels[i].value ? strdup(labels[i].value) : NULL;
                 k->n = i + 1;
-                if (!k->keys[i] || !k->values[i]) {
+                if (!k->keys[i] || (labels[i].value && !k->values[i])) {
                         call_free(k);
                         return -ENOMEM;
                 }

@@ -61,8 +61,8 @@ void kube_client_free(kube_client *c);
 int kube_request(kube_client *c, const char *method, const char *path, const char *content_type,
                  const char *body, kube_done_fn fn, void *userdata);
 
-/* Make the labels of Node node under KUBE_LABEL_PREFIX exactly labels[] (others
- * untouched; ours not listed are removed). Never creates or deletes the Node. */
+/* Make the labels of Node node named in labels[] what labels[] says (a NULL value:
+ * removed when present); no other label is touched. Never creates or deletes the Node. */
 int kube_node_sync_labels(kube_client *c, const char *node, const kube_label *labels, size_t n,
                           kube_done_fn fn, void *userdata);
 

@@ -154,3 +154,20 @@ void kev_result(kev *k, const char *name, int result)
                 return;
         }
 }
+
+void kev_defer(kev *k, const char *name)
+{
+        for (size_t i = 0; i < KEV_MAX_ENTRIES; i++) {
+                kev_entry *e = &k->e[i];
+                if (!e->used || e->in_flight == KEV_NONE || strcmp(e->name, name) != 0)
+                        continue;
+                if (e->in_flight == KEV_CREATE)
+                        e->created = false;
+                e->in_flight = KEV_NONE;
+                e->pending = true;
+                k->tokens += 1;
+                if (k->tokens > k->p.burst)
+                        k->tokens = k->p.burst;
+                return;
+        }
+}

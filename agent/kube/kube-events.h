@@ -73,4 +73,9 @@ uint64_t kev_wakeup_ms(const kev *k, uint64_t now_ms);
  * negative → held back and tried again when the bucket allows. */
 void kev_result(kev *k, const char *name, int result);
 
+/* The action for Event name never reached the API server (it is known to be down, or the
+ * connection failed): pending again as if never taken, and its token back in the bucket
+ * (the bucket protects the API server; a call it never saw costs it nothing). */
+void kev_defer(kev *k, const char *name);
+
 #endif

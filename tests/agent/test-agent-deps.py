@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""spinlane-agent must not link the gRPC core, protobuf-c, libstdc++ or libcurl (issue #2:
-their start-up cost falls on preflight and inventory; issue #15: the API client is the
-daemon's); only its `run` daemon, spinlane-agent-run, may. Checks the agent's DT_NEEDED entries and its symbol table (gRPC is
+"""spinlane-agent must not link the gRPC core, protobuf-c, libstdc++, libcurl or
+libmicrohttpd (issue #2: their start-up cost falls on preflight and inventory; issue #15:
+the API client and the metrics server are the daemon's); only its `run` daemon,
+spinlane-agent-run, may. Checks the agent's DT_NEEDED entries and its symbol table (gRPC is
 linked statically, so ldd alone would not see it), and, in a build without sanitizers
 (whose runtimes pull libstdc++ in themselves), everything ldd maps. The same checks on
-spinlane-agent-run must find gRPC: proof that they can see it.
+spinlane-agent-run must find gRPC, libcurl and libmicrohttpd: proof that they can see them.
 
 With --curl-witness BIN (a binary that links libcurl, e.g. test-http) the same checks
 must find libcurl there: proof that they can see it.
@@ -15,8 +16,8 @@ import subprocess
 import sys
 
 SKIP = 77
-BAD_LIB = re.compile(r"libstdc\+\+|libgrpc|libgpr|libprotobuf|libabsl|libupb|libcares|libcurl")
-BAD_SYM = re.compile(r"^(grpc_|gpr_|protobuf_c_|_ZNSt|_ZSt|_ZN9grpc_core|_ZN4absl|curl_)")
+BAD_LIB = re.compile(r"libstdc\+\+|libgrpc|libgpr|libprotobuf|libabsl|libupb|libcares|libcurl|libmicrohttpd")
+BAD_SYM = re.compile(r"^(grpc_|gpr_|protobuf_c_|_ZNSt|_ZSt|_ZN9grpc_core|_ZN4absl|curl_|MHD_)")
 
 
 def needed(path):
@@ -70,6 +71,10 @@ def main(argv):
         print("FAIL: the check finds no gRPC symbol or libstdc++/protobuf-c in %s either (%s %s): it cannot see them" %
               (daemon, dlibs, grpc[:3]))
         failed = True
+    for lib, sym in (("libcurl", "curl_"), ("libmicrohttpd", "MHD_")):
+        if not any(lib in x for x in dlibs) or not any(x.startswith(sym) for x in dsyms):
+            print("FAIL: the check finds no %s in %s (%s): it cannot see it" % (lib, daemon, dlibs))
+            failed = True
     if witness:
         wlibs, wsyms = bad(witness, sanitized)
         if not any("libcurl" in l for l in wlibs) or not any(x.startswith("curl_") for x in wsyms):
@@ -78,7 +83,7 @@ def main(argv):
         else:
             print("ok: the check sees libcurl in %s" % witness)
     if not failed:
-        print("ok: spinlane-agent is free of gRPC/protobuf-c/libstdc++/libcurl%s; spinlane-agent-run has %s and %d such symbols (%s ...)" %
+        print("ok: spinlane-agent is free of gRPC/protobuf-c/libstdc++/libcurl/libmicrohttpd%s; spinlane-agent-run has %s and %d such symbols (%s ...)" %
               ("" if sanitized else " (also per ldd)", dlibs, len(dsyms), grpc[0]))
     return 1 if failed else 0
 

@@ -20,6 +20,14 @@ stdin, each answered by one line:
   node                 the stored Node as JSON
   event NAME           the stored Event as JSON (or null)
   count                {"requests": N, "unauth": N, "gets": N, "patches": N}
+  requests             every API request since the last "requests", a JSON list of
+                       {"method","path","ctype","body","auth","answer"} (answer: the status
+                       sent, or the injected KIND)
+  events               every stored Event, a JSON object name -> Event
+  down                 the server goes away: the port refuses, open connections are cut -> ok
+  up                   back on the same port                                   -> ok
+  cert other|good      open connections are cut, new handshakes get a certificate of
+                       another CA / ours again                                -> ok
 EOF stops it."""
 import copy
 import http.server
@@ -27,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import socketserver
 import ssl
 import subprocess
@@ -35,20 +44,23 @@ import tempfile
 import threading
 import urllib.parse
 
-lock = threading.Lock()
+lock = threading.RLock()
 stop = threading.Event()
 state = {
     "tokens": {"tok-1"},
     "node": {"apiVersion": "v1", "kind": "Node",
              "metadata": {"name": "node-a", "uid": "5a7c0e1e-0000-4000-8000-000000000001", "resourceVersion": "1",
-                          "labels": {"kubernetes.io/hostname": "node-a", "spinlane.io/stale": "x"}},
+                          "labels": {"kubernetes.io/hostname": "node-a", "spinlane.io/node-pool": "true",
+                                     "spinlane.io/stale": "x"}},
              "status": {}},
     "events": {},
     "conflicts": 0,
     "fails": [],
     "last": None,
     "count": {"requests": 0, "unauth": 0, "gets": 0, "patches": 0},
+    "log": [],
 }
+conns = set()  # open client connections (cut by "down")
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -130,7 +142,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
+    def setup(self):
+        super().setup()
+        with lock:
+            conns.add(self.connection)
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            with lock:
+                conns.discard(self.connection)
+
+    def answered(self, what):
+        with lock:
+            if state["log"] and state["log"][-1].get("answer") is None:
+                state["log"][-1]["answer"] = what
+
     def send_json(self, code, doc, extra=()):
+        self.answered(code)
         body = json.dumps(doc).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -151,6 +181,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 return False
         kind = f["kind"]
+        if not kind.isdigit():
+            self.answered(kind)
         if kind == "hang":
             stop.wait(300)
             self.close_connection = True
@@ -194,6 +226,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             state["count"]["requests"] += 1
             state["last"] = {"method": self.command, "path": self.path,
                              "ctype": self.headers.get("Content-Type"), "body": body.decode("latin-1"), "auth": tok}
+            state["log"].append(dict(state["last"], answer=None))
             ok = tok in state["tokens"]
             if not ok:
                 state["count"]["unauth"] += 1
@@ -303,12 +336,22 @@ def main():
         openssl("x509", "-req", "-in", os.path.join(d, "srv.csr"), "-CA", os.path.join(d, "ca.pem"),
                 "-CAkey", os.path.join(d, "ca.key"), "-CAcreateserial", "-out", os.path.join(d, "srv.pem"),
                 "-days", "2", "-extfile", os.path.join(d, "srv.ext"))
+        # the same name and key, signed by the other CA ("cert other": a wrong CA for the client)
+        openssl("x509", "-req", "-in", os.path.join(d, "srv.csr"), "-CA", os.path.join(d, "otherca.pem"),
+                "-CAkey", os.path.join(d, "otherca.key"), "-CAcreateserial", "-out", os.path.join(d, "srv-other.pem"),
+                "-days", "2", "-extfile", os.path.join(d, "srv.ext"))
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(os.path.join(d, "srv.pem"), os.path.join(d, "srv.key"))
-        s = Server(("127.0.0.1", 0), Handler)
-        s.socket = ctx.wrap_socket(s.socket, server_side=True)
-        threading.Thread(target=s.serve_forever, daemon=True).start()
-        out("READY port=%d dir=%s" % (s.server_address[1], d))
+
+        def serve(port):
+            Server.allow_reuse_address = True
+            srv = Server(("127.0.0.1", port), Handler)
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+            threading.Thread(target=srv.serve_forever, daemon=True).start()
+            return srv
+        s = serve(0)
+        port = s.server_address[1]
+        out("READY port=%d dir=%s" % (port, d))
         for line in sys.stdin:
             w = line.split()
             if not w:
@@ -338,8 +381,37 @@ def main():
                     out(json.dumps(state["events"].get(w[1]), sort_keys=True))
                 elif w[0] == "count":
                     out(json.dumps(state["count"], sort_keys=True))
+                elif w[0] == "requests":
+                    out(json.dumps(state["log"], sort_keys=True))
+                    state["log"] = []
+                elif w[0] == "events":
+                    out(json.dumps(state["events"], sort_keys=True))
+                elif w[0] == "cert":
+                    ctx.load_cert_chain(os.path.join(d, "srv-other.pem" if w[1] == "other" else "srv.pem"),
+                                        os.path.join(d, "srv.key"))
+                elif w[0] in ("down", "up"):
+                    pass  # below, outside the lock (handlers take it); "ok" once done
                 else:
                     out("unknown")
+            if w[0] == "cert" or (w[0] == "down" and s is not None):
+                if w[0] == "down":
+                    s.shutdown()
+                    s.server_close()
+                    s = None
+                with lock:
+                    cut = list(conns)
+                for c in cut:
+                    try:
+                        c.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                out("ok")
+            elif w[0] == "down":
+                out("ok")
+            elif w[0] == "up":
+                if s is None:
+                    s = serve(port)
+                out("ok")
         stop.set()
     finally:
         shutil.rmtree(d, ignore_errors=True)

@@ -28,7 +28,8 @@ static void test_labels(void)
 }
 
 static const char *NODE = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"uid\":\"u-1\",\"resourceVersion\":\"42\","
-                          "\"labels\":{\"kubernetes.io/hostname\":\"n\",\"spinlane.io/ready\":\"false\",\"spinlane.io/old\":\"1\"}}}";
+                          "\"labels\":{\"kubernetes.io/hostname\":\"n\",\"spinlane.io/ready\":\"false\",\"spinlane.io/old\":\"1\","
+                          "\"spinlane.io/node-pool\":\"true\"}}}";
 
 static void test_node_and_patch(void)
 {
@@ -38,17 +39,23 @@ static void test_node_and_patch(void)
         CHECK_INT(kube_node_parse(NODE, strlen(NODE), KUBE_LABEL_PREFIX, &n, err, sizeof(err)), 0);
         CHECK_STR(n.uid, "u-1");
         CHECK_STR(n.resource_version, "42");
-        CHECK_INT(json_object_size(n.own_labels), 2);
+        CHECK_INT(json_object_size(n.own_labels), 3);
 
-        const kube_label want[] = {{"spinlane.io/ready", "true"}, {"spinlane.io/nics", "2"}};
-        CHECK_INT(kube_label_patch(want, 2, n.own_labels, n.resource_version, KUBE_LABEL_PREFIX, &body, err, sizeof(err)), 1);
+        /* old: ours, to go; node-pool: under the prefix but not named, never touched */
+        const kube_label want[] = {{"spinlane.io/ready", "true"}, {"spinlane.io/nics", "2"}, {"spinlane.io/old", NULL}};
+        CHECK_INT(kube_label_patch(want, 3, n.own_labels, n.resource_version, KUBE_LABEL_PREFIX, &body, err, sizeof(err)), 1);
         CHECK_STR(body, "{\"metadata\":{\"labels\":{\"spinlane.io/nics\":\"2\",\"spinlane.io/old\":null,\"spinlane.io/ready\":\"true\"},"
                         "\"resourceVersion\":\"42\"}}");
         free(body);
         body = NULL;
-        const kube_label same[] = {{"spinlane.io/ready", "false"}, {"spinlane.io/old", "1"}};
-        CHECK_INT(kube_label_patch(same, 2, n.own_labels, "42", KUBE_LABEL_PREFIX, &body, err, sizeof(err)), 0);
+        const kube_label same[] = {{"spinlane.io/ready", "false"}, {"spinlane.io/old", "1"}, {"spinlane.io/gone", NULL}};
+        CHECK_INT(kube_label_patch(same, 3, n.own_labels, "42", KUBE_LABEL_PREFIX, &body, err, sizeof(err)), 0);
         CHECK(body == NULL);
+        const kube_label drop[] = {{"spinlane.io/old", NULL}};
+        CHECK_INT(kube_label_patch(drop, 1, n.own_labels, "42", KUBE_LABEL_PREFIX, &body, err, sizeof(err)), 1);
+        CHECK_STR(body, "{\"metadata\":{\"labels\":{\"spinlane.io/old\":null},\"resourceVersion\":\"42\"}}");
+        free(body);
+        body = NULL;
         CHECK_INT(kube_label_patch(NULL, 0, NULL, NULL, KUBE_LABEL_PREFIX, &body, err, sizeof(err)), 0);
         CHECK_INT(kube_label_patch(want, 1, NULL, NULL, KUBE_LABEL_PREFIX, &body, err, sizeof(err)), 1);
         CHECK_STR(body, "{\"metadata\":{\"labels\":{\"spinlane.io/ready\":\"true\"}}}");

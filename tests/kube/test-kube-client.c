@@ -144,8 +144,11 @@ static res *sync_labels(kube_client *c, const kube_label *l, size_t n)
 
 static void test_labels(kube_client *c)
 {
-        const kube_label want[] = {{"spinlane.io/ready", "true"}, {"spinlane.io/dpdk-nics", "2"}};
-        res *r = sync_labels(c, want, 2);
+        /* stale: a key of ours to drop; spinlane.io/node-pool (the user's, the DaemonSet's
+         * node selector) is not named and must stay */
+        const kube_label want[] = {{"spinlane.io/ready", "true"}, {"spinlane.io/dpdk-nics", "2"},
+                                   {"spinlane.io/stale", NULL}};
+        res *r = sync_labels(c, want, 3);
         CHECK_INT(r->error, 0);
         CHECK(r->changed);
         json_t *last = query("last");
@@ -162,12 +165,13 @@ static void test_labels(kube_client *c)
         CHECK_STR(json_string_value(json_object_get(labels, "kubernetes.io/hostname")), "node-a");
         CHECK_STR(json_string_value(json_object_get(labels, "spinlane.io/ready")), "true");
         CHECK(json_object_get(labels, "spinlane.io/stale") == NULL);
-        CHECK_INT(json_object_size(labels), 3);
+        CHECK_STR(json_string_value(json_object_get(labels, "spinlane.io/node-pool")), "true");
+        CHECK_INT(json_object_size(labels), 4);
         json_decref(node);
 
         /* the same again: a GET, no PATCH */
         long long patches = count_of("patches");
-        r = sync_labels(c, want, 2);
+        r = sync_labels(c, want, 3);
         CHECK_INT(r->error, 0);
         CHECK(!r->changed);
         CHECK_INT(count_of("patches"), patches);
@@ -197,7 +201,7 @@ static void test_labels(kube_client *c)
 
         /* 422 from the server, its Status message kept */
         cmd("fail PATCH /api/v1/nodes 422");
-        r = sync_labels(c, next + 1, 0);
+        r = sync_labels(c, want, 3);
         CHECK_INT(r->error, -EINVAL);
         CHECK_STR(r->reason, "Invalid");
 
@@ -311,6 +315,22 @@ static void test_tokens(kube_client *c)
         CHECK(strstr(r->msg, "read again and is unchanged") != NULL);
         CHECK(strstr(r->msg, "tok-") == NULL);
         cmd("tokens tok-4");
+
+        /* calls in flight together across a rotation: each 401 is retried with the new
+         * token, also the ones whose re-read finds the file as another call just left it */
+        rotate_token("tok-5");
+        cmd("tokens tok-5");
+        res x[3];
+        memset(x, 0, sizeof(x));
+        for (int i = 0; i < 3; i++)
+                CHECK_INT(kube_request(c, "GET", "/api/v1/nodes/node-a", NULL, NULL, on_done, &x[i]), 0);
+        for (int i = 0; i < 3; i++) {
+                CHECK(run_until(&x[i].done));
+                CHECK_INT(x[i].error, 0);
+                CHECK_INT(x[i].status, 200);
+        }
+        cmd("tokens tok-4");
+        rotate_token("tok-4");
 }
 
 static void test_errors(kube_client *c)

@@ -135,10 +135,42 @@ static void test_eviction(void)
         CHECK_INT(a.kind, KEV_PATCH);
 }
 
+/* Calls that never reached the API server give their token back: an outage of any length
+ * costs the bucket nothing, and a deferred create is a create again. */
+static void test_defer(void)
+{
+        kev k;
+        kev_action a;
+        char name[KUBE_NAME_MAX + 1];
+        kev_init(&k, &(kev_params){.burst = 2, .refill_ms = 10 * MIN}, "n", 0);
+        CHECK_INT(kev_observe(&k, 0, 1, "hugepages", "Warning", "HugepagesFailed", "FAIL h", &a), 1);
+        CHECK_INT(a.kind, KEV_CREATE);
+        snprintf(name, sizeof(name), "%s", a.name);
+        for (int i = 0; i < 100; i++) { /* a long outage: the same action again and again */
+                kev_defer(&k, name);
+                CHECK_INT(kev_next(&k, (uint64_t)i, &a), 1);
+                CHECK_INT(a.kind, KEV_CREATE);
+                CHECK_STR(a.name, name);
+        }
+        kev_result(&k, name, 0);
+        CHECK(k.tokens >= 0.99 && k.tokens <= 1.01); /* one spent, by the call that got through */
+        CHECK_INT(kev_observe(&k, 200, 2, "hugepages", "Warning", "HugepagesFailed", "FAIL h", &a), 1);
+        CHECK_INT(a.kind, KEV_PATCH);
+        kev_defer(&k, name);
+        CHECK_INT(kev_next(&k, 201, &a), 1);
+        CHECK_INT(a.kind, KEV_PATCH); /* created before: still a patch */
+        CHECK_INT(a.count, 2);
+        kev_result(&k, name, 0);
+        kev_defer(&k, name); /* nothing in flight: no effect */
+        CHECK_INT(kev_next(&k, 202, &a), 0);
+        CHECK(k.tokens < 0.01);
+}
+
 int main(void)
 {
         test_series();
         test_flapping();
         test_eviction();
+        test_defer();
         return test_done();
 }
