@@ -133,7 +133,8 @@ class Agent:
         for k in ("NODE_NAME", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
             e.pop(k, None)
         e.update(env)
-        self.p = subprocess.Popen(WRAPPER + [binary, "run", "--root", root] + list(args), stdout=self.log,
+        self.p = subprocess.Popen(WRAPPER + [binary, "run", "--root", root, "--config", agent_config(root)] + list(args),
+                                  stdout=self.log,
                                   stderr=subprocess.STDOUT, env=e)
 
     def text(self):
@@ -218,7 +219,17 @@ def make_tree(base):
     os.makedirs(os.path.join(root, kubelet_standin.PLUGIN_DIR), exist_ok=True)
     with open(os.path.join(root, "var/lib/kubelet/cpu_manager_state"), "w") as f:
         json.dump({"policyName": "static", "defaultCpuSet": "0-1,8-9", "checksum": 1}, f)
+    # The fixture's DPDK NICs are on vfio-pci with no MAC on record, so only static entries
+    # give them addresses (nic-address passes, the NICs are advertised Healthy).
+    with open(agent_config(root), "w") as f:
+        json.dump({"addresses": {"static": [
+            {"pci": "0000:00:06.0", "ipv4": "10.0.1.10/24", "gateway": "10.0.1.1"},
+            {"pci": "0000:00:07.0", "ipv4": "10.0.2.10/24", "gateway": "10.0.2.1"}]}}, f)
     return root
+
+
+def agent_config(root):
+    return os.path.join(os.path.dirname(root), "spinlane-config.json")
 
 
 class Node:
