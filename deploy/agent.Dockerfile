@@ -7,7 +7,7 @@
 # Stage 1 builds spinlane from this source tree with cmake on Debian 12 (the same
 # packages scripts/install-deps.sh installs for the build); stage 2 is a slim Debian 12
 # with only the shared libraries the agent links (jansson; the daemon spinlane-agent-run
-# also protobuf-c, libstdc++, libcurl (the API client), libmicrohttpd (/metrics, /healthz,
+# also protobuf-c, libstdc++, libcurl (the metadata and API clients), libmicrohttpd (/metrics, /healthz,
 # /readyz) and, when not linked statically, the gRPC C core).
 # `spinlane-agent run` execs spinlane-agent-run from its own directory: both go to
 # /usr/local/bin.
