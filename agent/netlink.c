@@ -3,6 +3,7 @@
  * deadline, datagrams sized with MSG_PEEK|MSG_TRUNC, the sender checked to be the
  * kernel), or a recorded dump file streamed in pieces. The messages themselves are
  * nlparse's. Never logs. */
+#include "errbuf.h"
 #include "netlink.h"
 
 #include "cleanup.h"
@@ -23,17 +24,6 @@
 #include <time.h>
 
 #define FILE_CHUNK (64u * 1024)
-
-static void say(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-        if (!why || !size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(why, size, fmt, ap);
-        va_end(ap);
-}
 
 static netlink_limits limits(const netlink_limits *lim)
 {
@@ -212,7 +202,7 @@ int netlink_usage_dump(const netlink_limits *lim, nlparse_usage **ret, char *why
                 if (fd < 0) {
                         r = -errno;
                         nlparse_usage_free(u);
-                        say(why, size, "rtnetlink: cannot open a NETLINK_ROUTE socket: %s", strerror(-r));
+                        errbuf_printf(why, size, "rtnetlink: cannot open a NETLINK_ROUTE socket: %s", strerror(-r));
                         return r;
                 }
                 r = dump_all(&c, u, &failed);
@@ -222,7 +212,7 @@ int netlink_usage_dump(const netlink_limits *lim, nlparse_usage **ret, char *why
                         r = nlparse_finish(u, w, sizeof(w));
                         if (r < 0) {
                                 nlparse_usage_free(u);
-                                say(why, size, "rtnetlink: %s", w);
+                                errbuf_printf(why, size, "rtnetlink: %s", w);
                                 return r;
                         }
                         *ret = u;
@@ -232,16 +222,16 @@ int netlink_usage_dump(const netlink_limits *lim, nlparse_usage **ret, char *why
         }
         const char *what = nlparse_dump_name(failed);
         if (r == -ETIMEDOUT)
-                say(why, size, "rtnetlink: no complete answer to the %s dump within %u ms", what, c.lim.timeout_ms);
+                errbuf_printf(why, size, "rtnetlink: no complete answer to the %s dump within %u ms", what, c.lim.timeout_ms);
         else if (r == -E2BIG && c.bytes > c.lim.max_bytes)
-                say(why, size, "rtnetlink: the answers exceed %llu bytes (at the %s dump)",
+                errbuf_printf(why, size, "rtnetlink: the answers exceed %llu bytes (at the %s dump)",
                     (unsigned long long)c.lim.max_bytes, what);
         else if (r == -EINTR)
-                say(why, size, "rtnetlink: the %s dump changed while it was read, %u times", what, c.lim.attempts);
+                errbuf_printf(why, size, "rtnetlink: the %s dump changed while it was read, %u times", what, c.lim.attempts);
         else if (reason(r))
-                say(why, size, "rtnetlink: %s in the %s dump", reason(r), what);
+                errbuf_printf(why, size, "rtnetlink: %s in the %s dump", reason(r), what);
         else
-                say(why, size, "rtnetlink: the %s dump failed: %s", what, strerror(-r));
+                errbuf_printf(why, size, "rtnetlink: the %s dump failed: %s", what, strerror(-r));
         return r;
 }
 
@@ -260,7 +250,7 @@ int netlink_usage_read(const hostfs *h, const char *path, const netlink_limits *
 
         _cleanup_close_ int fd = hostfs_open(h, path);
         if (fd < 0) {
-                say(why, size, "%s: %s", path, strerror(-fd));
+                errbuf_printf(why, size, "%s: %s", path, strerror(-fd));
                 return fd;
         }
         _cleanup_free_ uint8_t *buf = malloc(cap);
@@ -283,9 +273,9 @@ int netlink_usage_read(const hostfs *h, const char *path, const netlink_limits *
                 if (r < 0) {
                         const char *rs = reason(r);
                         if (rs)
-                                say(why, size, "%s: %s in the %s dump", path, rs, nlparse_dump_name(d));
+                                errbuf_printf(why, size, "%s: %s in the %s dump", path, rs, nlparse_dump_name(d));
                         else
-                                say(why, size, "%s: the %s dump recorded an error: %s", path, nlparse_dump_name(d),
+                                errbuf_printf(why, size, "%s: the %s dump recorded an error: %s", path, nlparse_dump_name(d),
                                     strerror(-r));
                         goto fail;
                 }
@@ -297,13 +287,13 @@ int netlink_usage_read(const hostfs *h, const char *path, const netlink_limits *
                 }
                 if (eof) {
                         r = -ENODATA;
-                        say(why, size, "%s: ends inside the %s dump", path, nlparse_dump_name(d));
+                        errbuf_printf(why, size, "%s: ends inside the %s dump", path, nlparse_dump_name(d));
                         goto fail;
                 }
                 if (have == cap) { /* one message larger than the buffer */
                         if (cap >= NETLINK_MAX_DATAGRAM) {
                                 r = -EMSGSIZE;
-                                say(why, size, "%s: a message larger than 1 MiB in the %s dump", path,
+                                errbuf_printf(why, size, "%s: a message larger than 1 MiB in the %s dump", path,
                                     nlparse_dump_name(d));
                                 goto fail;
                         }
@@ -320,7 +310,7 @@ int netlink_usage_read(const hostfs *h, const char *path, const netlink_limits *
                         continue;
                 if (k < 0) {
                         r = -errno;
-                        say(why, size, "%s: %s", path, strerror(-r));
+                        errbuf_printf(why, size, "%s: %s", path, strerror(-r));
                         goto fail;
                 }
                 if (k == 0)
@@ -329,7 +319,7 @@ int netlink_usage_read(const hostfs *h, const char *path, const netlink_limits *
                 total += (uint64_t)k;
                 if (total > l.max_bytes) {
                         r = -E2BIG;
-                        say(why, size, "%s: more than %llu bytes", path, (unsigned long long)l.max_bytes);
+                        errbuf_printf(why, size, "%s: more than %llu bytes", path, (unsigned long long)l.max_bytes);
                         goto fail;
                 }
         }
@@ -340,12 +330,12 @@ int netlink_usage_read(const hostfs *h, const char *path, const netlink_limits *
         while (k < 0 && errno == EINTR);
         if (have || k > 0) {
                 r = -EBADMSG;
-                say(why, size, "%s: data after the last dump", path);
+                errbuf_printf(why, size, "%s: data after the last dump", path);
                 goto fail;
         }
         char w[NLPARSE_WHY_LEN];
         if ((r = nlparse_finish(u, w, sizeof(w))) < 0) {
-                say(why, size, "%s: %s", path, w);
+                errbuf_printf(why, size, "%s: %s", path, w);
                 goto fail;
         }
         *ret = u;
@@ -373,12 +363,12 @@ int netlink_usage_load(const hostfs *h, nlparse_usage **ret, char *why, size_t s
                         return r;
                 if (stat(host, &a) < 0 || stat("/proc/self/ns/net", &b) < 0) {
                         r = -errno;
-                        say(why, size, "cannot tell whether the agent shares the host's network namespace: %s: %s",
+                        errbuf_printf(why, size, "cannot tell whether the agent shares the host's network namespace: %s: %s",
                             host, strerror(-r));
                         return r;
                 }
                 if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-                        say(why, size, "the agent is not in the host's network namespace (%s differs from its "
+                        errbuf_printf(why, size, "the agent is not in the host's network namespace (%s differs from its "
                             "own): its rtnetlink answers are not the host's; run it with hostNetwork: true", host);
                         return -EXDEV;
                 }

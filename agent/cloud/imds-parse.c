@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Parsers of AWS IMDSv2 and Azure IMDS replies (untrusted). Pure: no I/O, no globals,
  * never logs; values quoted in messages are cut short and stripped of control bytes. */
+#include "errbuf.h"
 #include "imds-parse.h"
 
 #include "cleanup.h"
@@ -11,17 +12,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-
-static void set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-        if (!err || size == 0)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-}
 
 /* A printable, bounded copy of untrusted text for a message. */
 static const char *quote(const char *s, size_t len, char *buf, size_t size)
@@ -84,7 +74,7 @@ int imds_aws_ipv4s_parse(const char *body, size_t len, uint32_t *ret_first, char
         char q[48];
 
         if (!body || len > IMDS_MAX_TEXT) {
-                set_err(err, err_size, "local-ipv4s: reply larger than %d bytes", IMDS_MAX_TEXT);
+                errbuf_printf(err, err_size, "local-ipv4s: reply larger than %d bytes", IMDS_MAX_TEXT);
                 return -E2BIG;
         }
         for (size_t pos = 0; pos < len;) {
@@ -95,21 +85,21 @@ int imds_aws_ipv4s_parse(const char *body, size_t len, uint32_t *ret_first, char
                         l--;
                 if (l > 0) {
                         if (ipv4_parse(body + pos, l, &a) < 0) {
-                                set_err(err, err_size, "local-ipv4s: line %zu is not an IPv4 address: \"%s\"",
+                                errbuf_printf(err, err_size, "local-ipv4s: line %zu is not an IPv4 address: \"%s\"",
                                         n + 1, quote(body + pos, l, q, sizeof(q)));
                                 return -EBADMSG;
                         }
                         if (n == 0)
                                 first = a;
                         if (++n > IMDS_MAX_LINES) {
-                                set_err(err, err_size, "local-ipv4s: more than %d addresses", IMDS_MAX_LINES);
+                                errbuf_printf(err, err_size, "local-ipv4s: more than %d addresses", IMDS_MAX_LINES);
                                 return -E2BIG;
                         }
                 }
                 pos = end + 1;
         }
         if (n == 0) {
-                set_err(err, err_size, "local-ipv4s: the interface has no private IPv4 address");
+                errbuf_printf(err, err_size, "local-ipv4s: the interface has no private IPv4 address");
                 return -ENODATA;
         }
         *ret_first = first;
@@ -122,16 +112,16 @@ int imds_aws_subnet_parse(const char *body, size_t len, ipv4_cidr *ret, char *er
         char q[48];
 
         if (!body || len > IMDS_MAX_TEXT) {
-                set_err(err, err_size, "subnet-ipv4-cidr-block: reply larger than %d bytes", IMDS_MAX_TEXT);
+                errbuf_printf(err, err_size, "subnet-ipv4-cidr-block: reply larger than %d bytes", IMDS_MAX_TEXT);
                 return -E2BIG;
         }
         len = chomp(body, len);
         if (ipv4_cidr_parse(body, len, &c) < 0) {
-                set_err(err, err_size, "subnet-ipv4-cidr-block: not a CIDR block: \"%s\"", quote(body, len, q, sizeof(q)));
+                errbuf_printf(err, err_size, "subnet-ipv4-cidr-block: not a CIDR block: \"%s\"", quote(body, len, q, sizeof(q)));
                 return -EBADMSG;
         }
         if (c.prefix_len < 1 || c.prefix_len > 30 || ipv4_network(c) != c.addr) {
-                set_err(err, err_size, "subnet-ipv4-cidr-block: \"%s\" is not a usable subnet (prefix /1../30, no host bits)",
+                errbuf_printf(err, err_size, "subnet-ipv4-cidr-block: \"%s\" is not a usable subnet (prefix /1../30, no host bits)",
                         quote(body, len, q, sizeof(q)));
                 return -EBADMSG;
         }
@@ -146,7 +136,7 @@ int imds_addr_make(uint32_t ipv4, ipv4_cidr subnet, imds_addr *ret, char *err, s
         ipv4_cidr net = {.addr = ipv4_network(subnet), .prefix_len = subnet.prefix_len};
 
         if (ipv4_gateway_of(subnet, &gw) < 0 || ipv4_check_host(ipv4, subnet) < 0 || ipv4 == gw) {
-                set_err(err, err_size, "address %s is not a usable host address of its subnet %s",
+                errbuf_printf(err, err_size, "address %s is not a usable host address of its subnet %s",
                         ipv4_format(ipv4, a), ipv4_cidr_format(net, s));
                 return -EDOM;
         }
@@ -196,13 +186,13 @@ static int azure_interface(json_t *itf, size_t idx, imds_addr *ret, char *err, s
         char q[48];
 
         if (!json_is_object(v4)) {
-                set_err(err, err_size, "interface[%zu]: no \"ipv4\" object", idx);
+                errbuf_printf(err, err_size, "interface[%zu]: no \"ipv4\" object", idx);
                 return -ENODATA;
         }
         ips = json_object_get(v4, "ipAddress");
         subnets = json_object_get(v4, "subnet");
         if ((ips && !json_is_array(ips)) || (subnets && !json_is_array(subnets))) {
-                set_err(err, err_size, "interface[%zu].ipv4: \"ipAddress\" and \"subnet\" must be arrays", idx);
+                errbuf_printf(err, err_size, "interface[%zu].ipv4: \"ipAddress\" and \"subnet\" must be arrays", idx);
                 return -EBADMSG;
         }
         for (size_t i = 0; ips && i < json_array_size(ips) && i < IMDS_MAX_LINES; i++) {
@@ -214,17 +204,17 @@ static int azure_interface(json_t *itf, size_t idx, imds_addr *ret, char *err, s
                 }
         }
         if (!ip) {
-                set_err(err, err_size, "interface[%zu]: no private IPv4 address", idx);
+                errbuf_printf(err, err_size, "interface[%zu]: no private IPv4 address", idx);
                 return -ENODATA;
         }
         if (ipv4_parse(ip, strlen(ip), &a) < 0) {
-                set_err(err, err_size, "interface[%zu].ipv4.ipAddress.privateIpAddress: not an IPv4 address: \"%s\"",
+                errbuf_printf(err, err_size, "interface[%zu].ipv4.ipAddress.privateIpAddress: not an IPv4 address: \"%s\"",
                         idx, quote(ip, strlen(ip), q, sizeof(q)));
                 return -EBADMSG;
         }
         sn = subnets ? json_array_get(subnets, 0) : NULL;
         if (!json_is_object(sn)) {
-                set_err(err, err_size, "interface[%zu]: no ipv4.subnet", idx);
+                errbuf_printf(err, err_size, "interface[%zu]: no ipv4.subnet", idx);
                 return -ENODATA;
         }
         addr = str_field(sn, "address");
@@ -236,14 +226,14 @@ static int azure_interface(json_t *itf, size_t idx, imds_addr *ret, char *err, s
                 prefix = pbuf;
         }
         if (!addr || !prefix || ipv4_parse(addr, strlen(addr), &base) < 0) {
-                set_err(err, err_size, "interface[%zu].ipv4.subnet[0]: needs \"address\" (IPv4) and \"prefix\"", idx);
+                errbuf_printf(err, err_size, "interface[%zu].ipv4.subnet[0]: needs \"address\" (IPv4) and \"prefix\"", idx);
                 return -EBADMSG;
         }
         char cidr[40];
         snprintf(cidr, sizeof(cidr), "%.15s/%.3s", addr, prefix);
         if (strlen(prefix) > 2 || ipv4_cidr_parse(cidr, strlen(cidr), &subnet) < 0 || subnet.prefix_len < 1 ||
             subnet.prefix_len > 30 || ipv4_network(subnet) != subnet.addr) {
-                set_err(err, err_size, "interface[%zu].ipv4.subnet[0]: \"%s\" / \"%s\" is not a usable subnet", idx,
+                errbuf_printf(err, err_size, "interface[%zu].ipv4.subnet[0]: \"%s\" / \"%s\" is not a usable subnet", idx,
                         quote(addr, strlen(addr), q, sizeof(q)), quote(prefix, strlen(prefix), pbuf, sizeof(pbuf)));
                 return -EBADMSG;
         }
@@ -259,24 +249,24 @@ int imds_azure_parse(const char *body, size_t len, const uint8_t mac[6], imds_ad
         size_t n;
 
         if (!body || len > IMDS_MAX_JSON) {
-                set_err(err, err_size, "network document larger than %d bytes", IMDS_MAX_JSON);
+                errbuf_printf(err, err_size, "network document larger than %d bytes", IMDS_MAX_JSON);
                 return -E2BIG;
         }
         json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
         if (!root) {
-                set_err(err, err_size, "not JSON (line %d: %s)", jerr.line, jerr.text);
+                errbuf_printf(err, err_size, "not JSON (line %d: %s)", jerr.line, jerr.text);
                 return -EBADMSG;
         }
         itfs = json_is_object(root) ? json_object_get(root, "interface") : NULL;
         if (!json_is_array(itfs)) {
                 json_decref(root);
-                set_err(err, err_size, "no \"interface\" array");
+                errbuf_printf(err, err_size, "no \"interface\" array");
                 return -EBADMSG;
         }
         n = json_array_size(itfs);
         if (n > IMDS_MAX_INTERFACES) {
                 json_decref(root);
-                set_err(err, err_size, "more than %d interfaces", IMDS_MAX_INTERFACES);
+                errbuf_printf(err, err_size, "more than %d interfaces", IMDS_MAX_INTERFACES);
                 return -E2BIG;
         }
         for (size_t i = 0; i < n; i++) {
@@ -285,7 +275,7 @@ int imds_azure_parse(const char *body, size_t len, const uint8_t mac[6], imds_ad
                 uint8_t got[6];
                 char q[48];
                 if (!m || azure_mac_parse(m, got) < 0) {
-                        set_err(err, err_size, "interface[%zu].macAddress: expected 12 hex digits, got \"%s\"", i,
+                        errbuf_printf(err, err_size, "interface[%zu].macAddress: expected 12 hex digits, got \"%s\"", i,
                                 m ? quote(m, strlen(m), q, sizeof(q)) : "(none)");
                         json_decref(root);
                         return -EBADMSG;
@@ -297,6 +287,6 @@ int imds_azure_parse(const char *body, size_t len, const uint8_t mac[6], imds_ad
                 return k;
         }
         json_decref(root);
-        set_err(err, err_size, "no interface with macAddress %s among %zu", imds_azure_mac(mac, want), n);
+        errbuf_printf(err, err_size, "no interface with macAddress %s among %zu", imds_azure_mac(mac, want), n);
         return -ENOENT;
 }

@@ -1,22 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Static entries over metadata: the precedence of NIC address sources. Pure; never logs. */
+#include "errbuf.h"
 #include "nic-address.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static void set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-        if (!err || size == 0)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-}
 
 const char *nic_addr_source_name(nic_addr_source s)
 {
@@ -31,24 +21,24 @@ int nic_addr_static_parse(const char *ipv4, const char *gateway, nic_addr_static
         uint32_t gw = 0;
 
         if (!ipv4 || ipv4_cidr_parse(ipv4, strlen(ipv4), &c) < 0 || c.prefix_len < 1) {
-                set_err(err, err_size, "ipv4: expected \"a.b.c.d/len\" (len 1..32), got \"%.40s\"", ipv4 ? ipv4 : "");
+                errbuf_printf(err, err_size, "ipv4: expected \"a.b.c.d/len\" (len 1..32), got \"%.40s\"", ipv4 ? ipv4 : "");
                 return -EINVAL;
         }
         if (ipv4_check_host(c.addr, c) < 0) {
-                set_err(err, err_size, "ipv4: \"%.40s\" is the network or broadcast address of its subnet", ipv4);
+                errbuf_printf(err, err_size, "ipv4: \"%.40s\" is the network or broadcast address of its subnet", ipv4);
                 return -EINVAL;
         }
         if (!ipv4_is_unicast(c.addr)) {
-                set_err(err, err_size, "ipv4: \"%.40s\" cannot be an interface's address (zero, loopback or multicast)", ipv4);
+                errbuf_printf(err, err_size, "ipv4: \"%.40s\" cannot be an interface's address (zero, loopback or multicast)", ipv4);
                 return -EINVAL;
         }
         if (gateway) {
                 if (ipv4_parse(gateway, strlen(gateway), &gw) < 0 || !ipv4_is_unicast(gw)) {
-                        set_err(err, err_size, "gateway: expected \"a.b.c.d\", got \"%.40s\"", gateway);
+                        errbuf_printf(err, err_size, "gateway: expected \"a.b.c.d\", got \"%.40s\"", gateway);
                         return -EINVAL;
                 }
                 if (ipv4_check_host(gw, c) < 0 || gw == c.addr) {
-                        set_err(err, err_size, "gateway: %.40s is not another host of the subnet of %.40s", gateway, ipv4);
+                        errbuf_printf(err, err_size, "gateway: %.40s is not another host of the subnet of %.40s", gateway, ipv4);
                         return -EINVAL;
                 }
         }
@@ -82,7 +72,7 @@ int nic_addr_resolve(const char *pci, const uint8_t *mac, const nic_addr_static 
                         continue;
                 if (hit && (hit->ipv4.addr != e->ipv4.addr || hit->ipv4.prefix_len != e->ipv4.prefix_len ||
                             hit->gateway != e->gateway)) {
-                        set_err(err, err_size, "static entries %zu and %zu both match NIC %s and disagree", hit_i, i,
+                        errbuf_printf(err, err_size, "static entries %zu and %zu both match NIC %s and disagree", hit_i, i,
                                 pci ? pci : "(unknown PCI address)");
                         return -ENOTUNIQ;
                 }
@@ -100,7 +90,7 @@ int nic_addr_resolve(const char *pci, const uint8_t *mac, const nic_addr_static 
                 *ret = *metadata;
                 return 0;
         }
-        set_err(err, err_size, "no static entry matches NIC %s and the metadata gave no address", pci ? pci : "(unknown)");
+        errbuf_printf(err, err_size, "no static entry matches NIC %s and the metadata gave no address", pci ? pci : "(unknown)");
         return -ENOENT;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Request bodies and reply parsing for the Kubernetes API (Nodes, events.k8s.io/v1 Events,
  * Status). Pure; never logs. */
+#include "errbuf.h"
 #include "kube-api.h"
 
 #include "cleanup.h"
@@ -12,17 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-        if (!err || size == 0)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-}
 
 static bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
@@ -103,25 +93,25 @@ int kube_node_parse(const char *body, size_t len, const char *prefix, kube_node_
         const char *k;
 
         if (!body || len > KUBE_MAX_REPLY) {
-                set_err(err, err_size, "Node: reply larger than %d bytes", KUBE_MAX_REPLY);
+                errbuf_printf(err, err_size, "Node: reply larger than %d bytes", KUBE_MAX_REPLY);
                 return -E2BIG;
         }
         root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
         if (!root) {
-                set_err(err, err_size, "Node: not JSON (line %d: %s)", jerr.line, jerr.text);
+                errbuf_printf(err, err_size, "Node: not JSON (line %d: %s)", jerr.line, jerr.text);
                 return -EBADMSG;
         }
         meta = json_object_get(root, "metadata");
         if (!json_is_object(meta) || !copy_str(json_object_get(meta, "uid"), n.uid, sizeof(n.uid)) ||
             !copy_str(json_object_get(meta, "resourceVersion"), n.resource_version, sizeof(n.resource_version))) {
                 json_decref(root);
-                set_err(err, err_size, "Node: metadata.uid and metadata.resourceVersion are required");
+                errbuf_printf(err, err_size, "Node: metadata.uid and metadata.resourceVersion are required");
                 return -EBADMSG;
         }
         labels = json_object_get(meta, "labels");
         if (labels && !json_is_object(labels) && !json_is_null(labels)) {
                 json_decref(root);
-                set_err(err, err_size, "Node: metadata.labels is not an object");
+                errbuf_printf(err, err_size, "Node: metadata.labels is not an object");
                 return -EBADMSG;
         }
         n.own_labels = json_object();
@@ -134,7 +124,7 @@ int kube_node_parse(const char *body, size_t len, const char *prefix, kube_node_
                         if (!has_prefix(k, prefix))
                                 continue;
                         if (!json_is_string(v) || json_object_size(n.own_labels) >= KUBE_MAX_LABELS) {
-                                set_err(err, err_size, "Node: label \"%.80s\" is not a string or there are too many of ours", k);
+                                errbuf_printf(err, err_size, "Node: label \"%.80s\" is not a string or there are too many of ours", k);
                                 kube_node_info_clear(&n);
                                 json_decref(root); /* k lives in root */
                                 return -EBADMSG;
@@ -157,23 +147,23 @@ int kube_label_patch(const kube_label *want, size_t n, const json_t *current, co
         bool change = false;
 
         if (n > KUBE_MAX_LABELS) {
-                set_err(err, err_size, "more than %d labels", KUBE_MAX_LABELS);
+                errbuf_printf(err, err_size, "more than %d labels", KUBE_MAX_LABELS);
                 return -EINVAL;
         }
         for (size_t i = 0; i < n; i++) {
                 if (!want[i].key || !has_prefix(want[i].key, prefix) || !kube_label_key_valid(want[i].key)) {
-                        set_err(err, err_size, "label key \"%.80s\" is not a valid key under \"%s\"",
+                        errbuf_printf(err, err_size, "label key \"%.80s\" is not a valid key under \"%s\"",
                                 want[i].key ? want[i].key : "(null)", prefix);
                         return -EINVAL;
                 }
                 if (want[i].value && !kube_label_value_valid(want[i].value)) {
-                        set_err(err, err_size, "label %s: value \"%.80s\" is not a valid label value", want[i].key,
+                        errbuf_printf(err, err_size, "label %s: value \"%.80s\" is not a valid label value", want[i].key,
                                 want[i].value ? want[i].value : "(null)");
                         return -EINVAL;
                 }
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(want[i].key, want[j].key) == 0) {
-                                set_err(err, err_size, "label %s given twice", want[i].key);
+                                errbuf_printf(err, err_size, "label %s given twice", want[i].key);
                                 return -EINVAL;
                         }
         }
@@ -308,24 +298,24 @@ int kube_event_body(const kube_event *e, char **ret, char *err, size_t err_size)
         json_t *regarding, *root;
 
         if (!e->name || !dns_subdomain(e->name, strlen(e->name))) {
-                set_err(err, err_size, "Event: name \"%.80s\" is not a DNS subdomain", e->name ? e->name : "");
+                errbuf_printf(err, err_size, "Event: name \"%.80s\" is not a DNS subdomain", e->name ? e->name : "");
                 return -EINVAL;
         }
         if (!short_field(e->node, KUBE_NAME_MAX)) {
-                set_err(err, err_size, "Event: no Node");
+                errbuf_printf(err, err_size, "Event: no Node");
                 return -EINVAL;
         }
         if (!e->type || (strcmp(e->type, "Normal") != 0 && strcmp(e->type, "Warning") != 0)) {
-                set_err(err, err_size, "Event: type must be Normal or Warning");
+                errbuf_printf(err, err_size, "Event: type must be Normal or Warning");
                 return -EINVAL;
         }
         if (!short_field(e->reason, KUBE_REASON_MAX) || !short_field(e->action, 128) ||
             !short_field(e->reporting_instance, 128)) {
-                set_err(err, err_size, "Event: reason, action and reportingInstance are required, at most 128 bytes");
+                errbuf_printf(err, err_size, "Event: reason, action and reportingInstance are required, at most 128 bytes");
                 return -EINVAL;
         }
         if (e->series_count == 1 || e->series_count < 0) {
-                set_err(err, err_size, "Event: a series counts at least 2");
+                errbuf_printf(err, err_size, "Event: a series counts at least 2");
                 return -EINVAL;
         }
         const char *note = e->note ? e->note : "";

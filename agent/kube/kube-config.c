@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kubeconfig and in-cluster configuration, and token files. Pure except kube_config_load
  * and kube_token_read (bounded reads of one file each). Never logs. */
+#include "errbuf.h"
 #include "kube-config.h"
 
 #include "cleanup.h"
@@ -15,17 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static void set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-        if (!err || size == 0)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-}
 
 void kube_config_clear(kube_config *c)
 {
@@ -238,12 +228,12 @@ static int server_check(const char *server, char *err, size_t err_size)
 {
         size_t n = strlen(server);
         if (strncmp(server, "https://", 8) != 0 || n <= 8 || n > 2048) {
-                set_err(err, err_size, "server \"%.80s\": only https:// URLs are supported (TLS is always verified)", server);
+                errbuf_printf(err, err_size, "server \"%.80s\": only https:// URLs are supported (TLS is always verified)", server);
                 return -EINVAL;
         }
         for (size_t i = 0; i < n; i++)
                 if (server[i] <= 0x20 || server[i] >= 0x7f) {
-                        set_err(err, err_size, "server: not a URL");
+                        errbuf_printf(err, err_size, "server: not a URL");
                         return -EINVAL;
                 }
         return 0;
@@ -272,52 +262,52 @@ static int from_json(json_t *root, const char *base_dir, kube_config *ret, char 
         int r = -EINVAL;
 
         if (!json_is_object(root)) {
-                set_err(err, err_size, "kubeconfig: not a mapping");
+                errbuf_printf(err, err_size, "kubeconfig: not a mapping");
                 return -EINVAL;
         }
         cur = str_of(root, "current-context");
         if (!cur || !*cur) {
-                set_err(err, err_size, "kubeconfig: no current-context");
+                errbuf_printf(err, err_size, "kubeconfig: no current-context");
                 return -EINVAL;
         }
         ctx = named(root, "contexts", "context", cur);
         if (!ctx) {
-                set_err(err, err_size, "kubeconfig: no context \"%.64s\" (current-context)", cur);
+                errbuf_printf(err, err_size, "kubeconfig: no context \"%.64s\" (current-context)", cur);
                 return -EINVAL;
         }
         cl = str_of(ctx, "cluster");
         us = str_of(ctx, "user");
         if (!cl || !us) {
-                set_err(err, err_size, "kubeconfig: context \"%.64s\" needs a cluster and a user", cur);
+                errbuf_printf(err, err_size, "kubeconfig: context \"%.64s\" needs a cluster and a user", cur);
                 return -EINVAL;
         }
         cluster = named(root, "clusters", "cluster", cl);
         if (!cluster) {
-                set_err(err, err_size, "kubeconfig: no cluster \"%.64s\"", cl);
+                errbuf_printf(err, err_size, "kubeconfig: no cluster \"%.64s\"", cl);
                 return -EINVAL;
         }
         user = named(root, "users", "user", us);
         if (!user) {
-                set_err(err, err_size, "kubeconfig: no user \"%.64s\"", us);
+                errbuf_printf(err, err_size, "kubeconfig: no user \"%.64s\"", us);
                 return -EINVAL;
         }
         for (size_t i = 0; i < ELEMENTSOF(cluster_unsupported); i++)
                 if (json_object_get(cluster, cluster_unsupported[i][0])) {
-                        set_err(err, err_size, "kubeconfig: cluster \"%.64s\": %s", cl, cluster_unsupported[i][1]);
+                        errbuf_printf(err, err_size, "kubeconfig: cluster \"%.64s\": %s", cl, cluster_unsupported[i][1]);
                         return -EINVAL;
                 }
         if (truthy(json_object_get(cluster, "insecure-skip-tls-verify"))) {
-                set_err(err, err_size, "kubeconfig: cluster \"%.64s\": insecure-skip-tls-verify is refused (TLS is always verified)", cl);
+                errbuf_printf(err, err_size, "kubeconfig: cluster \"%.64s\": insecure-skip-tls-verify is refused (TLS is always verified)", cl);
                 return -EINVAL;
         }
         for (size_t i = 0; i < ELEMENTSOF(user_unsupported); i++)
                 if (json_object_get(user, user_unsupported[i][0])) {
-                        set_err(err, err_size, "kubeconfig: user \"%.64s\": %s", us, user_unsupported[i][1]);
+                        errbuf_printf(err, err_size, "kubeconfig: user \"%.64s\": %s", us, user_unsupported[i][1]);
                         return -EINVAL;
                 }
         server = str_of(cluster, "server");
         if (!server) {
-                set_err(err, err_size, "kubeconfig: cluster \"%.64s\": no server", cl);
+                errbuf_printf(err, err_size, "kubeconfig: cluster \"%.64s\": no server", cl);
                 return -EINVAL;
         }
         if (server_check(server, err, err_size) < 0)
@@ -325,13 +315,13 @@ static int from_json(json_t *root, const char *base_dir, kube_config *ret, char 
         ca = str_of(cluster, "certificate-authority");
         cad = str_of(cluster, "certificate-authority-data");
         if (!(ca && *ca) && !(cad && *cad)) {
-                set_err(err, err_size, "kubeconfig: cluster \"%.64s\": no certificate-authority or certificate-authority-data (TLS is always verified)", cl);
+                errbuf_printf(err, err_size, "kubeconfig: cluster \"%.64s\": no certificate-authority or certificate-authority-data (TLS is always verified)", cl);
                 return -EINVAL;
         }
         tok = str_of(user, "token");
         tokf = str_of(user, "tokenFile");
         if (!(tok && *tok) && !(tokf && *tokf)) {
-                set_err(err, err_size, "kubeconfig: user \"%.64s\": no token or tokenFile", us);
+                errbuf_printf(err, err_size, "kubeconfig: user \"%.64s\": no token or tokenFile", us);
                 return -EINVAL;
         }
         c.server = strndup(server, strlen(server) - (server[strlen(server) - 1] == '/'));
@@ -342,7 +332,7 @@ static int from_json(json_t *root, const char *base_dir, kube_config *ret, char 
                 if (r == -ENOMEM)
                         goto oom;
                 if (r < 0 || c.ca_pem_len == 0) {
-                        set_err(err, err_size, "kubeconfig: cluster \"%.64s\": certificate-authority-data is not base64", cl);
+                        errbuf_printf(err, err_size, "kubeconfig: cluster \"%.64s\": certificate-authority-data is not base64", cl);
                         kube_config_clear(&c);
                         return -EINVAL;
                 }
@@ -353,7 +343,7 @@ static int from_json(json_t *root, const char *base_dir, kube_config *ret, char 
                 if (r == -ENOMEM)
                         goto oom;
                 if (r < 0) {
-                        set_err(err, err_size, "kubeconfig: user \"%.64s\": the token is not printable ASCII without spaces", us);
+                        errbuf_printf(err, err_size, "kubeconfig: user \"%.64s\": the token is not printable ASCII without spaces", us);
                         kube_config_clear(&c);
                         return -EINVAL;
                 }
@@ -363,7 +353,7 @@ static int from_json(json_t *root, const char *base_dir, kube_config *ret, char 
         return 0;
 oom:
         kube_config_clear(&c);
-        set_err(err, err_size, "out of memory");
+        errbuf_printf(err, err_size, "out of memory");
         return -ENOMEM;
 }
 
@@ -380,18 +370,18 @@ int kube_config_parse(const char *text, size_t len, const char *base_dir, kube_c
         if (i < len && text[i] == '{') { /* the JSON form */
                 json_error_t jerr;
                 if (len > KUBE_YAML_MAX_TEXT) {
-                        set_err(err, err_size, "kubeconfig: larger than %d bytes", KUBE_YAML_MAX_TEXT);
+                        errbuf_printf(err, err_size, "kubeconfig: larger than %d bytes", KUBE_YAML_MAX_TEXT);
                         return -E2BIG;
                 }
                 root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
                 if (!root) {
-                        set_err(err, err_size, "kubeconfig: bad JSON (line %d: %s)", jerr.line, jerr.text);
+                        errbuf_printf(err, err_size, "kubeconfig: bad JSON (line %d: %s)", jerr.line, jerr.text);
                         return -EINVAL;
                 }
         } else {
                 r = kube_yaml_parse(text, len, &root, yerr, sizeof(yerr));
                 if (r < 0) {
-                        set_err(err, err_size, "kubeconfig: %s", yerr);
+                        errbuf_printf(err, err_size, "kubeconfig: %s", yerr);
                         return r;
                 }
         }
@@ -408,13 +398,13 @@ int kube_config_in_cluster(const char *host, const char *port, const char *sa_di
         unsigned long p = 0;
 
         if (!host || !*host || !port || !*port) {
-                set_err(err, err_size, "not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
+                errbuf_printf(err, err_size, "not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
                 return -EINVAL;
         }
         for (const char *s = host; *s; s++)
                 if (!(*s == '.' || *s == ':' || *s == '-' || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
                       (*s >= 'A' && *s <= 'Z')) || s - host > 253) {
-                        set_err(err, err_size, "KUBERNETES_SERVICE_HOST \"%.64s\" is not a host name or address", host);
+                        errbuf_printf(err, err_size, "KUBERNETES_SERVICE_HOST \"%.64s\" is not a host name or address", host);
                         return -EINVAL;
                 }
         for (const char *s = port; *s; s++) {
@@ -425,7 +415,7 @@ int kube_config_in_cluster(const char *host, const char *port, const char *sa_di
                 p = p * 10 + (unsigned long)(*s - '0');
         }
         if (p < 1 || p > 65535) {
-                set_err(err, err_size, "KUBERNETES_SERVICE_PORT \"%.16s\" is not a port", port);
+                errbuf_printf(err, err_size, "KUBERNETES_SERVICE_PORT \"%.16s\" is not a port", port);
                 return -EINVAL;
         }
         if (asprintf(&url, strchr(host, ':') ? "https://[%s]:%lu" : "https://%s:%lu", host, p) < 0)
@@ -452,7 +442,7 @@ int kube_config_load(const char *path, kube_config *ret, char *err, size_t err_s
         int r = read_bounded(path, KUBE_YAML_MAX_TEXT, &text, &n);
 
         if (r < 0) {
-                set_err(err, err_size, "kubeconfig %.200s: %s", path, r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+                errbuf_printf(err, err_size, "kubeconfig %.200s: %s", path, r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
                 return r;
         }
         dir = strdup(path);
