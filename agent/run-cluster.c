@@ -7,6 +7,7 @@
 #include "run-cluster.h"
 
 #include "cleanup.h"
+#include "errbuf.h"
 #include "http.h"
 #include "kube-client.h"
 #include "kube-config.h"
@@ -243,9 +244,9 @@ static void labels_sig(const report_labels *l, char *buf, size_t len)
 static kube_result local_failure(int r, const char *what, const char *token_file, char *msg, size_t len)
 {
         if (token_file[0] && r != -ENOMEM && r != -EINVAL)
-                snprintf(msg, len, "%s: cannot read the token file %s: %s", what, token_file, strerror(-r));
+                errbuf_printf(msg, len, "%s: cannot read the token file %s: %s", what, token_file, strerror(-r));
         else
-                snprintf(msg, len, "%s: %s", what, strerror(-r));
+                errbuf_printf(msg, len, "%s: %s", what, strerror(-r));
         return (kube_result){.error = r, .message = msg, .body = ""};
 }
 
