@@ -74,8 +74,9 @@ void dp_plugin_set_config(dp_plugin *p, const dp_alloc_config *cfg);
 const dp_device_list *dp_plugin_devices(const dp_plugin *p);
 bool dp_plugin_registered(const dp_plugin *p);
 
-/* Counters of one plugin, for the metrics. Allocate latency is the time from the request's
- * arrival on the completion queue to its answer being handed to gRPC, in buckets whose
+/* Counters of one plugin, for the metrics. Allocate latency is the time from the handler
+ * taking the request (as it leaves the completion queue) to its answer being handed to
+ * gRPC, in buckets whose
  * upper bounds (microseconds) are dp_alloc_bucket_us[] (each count is of that bucket
  * alone, not cumulative); calls beyond the last bound count in alloc_count only. */
 #define DP_ALLOC_BUCKETS 12
