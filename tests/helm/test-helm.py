@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tests of helm/spinlane with real helm and kubectl (the npm package tests/deploy/get-kubectl.sh fetches).
 
-    test-helm.py lint|render|schema|fail|policy|config|readme|notes|kubeschema
+    test-helm.py lint|render|schema|fail|policy|config|readme|notes|docs|kubeschema
 
 Exit 0 pass, 1 fail, 77 skipped (reason printed, decided before anything runs): only when
 helm/kubectl cannot be had (kubeschema: also when node or the npm package
@@ -716,6 +716,180 @@ def test_notes():
         check(any(c.startswith("helm") and "uninstall" in c for c in cmds) or not extra, "NOTES (restore): no uninstall")
 
 
+# ---------------------------------------------------------------- docs
+
+DOCS = ["README.md", "docs/install-eks.md", "docs/install-aks.md", "docs/uninstall.md", "docs/troubleshooting.md",
+        "helm/spinlane/README.md"]
+
+
+def code_lines(text):
+    """Shell lines of the indented code blocks (4 spaces), backslash continuations joined."""
+    out, cur = [], None
+    for line in text.splitlines():
+        if not line.startswith("    "):
+            if cur is not None:
+                out.append(cur)
+                cur = None
+            continue
+        l = line.strip()
+        if cur is not None:
+            cur = cur + " " + l
+        else:
+            cur = l
+        if cur.endswith("\\"):
+            cur = cur[:-1].rstrip()
+            continue
+        out.append(cur)
+        cur = None
+    if cur is not None:
+        out.append(cur)
+    return out
+
+
+def indented_block(text, first):
+    """The indented code block whose first line is `first` (dedented)."""
+    lines = text.splitlines()
+    i = next(n for n, l in enumerate(lines) if l.strip() == first and l.startswith("    "))
+    block = []
+    for l in lines[i:]:
+        if l.startswith("    ") or not l.strip():
+            block.append(l[4:])
+        else:
+            break
+    return "\n".join(block).rstrip() + "\n"
+
+
+def test_docs():
+    """The helm and kubectl commands of the install guides, the README and the uninstall
+    page, run here where they can run without a cluster (helm --dry-run=client / template,
+    kubectl --dry-run=client / --local), selectors checked against the rendered objects;
+    the EKS user data and the AKS kubelet config parsed and checked against the chart."""
+    import shlex
+    yaml = need_yaml()
+    sub = {"<registry>": "registry.example.com", "<chart>": "helm/spinlane"}  # paths relative to the source tree
+    ran = selectors = 0
+    for doc in DOCS:
+        with open(os.path.join(SRC, doc)) as f:
+            text = f.read()
+        for line in code_lines(text):
+            if not line.startswith(("helm ", "kubectl ")):
+                continue
+            cmd = line
+            for k, v in sub.items():
+                cmd = cmd.replace(k, v)
+            argv = shlex.split(cmd)
+            t = "%s: %s" % (doc, line)
+            if argv[0] == "helm":
+                ns = argv[argv.index("-n") + 1] if "-n" in argv else "default"
+                verb = [a for a in argv[1:] if not a.startswith("-") and a != ns][0]
+                if verb == "install":
+                    r = subprocess.run([HELM] + argv[1:] + ["--dry-run=client"], capture_output=True, text=True, cwd=SRC)
+                elif verb == "upgrade":
+                    # --reuse-values needs the release: render the upgrade's values on the presets
+                    rest = [a for a in argv[argv.index("upgrade") + 3:] if a != "--reuse-values"]
+                    r = subprocess.run([HELM, "template", argv[argv.index("upgrade") + 1], CHART, "-n", ns] + PRESETS["eks"] + rest,
+                                       capture_output=True, text=True, cwd=SRC)
+                elif verb in ("template", "lint"):
+                    r = subprocess.run([HELM] + argv[1:], capture_output=True, text=True, cwd=SRC)
+                else:  # test, uninstall: need a cluster; the release and namespace must be the install's
+                    check(ns == "spinlane" and "spinlane" in argv, "%s: not the release spinlane in namespace spinlane" % t)
+                    continue
+                ran += 1
+                check(r.returncode == 0, "%s: exit %d: %s" % (t, r.returncode, r.stderr.strip()[-400:]))
+                continue
+            # kubectl: drop "-n NS" so argv[1] is the verb
+            if argv[1] == "-n":
+                argv = argv[:1] + argv[3:]
+            if argv[1:3] == ["create", "namespace"]:
+                r = subprocess.run([KUBECTL] + argv[1:] + ["--dry-run=client", "-o", "yaml"], capture_output=True, text=True, cwd=SRC)
+                ran += 1
+                check(r.returncode == 0, "%s: %s" % (t, r.stderr))
+                continue
+            if argv[1:3] == ["label", "namespace"]:
+                ns = subprocess.run([KUBECTL, "create", "namespace", argv[3], "--dry-run=client", "-o", "yaml"], capture_output=True, text=True, cwd=SRC)
+                r = subprocess.run([KUBECTL, "label", "--local", "-f", "-", "-o", "yaml"] + argv[4:], input=ns.stdout, capture_output=True, text=True, cwd=SRC)
+                ran += 1
+                if check(r.returncode == 0, "%s: %s" % (t, r.stderr)):
+                    labels = yaml.safe_load(r.stdout)["metadata"]["labels"]
+                    check(labels.get("pod-security.kubernetes.io/enforce") == "privileged", "%s: namespace not privileged" % t)
+                continue
+            if "-l" in argv and argv[1] in ("logs", "rollout"):
+                sel = dict(kv.split("=", 1) for kv in argv[argv.index("-l") + 1].split(","))
+                docs = template(*PRESETS["eks"])
+                restore = template(*(PRESETS["eks"] + ["--set", "restore=true"]))
+                hits = 0
+                for d in objs(docs or [], "DaemonSet") + objs(restore or [], "DaemonSet"):
+                    labels = d["metadata"]["labels"] if argv[1] == "rollout" else d["spec"]["template"]["metadata"]["labels"]
+                    if all(labels.get(k) == v for k, v in sel.items()):
+                        hits += 1
+                        if " -c " in line:
+                            cname = line.split(" -c ")[1].split()[0]
+                            spec = d["spec"]["template"]["spec"]
+                            if d in objs(restore or [], "DaemonSet"):
+                                check(cname in [c["name"] for c in containers(spec)], "%s: no container %s" % (t, cname))
+                if argv[1] == "logs":
+                    check("--tail=-1" in argv and "--prefix" in argv, "%s: logs by selector without --tail=-1 --prefix" % t)
+                check(hits == 2, "%s: the selector matches %d of the agent DaemonSets (run and restore)" % (t, hits))
+                ran += 1
+                selectors += 1
+    print("docs: %d commands run or checked without a cluster, %d of them label selectors" % (ran, selectors))
+    check(ran >= 15 and selectors >= 8, "only %d doc commands (%d selectors) found" % (ran, selectors))
+
+    # the EKS user data: a MIME multi-part document with a complete NodeConfig
+    import email
+    with open(os.path.join(SRC, "docs", "install-eks.md")) as f:
+        eks = f.read()
+    ud = indented_block(eks, "MIME-Version: 1.0")
+    msg = email.message_from_string(ud)
+    check(msg.is_multipart() and msg.get_content_type() == "multipart/mixed", "user data is not a multipart/mixed MIME document")
+    parts = {p.get_content_type(): p.get_payload() for p in msg.walk() if not p.is_multipart()}
+    check(sorted(parts) == ["application/node.eks.aws", "text/x-shellscript"], "user data parts %s" % sorted(parts))
+    nc = yaml.safe_load(parts.get("application/node.eks.aws", "{}")) or {}
+    check(nc.get("apiVersion") == "node.eks.aws/v1alpha1" and nc.get("kind") == "NodeConfig", "no NodeConfig in the user data")
+    spec = nc.get("spec", {})
+    check(set(spec.get("cluster", {})) >= {"name", "apiServerEndpoint", "certificateAuthority", "cidr"},
+          "NodeConfig spec.cluster incomplete: %s" % spec.get("cluster"))
+    kc = spec.get("kubelet", {}).get("config", {})
+    check(kc.get("cpuManagerPolicy") == "static" and kc.get("cpuManagerPolicyOptions", {}).get("full-pcpus-only") == "true",
+          "NodeConfig: no static CPU manager with full-pcpus-only")
+    check(kc.get("topologyManagerPolicy") == "single-numa-node" and kc.get("memoryManagerPolicy") == "Static" and kc.get("reservedMemory"),
+          "NodeConfig: topology / memory manager settings")
+    flags = " ".join(spec.get("kubelet", {}).get("flags", []))
+    with open(os.path.join(CHART, "values.yaml")) as f:
+        values = yaml.safe_load(f)
+    for k, v in values["nodeSelector"].items():
+        if k != "kubernetes.io/os":
+            check("%s=%s" % (k, v) in flags, "NodeConfig does not label the node %s=%s (the chart's nodeSelector)" % (k, v))
+    taint = re.search(r"--register-with-taints=([^=]+)=\w+:(\w+)", flags)
+    check(taint and any(tl.get("key") == taint.group(1) and tl.get("effect") == taint.group(2) for tl in values["tolerations"]),
+          "the pool's taint is not tolerated by the chart")
+    # reservedSystemCPUs is the complement of isolcpus in the guide's example
+    m = re.search(r"isolcpus=([\d,-]+)", eks)
+    def cpus(s):
+        out = set()
+        for part in s.split(","):
+            a, _, b = part.partition("-")
+            out |= set(range(int(a), int(b or a) + 1))
+        return out
+    if check(m is not None, "no isolcpus example"):
+        check(cpus(m.group(1)) | cpus(kc.get("reservedSystemCPUs", "")) == set(range(16)) and
+              not cpus(m.group(1)) & cpus(kc.get("reservedSystemCPUs", "")), "reservedSystemCPUs is not the complement of isolcpus")
+    sh = parts.get("text/x-shellscript", "")
+    r = subprocess.run(["bash", "-n"], input=sh, capture_output=True, text=True)
+    check(r.returncode == 0, "user data script: %s" % r.stderr)
+    eks_values = yaml.safe_load(open(os.path.join(CHART, "values-eks.yaml")))
+    nd = re.search(r"\[Match\]\nName=(\S+)\n\[Link\]\nUnmanaged=yes", sh)
+    check(nd and [nd.group(1)] == eks_values["config"]["nics"]["interfaces"],
+          "the networkd file does not leave values-eks.yaml's interface unmanaged")
+    nf = re.search(r"/etc/systemd/network/(\d+)-[\w-]+\.network", sh)
+    check(nf and int(nf.group(1)) < 70, "the networkd file does not sort before the generated ones (< 70)")
+    # the AKS kubelet config is JSON with the keys the guide explains
+    with open(os.path.join(SRC, "docs", "install-aks.md")) as f:
+        aks = f.read()
+    kj = json.loads(indented_block(aks, "{"))
+    check(kj == {"cpuManagerPolicy": "none", "cpuCfsQuota": False, "topologyManagerPolicy": "single-numa-node"}, "AKS kubelet config %s" % kj)
+
+
 # ---------------------------------------------------------------- kubeschema
 
 VALIDATE_JS = r"""
@@ -783,7 +957,8 @@ def test_kubeschema():
 def main(argv):
     global HELM, KUBECTL
     tests = {"lint": test_lint, "render": test_render, "schema": test_schema, "fail": test_fail, "policy": test_policy,
-             "config": test_config, "readme": test_readme, "notes": test_notes, "kubeschema": test_kubeschema}
+             "config": test_config, "readme": test_readme, "notes": test_notes, "docs": test_docs,
+             "kubeschema": test_kubeschema}
     if len(argv) != 2 or argv[1] not in tests:
         print("usage: test-helm.py %s" % "|".join(tests), file=sys.stderr)
         return 2
