@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tests of helm/spinlane with real helm and kubectl (the npm package tests/deploy/get-kubectl.sh fetches).
 
-    test-helm.py lint|render|schema|fail|policy|config|readme|notes|docs|kubeschema
+    test-helm.py lint|render|schema|fail|policy|config|readme|notes|docs|images|kubeschema
 
 Exit 0 pass, 1 fail, 77 skipped (reason printed, decided before anything runs): only when
 helm/kubectl cannot be had (kubeschema: also when node or the npm package
@@ -890,6 +890,52 @@ def test_docs():
     check(kj == {"cpuManagerPolicy": "none", "cpuCfsQuota": False, "topologyManagerPolicy": "single-numa-node"}, "AKS kubelet config %s" % kj)
 
 
+# ---------------------------------------------------------------- images
+
+
+def test_images():
+    """deploy/docker-bake.hcl builds both images for amd64 and arm64 with the tags the
+    chart pulls by default; the images' entrypoints are what the chart runs."""
+    yaml = need_yaml()
+    with open(os.path.join(SRC, "deploy", "docker-bake.hcl")) as f:
+        bake = f.read()
+    with open(os.path.join(CHART, "Chart.yaml")) as f:
+        app = yaml.safe_load(f)["appVersion"]
+    with open(os.path.join(CHART, "values.yaml")) as f:
+        values = yaml.safe_load(f)
+    var = dict(re.findall(r'variable "(\w+)" \{\s*default = "([^"]*)"', bake))
+    check(var.get("VERSION") == app, "bake VERSION %s != the chart's appVersion %s" % (var.get("VERSION"), app))
+    plats = re.findall(r"platforms\s*=\s*\[([^\]]*)\]", bake)
+    check(plats and set(re.findall(r'"([^"]+)"', plats[0])) == {"linux/amd64", "linux/arm64"}, "bake platforms %s" % plats)
+    targets = dict(re.findall(r'target "(\w+)" \{(.*?)\n\}', bake, re.S))
+    for name, key in (("agent", "image"), ("driver", "driverImage")):
+        body = targets.get(name, "")
+        df = re.search(r'dockerfile\s*=\s*"([^"]+)"', body)
+        check(df and os.path.isfile(os.path.join(SRC, df.group(1))), "bake %s: dockerfile %s" % (name, df and df.group(1)))
+        tag = re.search(r'tags\s*=\s*\["([^"]+)"\]', body)
+        want = "%s:%s" % (values[key]["repository"], app)
+        got = tag.group(1).replace("${REGISTRY}", var.get("REGISTRY", "")).replace("${VERSION}", var.get("VERSION", "")) if tag else None
+        check(got == want, "bake %s tag %s != the chart's default %s" % (name, got, want))
+        check('inherits   = ["common"]' in body or 'inherits = ["common"]' in body, "bake %s does not inherit the platforms" % name)
+        if df:
+            with open(os.path.join(SRC, df.group(1))) as f:
+                text = f.read()
+            froms = re.findall(r"^FROM\s+(\S+)", text, re.M)
+            check(froms and all(not f.startswith("--platform") for f in froms), "%s: a stage pinned to one platform" % df.group(1))
+            entry = json.loads(re.findall(r"^ENTRYPOINT\s+(\[.*\])", text, re.M)[-1])
+            docs = template("--set", "example.enabled=true")
+            if docs:
+                if name == "agent":
+                    c = objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]["containers"][0]
+                    check(c["command"][0] == entry[0], "the chart runs %s, the agent image's entrypoint is %s" % (c["command"][0], entry[0]))
+                else:
+                    for d in objs(docs, "Pod"):
+                        c = d["spec"]["containers"][0]
+                        check(os.path.basename(entry[0]) == c["command"][0] and os.path.dirname(entry[0]) == "/usr/local/bin",
+                              "%s runs %s, the driver image has %s" % (d["metadata"]["name"], c["command"][0], entry[0]))
+    print("bake: %s for %s" % (sorted(targets), plats))
+
+
 # ---------------------------------------------------------------- kubeschema
 
 VALIDATE_JS = r"""
@@ -957,7 +1003,7 @@ def test_kubeschema():
 def main(argv):
     global HELM, KUBECTL
     tests = {"lint": test_lint, "render": test_render, "schema": test_schema, "fail": test_fail, "policy": test_policy,
-             "config": test_config, "readme": test_readme, "notes": test_notes, "docs": test_docs,
+             "config": test_config, "readme": test_readme, "notes": test_notes, "docs": test_docs, "images": test_images,
              "kubeschema": test_kubeschema}
     if len(argv) != 2 or argv[1] not in tests:
         print("usage: test-helm.py %s" % "|".join(tests), file=sys.stderr)
