@@ -614,6 +614,37 @@ def test_config():
             c = json.loads(text)
             check(c["nics"]["max"] == 1 and c["cores"] == {"cpus": "2-5,10-13"} and c["nics"]["kinds"] == ["ena", "mana"],
                   "node-big.json is not config with the overrides: %s" % c)
+        # the test and example pods ask for what the agent advertises, with the variables
+        # spinlane-launch reads
+        launch = os.path.join(BIN, "driver", "launch", "spinlane-launch")
+        if check(os.access(launch, os.X_OK), "spinlane-launch not built at %s" % launch):
+            with open(launch, "rb") as f:
+                strings = f.read()
+            text, _ = rendered_config(PRESETS["eks"])
+            cfg = os.path.join(tmp, "eks-inv.json")
+            with open(cfg, "w") as f:
+                f.write(text)
+            root = fixture(os.path.join(tmp, "inv"), "eks-x86", {"0000:00:06.0": "ens6"})
+            r = run_agent("inventory", "--json", "--root", root, "--config", cfg)
+            advertised = set(json.loads(r.stdout)["resources"]) if r.returncode == 0 else set()
+            check(advertised == {"spinlane.io/dpdk-nic", "spinlane.io/isolated-core"}, "advertised %s" % advertised)
+            docs = template(*(PRESETS["eks"] + ["--set", "example.enabled=true"]))
+            for d in objs(docs or [], "Pod"):
+                c = d["spec"]["containers"][0]
+                t = "Pod %s" % d["metadata"]["name"]
+                req = c["resources"]["requests"]
+                ext = {k for k in req if "/" in k}
+                check(ext == advertised, "%s asks for %s, the agent advertises %s" % (t, ext, advertised))
+                for e in c.get("env", []):
+                    if e["name"].startswith("SPINLANE_"):
+                        check(e["name"].encode() in strings, "%s: %s is not a variable spinlane-launch reads" % (t, e["name"]))
+                mb = int(next((e["value"] for e in c.get("env", []) if e["name"] == "SPINLANE_DPDK_MEMORY_MB"), "256"))
+                hp = req["hugepages-2Mi"]
+                check(hp.endswith("Mi") and int(hp[:-2]) >= mb or hp.endswith("Gi") and int(hp[:-2]) * 1024 >= mb,
+                      "%s: hugepages-2Mi %s < SPINLANE_DPDK_MEMORY_MB %d" % (t, hp, mb))
+                threads = 2  # eks-x86: SMT
+                check(int(req["cpu"]) == int(req["spinlane.io/isolated-core"]) * threads,
+                      "%s: cpu %s is not isolated-core x %d threads (SMTAlignmentError)" % (t, req["cpu"], threads))
         # the check can fail: what the schema lets through and the agent refuses is a
         # chart bug; prove the agent does refuse a changed key
         text, _ = rendered_config([])
