@@ -987,6 +987,94 @@ process.exit(bad ? 1 : 0);
 """
 
 
+class DtsSchema:
+    """Field names of the Kubernetes types, from the TypeScript declarations of the npm
+    package kubernetes-models (its compiled validators check types and required fields
+    but let unknown fields through; this finds those, as kubectl's server-side field
+    validation would)."""
+
+    def __init__(self, node_modules):
+        self.nm = node_modules
+        self.cache = {}
+
+    def _file(self, base, mod):
+        if mod.startswith("."):
+            p = os.path.normpath(os.path.join(os.path.dirname(base), mod))
+        else:
+            p = os.path.join(self.nm, mod)
+        return re.sub(r"\.js$", "", p) + ".d.ts"
+
+    def load(self, path):
+        """{field: (kind, ref)} with kind leaf|obj|list|map and ref the file of the type."""
+        if path in self.cache:
+            return self.cache[path]
+        self.cache[path] = None
+        if not os.path.isfile(path):
+            return None
+        with open(path) as f:
+            text = f.read()
+        m = re.search(r"^export interface (\w+)(?: extends ([\w, ]+))? \{\n(.*?)^\}", text, re.S | re.M)
+        if not m:
+            return None
+        imports = dict(re.findall(r'^import \{ (\w+) \} from "([^"]+)";', text, re.M))
+        body = re.sub(r"/\*\*.*?\*/", "", m.group(3), flags=re.S)
+        fields = {}
+        if m.group(2) and "TypeMeta" in m.group(2):
+            fields["apiVersion"] = fields["kind"] = ("leaf", None)
+        lines = [l for l in body.splitlines() if l.strip()]
+        i = 0
+        while i < len(lines):
+            fm = re.match(r'^    "([^"]+)"\??: (.*)$', lines[i])
+            i += 1
+            if not fm:
+                continue
+            name, t = fm.group(1), fm.group(2)
+            kind = "obj"
+            if t == "{":
+                inner = lines[i].strip()
+                while i < len(lines) and not lines[i].startswith("    }"):
+                    i += 1
+                i += 1
+                vm = re.match(r"\[key: string\]: (.*);", inner)
+                t, kind = (vm.group(1) if vm else "any"), "map"
+            t = t.rstrip(";").strip()
+            am = re.match(r"Array<(\w+)>", t)
+            if am:
+                t, kind = am.group(1), "list" if kind != "map" else kind
+            ref = self._file(path, imports[t]) if t in imports else None
+            if ref is None:
+                kind = "leaf" if kind == "obj" else kind
+            fields[name] = (kind, ref)
+        self.cache[path] = fields
+        return fields
+
+    def unknown(self, obj, path, where):
+        """Dotted paths of fields obj has that its type does not."""
+        fields = self.load(path)
+        out = []
+        if fields is None or not isinstance(obj, dict):
+            return out
+        for k, v in obj.items():
+            if k not in fields:
+                out.append(where + "." + k)
+                continue
+            kind, ref = fields[k]
+            if not ref:
+                continue
+            if kind == "obj":
+                out += self.unknown(v, ref, where + "." + k)
+            elif kind == "list" and isinstance(v, list):
+                for n, e in enumerate(v):
+                    out += self.unknown(e, ref, "%s.%s[%d]" % (where, k, n))
+            elif kind == "map" and isinstance(v, dict):
+                for mk, e in v.items():
+                    out += self.unknown(e, ref, "%s.%s[%s]" % (where, k, mk))
+        return out
+
+    def kind_file(self, doc):
+        return os.path.join(self.nm, "kubernetes-models", doc["apiVersion"], doc["kind"] + ".d.ts")
+
+
 def test_kubeschema():
     node = shutil.which("node")
     npm = shutil.which("npm")
@@ -1002,6 +1090,7 @@ def test_kubeschema():
     js = os.path.join(d, "validate.mjs")
     with open(js, "w") as f:
         f.write(VALIDATE_JS)
+    dts = DtsSchema(os.path.join(d, "node_modules"))
     tmp = tempfile.mkdtemp(prefix="sl-helm-")
     try:
         sets = dict(PRESETS)
@@ -1011,7 +1100,13 @@ def test_kubeschema():
             if args is None:
                 docs = template()
                 # the check can fail: a port that is not a number
-                objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] = "x"
+                spec = objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]
+                spec["containers"][0]["ports"][0]["containerPort"] = "x"
+                # and fields that do not exist
+                spec["hostPIDD"] = True
+                spec["containers"][0]["securityContext"]["privilegd"] = True
+                spec["volumes"][0]["hostPath"]["typ"] = "Directory"
+                objs(docs, "DaemonSet")[0]["spec"]["template"]["metadata"]["label"] = {}
             else:
                 docs = template(*args)
             if docs is None:
@@ -1022,11 +1117,23 @@ def test_kubeschema():
             r = subprocess.run([node, js, p], capture_output=True, text=True, cwd=d)
             last = (r.stdout.strip().splitlines() or [""])[-1]
             print("%s: %s" % (name, last))
+            unknown = []
+            for obj in docs:
+                f = dts.kind_file(obj)
+                check(dts.load(f) is not None, "%s: no field list for %s %s" % (name, obj["apiVersion"], obj["kind"]))
+                unknown += dts.unknown(obj, f, "%s/%s" % (obj["kind"], obj["metadata"]["name"]))
+            print("%s: %d unknown fields" % (name, len(unknown)))
             if name == "bad":
                 check(r.returncode == 1 and "containerPort" in r.stdout, "the validator accepted a string containerPort: %s" % r.stdout)
+                check(sorted(unknown) == sorted(["DaemonSet/spinlane-agent.spec.template.spec.hostPIDD",
+                                                 "DaemonSet/spinlane-agent.spec.template.spec.containers[0].securityContext.privilegd",
+                                                 "DaemonSet/spinlane-agent.spec.template.spec.volumes[0].hostPath.typ",
+                                                 "DaemonSet/spinlane-agent.spec.template.metadata.label"]),
+                      "unknown fields not found: %s" % unknown)
             else:
                 check(r.returncode == 0, "%s: invalid against the Kubernetes schemas:\n%s%s" % (name, r.stdout, r.stderr))
                 check("SKIPKIND" not in r.stdout, "%s: kinds not validated: %s" % (name, r.stdout))
+                check(not unknown, "%s: fields the Kubernetes types do not have: %s" % (name, unknown))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
