@@ -80,6 +80,7 @@ typedef struct dp_call {
         dp_tag t_req, t_batch, t_close;
         /* ListAndWatch */
         bool streaming, initial_sent, send_pending, close_pending, ending, status_sent;
+        bool kubelet;            /* the first stream after a Register: never evicted */
         uint64_t sent_gen;
         struct dp_call *next, *prev;
 } dp_call;
@@ -123,9 +124,15 @@ struct dp_plugin {
         bool serve_failed;       /* the last attempt to serve failed (reported once) */
         dp_reg *reg;
         bool registered, register_again;
+        bool protect_next;       /* the next ListAndWatch is the kubelet's (a Register went out) */
         unsigned backoff_ms;
         uint64_t retry_at;       /* loop_now_ms() of the next Register attempt; 0 = none */
         dp_plugin_stats stats;   /* under the state lock */
+        /* refusal reports, rate-limited (state lock): at most DP_REFUSAL_BURST reported per
+         * DP_REFUSAL_WINDOW_MS, the rest counted and summed up by the 1 s check */
+        uint64_t refusal_window_ms;
+        unsigned refusals_reported;
+        uint64_t refusals_unreported;
 };
 
 const uint32_t dp_alloc_bucket_us[DP_ALLOC_BUCKETS] = { 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 100000 };
@@ -376,10 +383,27 @@ static void unary_reply(dp_call *c, const uint8_t *resp, size_t resp_len, int co
                 call_free(c);
 }
 
-/* A refusal is reported on the loop thread (the callback may log). */
+static uint64_t mono_ms(void)
+{
+        return mono_ns() / 1000000;
+}
+
+/* A refusal is reported on the loop thread (the callback may log), at most
+ * DP_REFUSAL_BURST of them per DP_REFUSAL_WINDOW_MS and plugin; the others are counted
+ * for the summary (refusals_flush). State lock held. */
 static void report_refused(dp_plugin *p, int code, const char *message)
 {
         dp_engine *e = p->e;
+        uint64_t now = mono_ms();
+        if (now - p->refusal_window_ms >= DP_REFUSAL_WINDOW_MS && !p->refusals_unreported) {
+                p->refusal_window_ms = now;
+                p->refusals_reported = 0;
+        }
+        if (p->refusals_reported >= DP_REFUSAL_BURST) {
+                p->refusals_unreported++;
+                return;
+        }
+        p->refusals_reported++;
         if (!e->pump_started || !pthread_equal(pthread_self(), e->pump)) {
                 emit(e, DP_EVENT_REFUSED, p->resource, code, 0, "%s", message);
                 return;
@@ -512,6 +536,36 @@ static void stream_send(dp_call *c)
                 c->send_pending = true;
 }
 
+#define DP_STR_(x) #x
+#define DP_STR(x) DP_STR_(x)
+
+/* DP_MAX_STREAMS streams open: end the oldest one that is not the kubelet's (its client
+ * gets RESOURCE_EXHAUSTED). False when there is none to end, or too many are still ending. */
+static bool stream_make_room(dp_srv *s)
+{
+        dp_call *victim = NULL;
+        unsigned live = 0;
+
+        for (dp_call *c = s->streams; c; c = c->next) /* newest first: the last one found is the oldest */
+                if (!c->ending) {
+                        live++;
+                        if (!c->kubelet)
+                                victim = c;
+                }
+        if (live < DP_MAX_STREAMS)
+                return s->n_streams < 2 * DP_MAX_STREAMS;
+        if (!victim || s->n_streams >= 2 * DP_MAX_STREAMS)
+                return false;
+        report_refused(s->p, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                       "ListAndWatch: " DP_STR(DP_MAX_STREAMS) " streams open; the oldest (not the kubelet's) ended");
+        /* cancelled, not ended in order: a client that does not read may hold a send
+         * pending for good; the pending batches complete (failed) and release it */
+        victim->ending = true;
+        grpc_call_cancel_with_status(victim->call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                     "ListAndWatch: too many open streams; the oldest was ended", NULL);
+        return true;
+}
+
 static void handle_stream_start(dp_call *c)
 {
         dp_srv *s = c->srv;
@@ -524,9 +578,21 @@ static void handle_stream_start(dp_call *c)
                 unary_reply(c, NULL, 0, GRPC_STATUS_INVALID_ARGUMENT, "ListAndWatch: malformed Empty request");
                 return;
         }
-        if (s->n_streams >= DP_MAX_STREAMS || s->shutting_down) {
+        if (s->shutting_down) {
+                unary_reply(c, NULL, 0, GRPC_STATUS_UNAVAILABLE, "ListAndWatch: the server is shutting down");
+                return;
+        }
+        if (s->n_streams >= DP_MAX_STREAMS && !stream_make_room(s)) {
+                report_refused(s->p, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                               "ListAndWatch: too many open streams (" DP_STR(DP_MAX_STREAMS) "); refused");
                 unary_reply(c, NULL, 0, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListAndWatch: too many open streams");
                 return;
+        }
+        if (s->p->protect_next) { /* the kubelet opens ListAndWatch when Register reaches it */
+                s->p->protect_next = false;
+                for (dp_call *o = s->streams; o; o = o->next)
+                        o->kubelet = false;
+                c->kubelet = true;
         }
         c->streaming = true;
         c->next = s->streams;
@@ -600,7 +666,7 @@ static int plugin_serve(dp_plugin *p)
 {
         dp_engine *e = p->e;
         char addr[PATH_MAX + 8];
-        grpc_arg args[2];
+        grpc_arg args[3];
         dp_srv *s;
 
         if (p->srv)
@@ -622,7 +688,13 @@ static int plugin_serve(dp_plugin *p)
         args[1].type = GRPC_ARG_INTEGER;
         args[1].key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS;
         args[1].value.integer = 1024;
-        grpc_channel_args ca = { .num_args = 2, .args = args };
+        /* a connection without a call for this long is closed (GOAWAY; a client reconnects
+         * when it calls again): idle local clients cannot pile up. The kubelet's never is
+         * idle: its ListAndWatch stays open. */
+        args[2].type = GRPC_ARG_INTEGER;
+        args[2].key = (char *)GRPC_ARG_MAX_CONNECTION_IDLE_MS;
+        args[2].value.integer = DP_IDLE_CONNECTION_MS;
+        grpc_channel_args ca = { .num_args = 3, .args = args };
         s->server = grpc_server_create(&ca, NULL);
         if (!s->server) {
                 free(s);
@@ -754,6 +826,7 @@ static void plugin_register(dp_plugin *p)
         }
         p->reg = g;
         p->register_again = false;
+        p->protect_next = true;
 }
 
 static void on_register_done(dp_reg *g, bool ok)
@@ -1080,6 +1153,22 @@ static int on_inotify(loop *l, int fd, uint32_t events, void *ud)
         return 0;
 }
 
+/* The refusals not reported one by one, summed up once their window has passed. */
+static void refusals_flush(dp_plugin *p)
+{
+        uint64_t now = mono_ms();
+        if (!p->refusals_unreported || now - p->refusal_window_ms < DP_REFUSAL_WINDOW_MS)
+                return;
+        emit(p->e, DP_EVENT_REFUSALS_UNREPORTED, p->resource, 0, 0,
+             "%llu more requests refused in the last %llu s, not logged one by one (at most %d per %d s)",
+             (unsigned long long)p->refusals_unreported,
+             (unsigned long long)(now - p->refusal_window_ms + 500) / 1000, DP_REFUSAL_BURST,
+             DP_REFUSAL_WINDOW_MS / 1000);
+        p->refusals_unreported = 0;
+        p->refusals_reported = 0;
+        p->refusal_window_ms = now;
+}
+
 /* The safety net, once a second: dir watch lost, socket file gone, never registered. */
 static int on_tick(loop *l, void *ud)
 {
@@ -1093,6 +1182,7 @@ static int on_tick(loop *l, void *ud)
         dir_watch(e);
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
+                refusals_flush(p);
                 if (!p->srv && p->want_serve)
                         plugin_start_serving(p);
                 else if (p->serving && !path_exists(p->sock_path))
@@ -1274,13 +1364,33 @@ void dp_engine_free(dp_engine *e)
         if (!e)
                 return;
         dp_engine_stop(e);
-        /* Wait for every call to be released before the queue shuts down. */
+        /* Wait for every call to be released before the queue shuts down, at most
+         * DP_STOP_TIMEOUT_MS: a client can hold a connection gRPC waits for. */
+        uint64_t stop_end = loop_now_ms() + DP_STOP_TIMEOUT_MS;
         while (!e->stopped) {
+                uint64_t now = loop_now_ms();
+                if (now >= stop_end)
+                        break;
                 struct pollfd pfd = { .fd = e->efd, .events = POLLIN };
-                if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+                if (poll(&pfd, 1, (int)(stop_end - now)) < 0 && errno != EINTR)
                         break;
                 if (drain_queue(e) < 0)
                         break;
+        }
+        if (!e->stopped) {
+                /* gRPC still owns calls of ours and the pump thread may still get their
+                 * tags: nothing here can be freed. Leave it all to the process's exit. */
+                emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
+                     "device plugin calls not released after %d ms; leaving them to the exit", DP_STOP_TIMEOUT_MS);
+                if (e->l) {
+                        (void)loop_remove_fd(e->l, e->efd);
+                        (void)loop_remove_fd(e->l, e->ifd);
+                        if (e->tick_fd >= 0)
+                                (void)loop_remove_timer(e->l, e->tick_fd);
+                        if (e->retry_fd >= 0)
+                                (void)loop_remove_timer(e->l, e->retry_fd);
+                }
+                return;
         }
         if (e->l) {
                 (void)loop_remove_fd(e->l, e->efd);
