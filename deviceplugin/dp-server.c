@@ -91,6 +91,9 @@ struct dp_srv {
         void *rm[_M_MAX];
         unsigned refs;           /* live dp_call objects + the pending shutdown tag */
         bool shutting_down;
+        bool retired;            /* no longer p->srv: a newer server serves (p->n_retired) */
+        dev_t dev;               /* the socket file this server renamed into place */
+        ino_t ino;
         dp_tag t_shutdown;
         dp_call *streams;
         unsigned n_streams;
@@ -119,6 +122,8 @@ struct dp_plugin {
         uint8_t *list_buf;
         size_t list_len;
         dp_srv *srv;
+        unsigned n_retired;      /* older servers still shutting down */
+        unsigned serve_gen;      /* names each server's own bind path */
         bool serving;            /* srv is bound and not shutting down */
         bool want_serve;         /* (re)start once the old server is gone */
         bool serve_failed;       /* the last attempt to serve failed (reported once) */
@@ -264,6 +269,8 @@ static void *pump_main(void *arg)
 /* ---- calls ---- */
 
 static void srv_unref(dp_srv *s);
+static void srv_shutdown(dp_srv *s);
+static void engine_check_stopped(dp_engine *e);
 static void plugin_after_srv_gone(dp_plugin *p);
 static void stream_send(dp_call *c);
 
@@ -640,10 +647,30 @@ static void srv_unref(dp_srv *s)
         if (--s->refs > 0 || !s->shutting_down)
                 return;
         dp_plugin *p = s->p;
+        bool retired = s->retired;
         grpc_server_destroy(s->server);
         free(s);
+        if (retired) {
+                p->n_retired--;
+                if (p->e->stopping)
+                        engine_check_stopped(p->e);
+                return;
+        }
         p->srv = NULL;
         plugin_after_srv_gone(p);
+}
+
+/* Shut s down and forget it: the plugin may serve again at once. gRPC waits for every
+ * connection of s (a client that never reads can hold one for good); until it is done,
+ * s is counted in p->n_retired, and only dp_engine_stop() waits for it (bounded). */
+static void srv_retire(dp_srv *s)
+{
+        dp_plugin *p = s->p;
+        if (p->srv == s)
+                p->srv = NULL;
+        s->retired = true;
+        p->n_retired++;
+        srv_shutdown(s);
 }
 
 static void srv_shutdown(dp_srv *s)
@@ -652,6 +679,11 @@ static void srv_shutdown(dp_srv *s)
                 return;
         s->shutting_down = true;
         s->p->serving = false;
+        /* the socket file is ours to remove while it is the one this server put there
+         * (gRPC removes only the path it bound, renamed away) */
+        struct stat st;
+        if (s->ino && lstat(s->p->sock_path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+                (void)unlink(s->p->sock_path);
         for (dp_call *c = s->streams, *next; c; c = next) {
                 next = c->next;
                 stream_end(c);
@@ -662,10 +694,16 @@ static void srv_shutdown(dp_srv *s)
         grpc_server_cancel_all_calls(s->server);
 }
 
+/* A server binds a path of its own, ".<socket>.<n>" in the same dir, and renames it to
+ * the socket's name once it answers: a stale file there is replaced atomically, and when
+ * gRPC finally destroys an old server's listener (it unlinks the path it bound), it
+ * cannot remove the socket of the server that replaced it. */
 static int plugin_serve(dp_plugin *p)
 {
         dp_engine *e = p->e;
-        char addr[PATH_MAX + 8];
+        char addr[PATH_MAX + 8], bind_path[PATH_MAX];
+        struct stat st;
+        int n;
         grpc_arg args[3];
         dp_srv *s;
 
@@ -675,8 +713,10 @@ static int plugin_serve(dp_plugin *p)
          * ourselves; gRPC's bind would print a multi-line error on every 1 s retry. */
         if (!path_exists(e->dir))
                 return -ENOENT;
-        /* A stale file (socket or not) at our path makes bind fail: replace it. */
-        if (unlink(p->sock_path) < 0 && errno != ENOENT)
+        n = snprintf(bind_path, sizeof(bind_path), "%s/.%s.%u", e->dir, p->socket_name, ++p->serve_gen);
+        if (n < 0 || (size_t)n >= sizeof(bind_path) || (size_t)n + 6 > sizeof(addr))
+                return -ENAMETOOLONG;
+        if (unlink(bind_path) < 0 && errno != ENOENT)
                 return -errno;
         s = calloc(1, sizeof(*s));
         if (!s)
@@ -704,7 +744,7 @@ static int plugin_serve(dp_plugin *p)
         for (int m = 0; m < M_GENERIC; m++)
                 s->rm[m] = grpc_server_register_method(s->server, method_path[m], NULL,
                                                        GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-        snprintf(addr, sizeof(addr), "unix:%s", p->sock_path);
+        snprintf(addr, sizeof(addr), "unix:%s", bind_path);
         grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
         int port = grpc_server_add_http2_port(s->server, addr, creds);
         grpc_server_credentials_release(creds);
@@ -717,9 +757,18 @@ static int plugin_serve(dp_plugin *p)
         p->srv = s;
         for (int m = 0; m < _M_MAX; m++)
                 if (post_request(s, m) < 0) {
-                        srv_shutdown(s); /* releases the requests already posted */
+                        srv_retire(s); /* releases the requests already posted */
+                        (void)unlink(bind_path);
                         return -EIO;
                 }
+        if (rename(bind_path, p->sock_path) < 0 || lstat(p->sock_path, &st) < 0) {
+                int r = -errno;
+                (void)unlink(bind_path);
+                srv_retire(s);
+                return r;
+        }
+        s->dev = st.st_dev;
+        s->ino = st.st_ino;
         p->serving = true;
         return 0;
 }
@@ -916,9 +965,8 @@ static void plugin_restart(dp_plugin *p, const char *why)
         p->stats.restarts++;
         p->want_serve = true;
         if (p->srv)
-                srv_shutdown(p->srv); /* the new server binds once the old one is gone */
-        else
-                plugin_start_serving(p);
+                srv_retire(p->srv); /* not waiting for its connections to drain */
+        plugin_start_serving(p);
 }
 
 static int plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
@@ -1327,7 +1375,7 @@ static void engine_check_stopped(dp_engine *e)
         if (!e->stopping || e->stopped)
                 return;
         for (size_t i = 0; i < e->n_plugins; i++)
-                if (e->plugins[i]->srv || e->plugins[i]->reg)
+                if (e->plugins[i]->srv || e->plugins[i]->reg || e->plugins[i]->n_retired)
                         return;
         e->stopped = true;
         emit(e, DP_EVENT_STOPPED, NULL, 0, 0, "device plugin servers stopped");

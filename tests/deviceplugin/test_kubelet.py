@@ -328,6 +328,8 @@ def test_all(args, api, root):
         check(w.ended is not None, "open stream ended on SIGTERM (%s)" % w.ended)
         check(not os.path.exists(os.path.join(kdir, NIC_SOCK)) and not os.path.exists(os.path.join(kdir, CORE_SOCK)),
               "plugin sockets removed on exit")
+        left = [n for n in os.listdir(kdir) if n.startswith(".spinlane")]
+        check(not left, "no bind path of a server left behind %s" % left)
     finally:
         if agent.p.poll() is None:
             agent.p.kill()
