@@ -455,6 +455,9 @@ static void on_dp_event(const dp_event *ev, void *ud)
         case DP_EVENT_REFUSED:
                 log_warn("%s: request refused (status %d): %s", ev->resource, ev->code, ev->message);
                 break;
+        case DP_EVENT_REFUSALS_UNREPORTED:
+                log_warn("%s: %s", ev->resource, ev->message);
+                break;
         case DP_EVENT_STOPPED:
                 log_info("%s", ev->message);
                 loop_exit(ctx->l, 0);
@@ -723,6 +726,10 @@ static int on_stop_timeout(loop *l, void *ud)
 static int on_signal(loop *l, int signo, void *ud)
 {
         run_ctx *ctx = ud;
+        if (signo == SIGHUP && ctx->stopping) { /* no reload or node preparation during shutdown */
+                log_info("SIGHUP while stopping: ignored");
+                return 0;
+        }
         if (signo == SIGHUP) {
                 log_info("SIGHUP: reloading");
                 for (size_t i = 0; i < ELEMENTSOF(services); i++)
@@ -735,6 +742,9 @@ static int on_signal(loop *l, int signo, void *ud)
                 return 0;
         log_info("%s: stopping", strsignal(signo));
         ctx->stopping = true;
+        /* from now on SIGHUP neither reloads nor, once the loop is gone and the signals
+         * are unblocked again, kills the agent with its default action */
+        signal(SIGHUP, SIG_IGN);
         (void)loop_add_timer(l, RUN_STOP_TIMEOUT_MS, 0, on_stop_timeout, ctx, NULL);
         if (ctx->dp)
                 dp_engine_stop(ctx->dp); /* DP_EVENT_STOPPED ends the loop */

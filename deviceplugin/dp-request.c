@@ -126,6 +126,97 @@ static void status_ok(dp_status *st)
         st->message[0] = '\0';
 }
 
+/* ---- strings with a NUL inside ----
+ * protobuf-c copies a string field and ends it with a NUL, but keeps no length: a field
+ * "0000:00:06.0\0junk" decodes as "0000:00:06.0". So before decoding, the wire bytes are
+ * walked along the message's descriptor and every string field (at any depth of the
+ * messages it knows) is checked for a NUL. Malformed input is left to protobuf-c's
+ * decoder to refuse. Bounded by the input's length and DP_WIRE_DEPTH. */
+#define DP_WIRE_DEPTH 8
+
+static bool wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+        uint64_t v = 0;
+        for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+                uint8_t b = *(*p)++;
+                v |= (uint64_t)(b & 0x7f) << shift;
+                if (!(b & 0x80)) {
+                        *ret = v;
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* 0: no string field of d (or of its sub-messages) holds a NUL, or buf is malformed
+ * (the decoder says so); -EILSEQ: one does, the outputs name the field and the string. */
+static int wire_find_nul(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len, unsigned depth,
+                         const char **ret_field, const char **ret_str, size_t *ret_len)
+{
+        const uint8_t *p = buf, *end = buf + len;
+
+        while (p < end) {
+                uint64_t key, n;
+                if (!wire_varint(&p, end, &key))
+                        return 0;
+                switch (key & 7) {
+                case 0:
+                        if (!wire_varint(&p, end, &n))
+                                return 0;
+                        continue;
+                case 1:
+                        if ((size_t)(end - p) < 8)
+                                return 0;
+                        p += 8;
+                        continue;
+                case 5:
+                        if ((size_t)(end - p) < 4)
+                                return 0;
+                        p += 4;
+                        continue;
+                case 2:
+                        break;
+                default:
+                        return 0;
+                }
+                if (!wire_varint(&p, end, &n) || n > (uint64_t)(end - p))
+                        return 0;
+                const uint8_t *v = p;
+                p += n;
+                if (key >> 3 > UINT32_MAX)
+                        continue;
+                const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3));
+                if (!f)
+                        continue;
+                if (f->type == PROTOBUF_C_TYPE_STRING && memchr(v, '\0', (size_t)n)) {
+                        *ret_field = f->name;
+                        *ret_str = (const char *)v;
+                        *ret_len = (size_t)n;
+                        return -EILSEQ;
+                }
+                if (f->type == PROTOBUF_C_TYPE_MESSAGE && depth < DP_WIRE_DEPTH) {
+                        int r = wire_find_nul(f->descriptor, v, (size_t)n, depth + 1, ret_field, ret_str, ret_len);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* Refuse a request whose strings would not decode to their wire length. */
+static int check_strings(const char *what, const ProtobufCMessageDescriptor *d, const uint8_t *req, size_t len,
+                         dp_status *st)
+{
+        const char *field = NULL, *str = NULL;
+        size_t n = 0;
+        char shown[DP_ID_LEN * 4 + 8];
+
+        if (wire_find_nul(d, req, len, 0, &field, &str, &n) == 0)
+                return 0;
+        dp_format_id(str, n, shown, sizeof(shown));
+        return refuse(st, DP_STATUS_INVALID_ARGUMENT, "%s: device ID \"%s\" (%s) holds a NUL byte", what, shown, field);
+}
+
 /* Pack msg into a malloc'ed buffer. */
 static int pack(const ProtobufCMessage *msg, uint8_t **ret_buf, size_t *ret_len)
 {
@@ -380,6 +471,8 @@ int dp_handle_allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device
         if (len > DP_MAX_REQUEST)
                 return refuse(st, DP_STATUS_RESOURCE_EXHAUSTED, "Allocate: request of %zu bytes exceeds %d",
                               len, DP_MAX_REQUEST);
+        if (check_strings("Allocate", &v1beta1__allocate_request__descriptor, req, len, st) < 0)
+                return -EINVAL;
         msg = v1beta1__allocate_request__unpack(NULL, len, req);
         if (!msg)
                 return refuse(st, DP_STATUS_INVALID_ARGUMENT, "Allocate: malformed AllocateRequest");
@@ -603,6 +696,9 @@ int dp_handle_preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_devic
         if (len > DP_MAX_REQUEST)
                 return refuse(st, DP_STATUS_RESOURCE_EXHAUSTED,
                               "GetPreferredAllocation: request of %zu bytes exceeds %d", len, DP_MAX_REQUEST);
+        if (check_strings("GetPreferredAllocation", &v1beta1__preferred_allocation_request__descriptor, req, len,
+                          st) < 0)
+                return -EINVAL;
         msg = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
         if (!msg)
                 return refuse(st, DP_STATUS_INVALID_ARGUMENT,
@@ -655,6 +751,8 @@ int dp_handle_prestart(const dp_device_list *devices, const uint8_t *req, size_t
 
         if (len > DP_MAX_REQUEST)
                 return refuse(st, DP_STATUS_RESOURCE_EXHAUSTED, "PreStartContainer: request too large");
+        if (check_strings("PreStartContainer", &v1beta1__pre_start_container_request__descriptor, req, len, st) < 0)
+                return -EINVAL;
         msg = v1beta1__pre_start_container_request__unpack(NULL, len, req);
         if (!msg)
                 return refuse(st, DP_STATUS_INVALID_ARGUMENT, "PreStartContainer: malformed request");

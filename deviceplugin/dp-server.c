@@ -80,6 +80,7 @@ typedef struct dp_call {
         dp_tag t_req, t_batch, t_close;
         /* ListAndWatch */
         bool streaming, initial_sent, send_pending, close_pending, ending, status_sent;
+        bool kubelet;            /* the first stream after a Register: never evicted */
         uint64_t sent_gen;
         struct dp_call *next, *prev;
 } dp_call;
@@ -90,6 +91,9 @@ struct dp_srv {
         void *rm[_M_MAX];
         unsigned refs;           /* live dp_call objects + the pending shutdown tag */
         bool shutting_down;
+        bool retired;            /* no longer p->srv: a newer server serves (p->n_retired) */
+        dev_t dev;               /* the socket file this server renamed into place */
+        ino_t ino;
         dp_tag t_shutdown;
         dp_call *streams;
         unsigned n_streams;
@@ -118,14 +122,22 @@ struct dp_plugin {
         uint8_t *list_buf;
         size_t list_len;
         dp_srv *srv;
+        unsigned n_retired;      /* older servers still shutting down */
+        unsigned serve_gen;      /* names each server's own bind path */
         bool serving;            /* srv is bound and not shutting down */
         bool want_serve;         /* (re)start once the old server is gone */
         bool serve_failed;       /* the last attempt to serve failed (reported once) */
         dp_reg *reg;
         bool registered, register_again;
+        bool protect_next;       /* the next ListAndWatch is the kubelet's (a Register went out) */
         unsigned backoff_ms;
         uint64_t retry_at;       /* loop_now_ms() of the next Register attempt; 0 = none */
         dp_plugin_stats stats;   /* under the state lock */
+        /* refusal reports, rate-limited (state lock): at most DP_REFUSAL_BURST reported per
+         * DP_REFUSAL_WINDOW_MS, the rest counted and summed up by the 1 s check */
+        uint64_t refusal_window_ms;
+        unsigned refusals_reported;
+        uint64_t refusals_unreported;
 };
 
 const uint32_t dp_alloc_bucket_us[DP_ALLOC_BUCKETS] = { 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 100000 };
@@ -257,6 +269,8 @@ static void *pump_main(void *arg)
 /* ---- calls ---- */
 
 static void srv_unref(dp_srv *s);
+static void srv_shutdown(dp_srv *s);
+static void engine_check_stopped(dp_engine *e);
 static void plugin_after_srv_gone(dp_plugin *p);
 static void stream_send(dp_call *c);
 
@@ -376,10 +390,27 @@ static void unary_reply(dp_call *c, const uint8_t *resp, size_t resp_len, int co
                 call_free(c);
 }
 
-/* A refusal is reported on the loop thread (the callback may log). */
+static uint64_t mono_ms(void)
+{
+        return mono_ns() / 1000000;
+}
+
+/* A refusal is reported on the loop thread (the callback may log), at most
+ * DP_REFUSAL_BURST of them per DP_REFUSAL_WINDOW_MS and plugin; the others are counted
+ * for the summary (refusals_flush). State lock held. */
 static void report_refused(dp_plugin *p, int code, const char *message)
 {
         dp_engine *e = p->e;
+        uint64_t now = mono_ms();
+        if (now - p->refusal_window_ms >= DP_REFUSAL_WINDOW_MS && !p->refusals_unreported) {
+                p->refusal_window_ms = now;
+                p->refusals_reported = 0;
+        }
+        if (p->refusals_reported >= DP_REFUSAL_BURST) {
+                p->refusals_unreported++;
+                return;
+        }
+        p->refusals_reported++;
         if (!e->pump_started || !pthread_equal(pthread_self(), e->pump)) {
                 emit(e, DP_EVENT_REFUSED, p->resource, code, 0, "%s", message);
                 return;
@@ -512,6 +543,36 @@ static void stream_send(dp_call *c)
                 c->send_pending = true;
 }
 
+#define DP_STR_(x) #x
+#define DP_STR(x) DP_STR_(x)
+
+/* DP_MAX_STREAMS streams open: end the oldest one that is not the kubelet's (its client
+ * gets RESOURCE_EXHAUSTED). False when there is none to end, or too many are still ending. */
+static bool stream_make_room(dp_srv *s)
+{
+        dp_call *victim = NULL;
+        unsigned live = 0;
+
+        for (dp_call *c = s->streams; c; c = c->next) /* newest first: the last one found is the oldest */
+                if (!c->ending) {
+                        live++;
+                        if (!c->kubelet)
+                                victim = c;
+                }
+        if (live < DP_MAX_STREAMS)
+                return s->n_streams < 2 * DP_MAX_STREAMS;
+        if (!victim || s->n_streams >= 2 * DP_MAX_STREAMS)
+                return false;
+        report_refused(s->p, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                       "ListAndWatch: " DP_STR(DP_MAX_STREAMS) " streams open; the oldest (not the kubelet's) ended");
+        /* cancelled, not ended in order: a client that does not read may hold a send
+         * pending for good; the pending batches complete (failed) and release it */
+        victim->ending = true;
+        grpc_call_cancel_with_status(victim->call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                     "ListAndWatch: too many open streams; the oldest was ended", NULL);
+        return true;
+}
+
 static void handle_stream_start(dp_call *c)
 {
         dp_srv *s = c->srv;
@@ -524,9 +585,21 @@ static void handle_stream_start(dp_call *c)
                 unary_reply(c, NULL, 0, GRPC_STATUS_INVALID_ARGUMENT, "ListAndWatch: malformed Empty request");
                 return;
         }
-        if (s->n_streams >= DP_MAX_STREAMS || s->shutting_down) {
+        if (s->shutting_down) {
+                unary_reply(c, NULL, 0, GRPC_STATUS_UNAVAILABLE, "ListAndWatch: the server is shutting down");
+                return;
+        }
+        if (s->n_streams >= DP_MAX_STREAMS && !stream_make_room(s)) {
+                report_refused(s->p, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                               "ListAndWatch: too many open streams (" DP_STR(DP_MAX_STREAMS) "); refused");
                 unary_reply(c, NULL, 0, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListAndWatch: too many open streams");
                 return;
+        }
+        if (s->p->protect_next) { /* the kubelet opens ListAndWatch when Register reaches it */
+                s->p->protect_next = false;
+                for (dp_call *o = s->streams; o; o = o->next)
+                        o->kubelet = false;
+                c->kubelet = true;
         }
         c->streaming = true;
         c->next = s->streams;
@@ -574,10 +647,30 @@ static void srv_unref(dp_srv *s)
         if (--s->refs > 0 || !s->shutting_down)
                 return;
         dp_plugin *p = s->p;
+        bool retired = s->retired;
         grpc_server_destroy(s->server);
         free(s);
+        if (retired) {
+                p->n_retired--;
+                if (p->e->stopping)
+                        engine_check_stopped(p->e);
+                return;
+        }
         p->srv = NULL;
         plugin_after_srv_gone(p);
+}
+
+/* Shut s down and forget it: the plugin may serve again at once. gRPC waits for every
+ * connection of s (a client that never reads can hold one for good); until it is done,
+ * s is counted in p->n_retired, and only dp_engine_stop() waits for it (bounded). */
+static void srv_retire(dp_srv *s)
+{
+        dp_plugin *p = s->p;
+        if (p->srv == s)
+                p->srv = NULL;
+        s->retired = true;
+        p->n_retired++;
+        srv_shutdown(s);
 }
 
 static void srv_shutdown(dp_srv *s)
@@ -586,6 +679,11 @@ static void srv_shutdown(dp_srv *s)
                 return;
         s->shutting_down = true;
         s->p->serving = false;
+        /* the socket file is ours to remove while it is the one this server put there
+         * (gRPC removes only the path it bound, renamed away) */
+        struct stat st;
+        if (s->ino && lstat(s->p->sock_path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+                (void)unlink(s->p->sock_path);
         for (dp_call *c = s->streams, *next; c; c = next) {
                 next = c->next;
                 stream_end(c);
@@ -596,11 +694,17 @@ static void srv_shutdown(dp_srv *s)
         grpc_server_cancel_all_calls(s->server);
 }
 
+/* A server binds a path of its own, ".<socket>.<n>" in the same dir, and renames it to
+ * the socket's name once it answers: a stale file there is replaced atomically, and when
+ * gRPC finally destroys an old server's listener (it unlinks the path it bound), it
+ * cannot remove the socket of the server that replaced it. */
 static int plugin_serve(dp_plugin *p)
 {
         dp_engine *e = p->e;
-        char addr[PATH_MAX + 8];
-        grpc_arg args[2];
+        char addr[PATH_MAX + 8], bind_path[PATH_MAX];
+        struct stat st;
+        int n;
+        grpc_arg args[3];
         dp_srv *s;
 
         if (p->srv)
@@ -609,8 +713,10 @@ static int plugin_serve(dp_plugin *p)
          * ourselves; gRPC's bind would print a multi-line error on every 1 s retry. */
         if (!path_exists(e->dir))
                 return -ENOENT;
-        /* A stale file (socket or not) at our path makes bind fail: replace it. */
-        if (unlink(p->sock_path) < 0 && errno != ENOENT)
+        n = snprintf(bind_path, sizeof(bind_path), "%s/.%s.%u", e->dir, p->socket_name, ++p->serve_gen);
+        if (n < 0 || (size_t)n >= sizeof(bind_path) || (size_t)n + 6 > sizeof(addr))
+                return -ENAMETOOLONG;
+        if (unlink(bind_path) < 0 && errno != ENOENT)
                 return -errno;
         s = calloc(1, sizeof(*s));
         if (!s)
@@ -622,7 +728,13 @@ static int plugin_serve(dp_plugin *p)
         args[1].type = GRPC_ARG_INTEGER;
         args[1].key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS;
         args[1].value.integer = 1024;
-        grpc_channel_args ca = { .num_args = 2, .args = args };
+        /* a connection without a call for this long is closed (GOAWAY; a client reconnects
+         * when it calls again): idle local clients cannot pile up. The kubelet's never is
+         * idle: its ListAndWatch stays open. */
+        args[2].type = GRPC_ARG_INTEGER;
+        args[2].key = (char *)GRPC_ARG_MAX_CONNECTION_IDLE_MS;
+        args[2].value.integer = DP_IDLE_CONNECTION_MS;
+        grpc_channel_args ca = { .num_args = 3, .args = args };
         s->server = grpc_server_create(&ca, NULL);
         if (!s->server) {
                 free(s);
@@ -632,7 +744,7 @@ static int plugin_serve(dp_plugin *p)
         for (int m = 0; m < M_GENERIC; m++)
                 s->rm[m] = grpc_server_register_method(s->server, method_path[m], NULL,
                                                        GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-        snprintf(addr, sizeof(addr), "unix:%s", p->sock_path);
+        snprintf(addr, sizeof(addr), "unix:%s", bind_path);
         grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
         int port = grpc_server_add_http2_port(s->server, addr, creds);
         grpc_server_credentials_release(creds);
@@ -645,9 +757,18 @@ static int plugin_serve(dp_plugin *p)
         p->srv = s;
         for (int m = 0; m < _M_MAX; m++)
                 if (post_request(s, m) < 0) {
-                        srv_shutdown(s); /* releases the requests already posted */
+                        srv_retire(s); /* releases the requests already posted */
+                        (void)unlink(bind_path);
                         return -EIO;
                 }
+        if (rename(bind_path, p->sock_path) < 0 || lstat(p->sock_path, &st) < 0) {
+                int r = -errno;
+                (void)unlink(bind_path);
+                srv_retire(s);
+                return r;
+        }
+        s->dev = st.st_dev;
+        s->ino = st.st_ino;
         p->serving = true;
         return 0;
 }
@@ -754,6 +875,7 @@ static void plugin_register(dp_plugin *p)
         }
         p->reg = g;
         p->register_again = false;
+        p->protect_next = true;
 }
 
 static void on_register_done(dp_reg *g, bool ok)
@@ -843,9 +965,8 @@ static void plugin_restart(dp_plugin *p, const char *why)
         p->stats.restarts++;
         p->want_serve = true;
         if (p->srv)
-                srv_shutdown(p->srv); /* the new server binds once the old one is gone */
-        else
-                plugin_start_serving(p);
+                srv_retire(p->srv); /* not waiting for its connections to drain */
+        plugin_start_serving(p);
 }
 
 static int plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
@@ -1080,6 +1201,22 @@ static int on_inotify(loop *l, int fd, uint32_t events, void *ud)
         return 0;
 }
 
+/* The refusals not reported one by one, summed up once their window has passed. */
+static void refusals_flush(dp_plugin *p)
+{
+        uint64_t now = mono_ms();
+        if (!p->refusals_unreported || now - p->refusal_window_ms < DP_REFUSAL_WINDOW_MS)
+                return;
+        emit(p->e, DP_EVENT_REFUSALS_UNREPORTED, p->resource, 0, 0,
+             "%llu more requests refused in the last %llu s, not logged one by one (at most %d per %d s)",
+             (unsigned long long)p->refusals_unreported,
+             (unsigned long long)(now - p->refusal_window_ms + 500) / 1000, DP_REFUSAL_BURST,
+             DP_REFUSAL_WINDOW_MS / 1000);
+        p->refusals_unreported = 0;
+        p->refusals_reported = 0;
+        p->refusal_window_ms = now;
+}
+
 /* The safety net, once a second: dir watch lost, socket file gone, never registered. */
 static int on_tick(loop *l, void *ud)
 {
@@ -1093,6 +1230,7 @@ static int on_tick(loop *l, void *ud)
         dir_watch(e);
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
+                refusals_flush(p);
                 if (!p->srv && p->want_serve)
                         plugin_start_serving(p);
                 else if (p->serving && !path_exists(p->sock_path))
@@ -1237,7 +1375,7 @@ static void engine_check_stopped(dp_engine *e)
         if (!e->stopping || e->stopped)
                 return;
         for (size_t i = 0; i < e->n_plugins; i++)
-                if (e->plugins[i]->srv || e->plugins[i]->reg)
+                if (e->plugins[i]->srv || e->plugins[i]->reg || e->plugins[i]->n_retired)
                         return;
         e->stopped = true;
         emit(e, DP_EVENT_STOPPED, NULL, 0, 0, "device plugin servers stopped");
@@ -1274,13 +1412,33 @@ void dp_engine_free(dp_engine *e)
         if (!e)
                 return;
         dp_engine_stop(e);
-        /* Wait for every call to be released before the queue shuts down. */
+        /* Wait for every call to be released before the queue shuts down, at most
+         * DP_STOP_TIMEOUT_MS: a client can hold a connection gRPC waits for. */
+        uint64_t stop_end = loop_now_ms() + DP_STOP_TIMEOUT_MS;
         while (!e->stopped) {
+                uint64_t now = loop_now_ms();
+                if (now >= stop_end)
+                        break;
                 struct pollfd pfd = { .fd = e->efd, .events = POLLIN };
-                if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+                if (poll(&pfd, 1, (int)(stop_end - now)) < 0 && errno != EINTR)
                         break;
                 if (drain_queue(e) < 0)
                         break;
+        }
+        if (!e->stopped) {
+                /* gRPC still owns calls of ours and the pump thread may still get their
+                 * tags: nothing here can be freed. Leave it all to the process's exit. */
+                emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
+                     "device plugin calls not released after %d ms; leaving them to the exit", DP_STOP_TIMEOUT_MS);
+                if (e->l) {
+                        (void)loop_remove_fd(e->l, e->efd);
+                        (void)loop_remove_fd(e->l, e->ifd);
+                        if (e->tick_fd >= 0)
+                                (void)loop_remove_timer(e->l, e->tick_fd);
+                        if (e->retry_fd >= 0)
+                                (void)loop_remove_timer(e->l, e->retry_fd);
+                }
+                return;
         }
         if (e->l) {
                 (void)loop_remove_fd(e->l, e->efd);

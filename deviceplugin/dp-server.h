@@ -22,6 +22,10 @@
 #define DP_KUBELET_SOCKET "kubelet.sock"
 #define DP_MAX_PLUGINS 4
 #define DP_MAX_STREAMS 256        /* ListAndWatch streams per server; more get RESOURCE_EXHAUSTED */
+#define DP_REFUSAL_BURST 10       /* refusals reported one by one per window and plugin */
+#define DP_REFUSAL_WINDOW_MS 10000
+#define DP_IDLE_CONNECTION_MS 20000 /* a plugin connection without a call is closed after this */
+#define DP_STOP_TIMEOUT_MS 3000   /* dp_engine_free(): longest wait for our calls to be released */
 
 typedef struct dp_engine dp_engine;
 typedef struct dp_plugin dp_plugin;
@@ -33,7 +37,9 @@ typedef enum dp_event_type {
         DP_EVENT_REGISTERED,      /* the kubelet accepted Register */
         DP_EVENT_REGISTER_FAILED, /* Register failed: code/message from the kubelet; retry_ms */
         DP_EVENT_RESTART,         /* socket removed or kubelet restarted: serving again */
-        DP_EVENT_REFUSED,         /* a request was refused (code, message) */
+        DP_EVENT_REFUSED,         /* a request was refused (code, message); at most
+                                   * DP_REFUSAL_BURST per DP_REFUSAL_WINDOW_MS and plugin */
+        DP_EVENT_REFUSALS_UNREPORTED, /* the refusals beyond that, summed up (message) */
         DP_EVENT_STOPPED,         /* after dp_engine_stop(): every server and call is gone */
         DP_EVENT_TEARDOWN_UNFINISHED, /* dp_engine_free(): gRPC still busy at the bound (message) */
 } dp_event_type;
@@ -50,9 +56,11 @@ typedef void (*dp_event_fn)(const dp_event *ev, void *userdata);
 
 /* The engine: the completion queue, its pump thread, the dir watch. h is copied. */
 int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_engine **ret);
-/* Stops whatever still runs (waiting for the calls to be released), joins the pump
- * thread, waits (bounded, DP_EVENT_TEARDOWN_UNFINISHED when that runs out) until gRPC has
- * finished its own teardown, frees the plugins. Accepts NULL. */
+/* Stops whatever still runs and waits, at most DP_STOP_TIMEOUT_MS, for the calls to be
+ * released; joins the pump thread, waits (bounded) until gRPC has finished its own
+ * teardown, frees the plugins. When either bound runs out: DP_EVENT_TEARDOWN_UNFINISHED;
+ * after the first, nothing is freed (gRPC still holds calls): only exit may follow.
+ * Accepts NULL. */
 void dp_engine_free(dp_engine *e);
 
 /* A resource. resource_name e.g. "spinlane.io/dpdk-nic"; socket_name e.g.

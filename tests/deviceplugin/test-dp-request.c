@@ -364,11 +364,65 @@ static void test_list_encoding(void)
         CHECK_STR(shown, "a\\x0ab\\x22");
 }
 
+/* A device ID with a NUL inside ("0000:00:06.0\0junk"): protobuf-c would decode it as
+ * the first part, a real device. Refused by every handler that takes IDs, naming it. The
+ * requests are written as wire bytes: protobuf-c cannot encode such a string. */
+static void test_nul_in_id(void)
+{
+        /* AllocateRequest { container_requests (1) { devices_ids (1): 17 bytes } } */
+        static const uint8_t alloc_req[] = { 0x0a, 0x13, 0x0a, 0x11, '0', '0', '0', '0', ':', '0', '0', ':', '0',
+                                             '6',  '.',  '0',  0,    'j', 'u', 'n', 'k' };
+        /* the same ID second, after a good one */
+        static const uint8_t alloc_req2[] = { 0x0a, 0x21, 0x0a, 0x0c, '0', '0', '0', '0', ':', '0', '0', ':', '0',
+                                              '7',  '.',  '0',  0x0a, 0x11, '0', '0', '0', '0', ':', '0', '0', ':',
+                                              '0',  '6',  '.',  '0',  0,    'j', 'u', 'n', 'k' };
+        /* PreferredAllocationRequest { container_requests (1) { must_include_deviceIDs (2):
+         * "0000:00:06.0\0", available (1): "0000:00:06.0", allocation_size (3): 1 } } */
+        static const uint8_t pref_req[] = { 0x0a, 0x1e, 0x0a, 0x0c, '0', '0', '0', '0', ':', '0', '0', ':', '0',
+                                            '6',  '.',  '0',  0x12, 0x0d, '0', '0', '0', '0', ':', '0', '0', ':',
+                                            '0',  '6',  '.',  '0',  0,    0x18, 0x01 };
+        /* PreStartContainerRequest { devices_ids (1): "0000:00:06.0\0" } */
+        static const uint8_t prestart_req[] = { 0x0a, 0x0d, '0', '0', '0', '0', ':', '0', '0',
+                                                ':',  '0',  '6', '.', '0', 0 };
+        dp_device_list l = { 0 };
+        dp_alloc_config cfg;
+        uint8_t *out = NULL;
+        size_t out_len = 0;
+        dp_status st;
+
+        fixture_nics(&l);
+        dp_alloc_config_default(&cfg);
+        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, alloc_req, sizeof(alloc_req), &st, &out, &out_len),
+                  -EINVAL);
+        CHECK_INT(st.code, DP_STATUS_INVALID_ARGUMENT);
+        CHECK(strstr(st.message, "\"0000:00:06.0\\x00junk\"") != NULL);
+        CHECK(strstr(st.message, "NUL") != NULL);
+        CHECK(out == NULL);
+        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, alloc_req2, sizeof(alloc_req2), &st, &out, &out_len),
+                  -EINVAL);
+        CHECK(strstr(st.message, "\"0000:00:06.0\\x00junk\"") != NULL);
+        CHECK(out == NULL);
+        CHECK_INT(dp_handle_preferred(DP_KIND_NIC, &cfg, &l, pref_req, sizeof(pref_req), &st, &out, &out_len),
+                  -EINVAL);
+        CHECK(strstr(st.message, "\"0000:00:06.0\\x00\"") != NULL);
+        CHECK(out == NULL);
+        CHECK_INT(dp_handle_prestart(&l, prestart_req, sizeof(prestart_req), &st, &out, &out_len), -EINVAL);
+        CHECK(strstr(st.message, "NUL") != NULL);
+        CHECK(out == NULL);
+        /* the same bytes without the NUL part are granted: the walk refuses only the NUL */
+        static const uint8_t ok_req[] = { 0x0a, 0x0e, 0x0a, 0x0c, '0', '0', '0', '0', ':', '0', '0', ':', '0',
+                                          '6',  '.',  '0' };
+        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, ok_req, sizeof(ok_req), &st, &out, &out_len), 0);
+        free(out);
+        dp_device_list_free(&l);
+}
+
 int main(void)
 {
         test_allocate_nics();
         test_allocate_cores();
         test_allocate_refused();
+        test_nul_in_id();
         test_preferred();
         test_list_encoding();
         return test_done();

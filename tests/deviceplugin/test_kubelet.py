@@ -218,6 +218,10 @@ def test_all(args, api, root):
         check(code == grpc.StatusCode.INVALID_ARGUMENT, "bad varint -> %s %s" % (code, msg))
         code, msg = status_of(lambda: nic.allocate_raw(b"\x00" * (2 << 20), timeout=T * S))
         check(code == grpc.StatusCode.RESOURCE_EXHAUSTED, "2 MiB request -> %s %s" % (code, msg))
+        # a device ID with a NUL inside: protobuf-c alone decodes it as the real device 0000:00:06.0
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a\x13\x0a\x11" + b"0000:00:06.0\x00junk", timeout=T * S))
+        check(code == grpc.StatusCode.INVALID_ARGUMENT and "0000:00:06.0\\x00junk" in msg and "NUL" in msg,
+              "Allocate \"0000:00:06.0\\0junk\" -> %s %s" % (code, msg))
         code, msg = status_of(lambda: nic.unknown(b"", timeout=T * S))
         check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown method -> %s" % code)
         # refusals are answered on the gRPC thread, reported (logged) by the loop thread
@@ -324,6 +328,8 @@ def test_all(args, api, root):
         check(w.ended is not None, "open stream ended on SIGTERM (%s)" % w.ended)
         check(not os.path.exists(os.path.join(kdir, NIC_SOCK)) and not os.path.exists(os.path.join(kdir, CORE_SOCK)),
               "plugin sockets removed on exit")
+        left = [n for n in os.listdir(kdir) if n.startswith(".spinlane")]
+        check(not left, "no bind path of a server left behind %s" % left)
     finally:
         if agent.p.poll() is None:
             agent.p.kill()
