@@ -6,6 +6,7 @@
 #define TR_PORT_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -33,24 +34,26 @@ _Static_assert(TR_IGMP_SLOTS >= 2 * TR_MAX_GROUPS, "an IGMP slot per group and p
  * and the ARP entry it came from has not expired. */
 #define TR_FLOWS 8 /* power of two */
 struct tr_flow {
+        struct tr_udp_tmpl t;  /* 64 bytes: one cache line */
         const struct tr_endpoint *ep;
         uint64_t dst;          /* sin_port << 32 | sin_addr, as in the sockaddr (network order) */
         uint64_t valid_until;  /* TSC cycles; the ARP entry's expiry */
         uint32_t gen;          /* port->tx_gen when filled */
-        struct tr_udp_tmpl t;
-};
+} __rte_cache_aligned;
 
+/* Laid out so that receiving touches the first cache line and sending the first two
+ * (the counters it bumps) besides its flow. */
 struct tr_queue {
         struct tr_port *port;
         uint16_t qid;
         uint16_t ip_id;
         unsigned polls;
-        struct tr_counters c;
-        struct tr_flow flows[TR_FLOWS];
         /* the last (destination, port) -> endpoint the demux gave, while port->demux_gen holds */
         uint64_t rx_key;
         struct tr_endpoint *rx_ep;
         uint32_t rx_gen;
+        struct tr_counters c;
+        struct tr_flow flows[TR_FLOWS];
 } __rte_cache_aligned;
 
 #define TR_HL_MAX 64 /* endpoints with a host-local socket: one bit each in hl_ready */
@@ -66,6 +69,7 @@ struct tr_endpoint {
 };
 
 struct tr_port {
+        /* what every datagram reads, in the first cache line; set at open */
         uint16_t port_id, n_queues, n_rxq, burst, mtu, ctl_qid;
         uint8_t mac[6];
         uint8_t ttl;
@@ -74,17 +78,18 @@ struct tr_port {
         bool rx_csum_offload;    /* the device may mark RX checksums good */
         uint32_t mac_w0;         /* our MAC's first 4 bytes and last 2, as loaded from a frame */
         uint16_t mac_w1;
-        uint64_t tsc_hz, ns_mult; /* ns = cycles * ns_mult >> 32 */
-        uint32_t tx_gen;          /* bumped (atomic) whenever a cached flow may be stale */
-        uint16_t next_ephemeral;
         struct rte_mempool *pool;
+        uint32_t tx_gen;          /* bumped (atomic) whenever a cached flow may be stale: rare */
+        uint64_t tsc_hz, ns_mult; /* ns = cycles * ns_mult >> 32 */
+        uint16_t next_ephemeral;
         struct tr_queue q[TR_MAX_QUEUES];
 
-        rte_rwlock_t bind_lock; /* demux, groups: written by control calls, read per burst */
-        struct tr_demux demux;
+        /* the poller takes bind_lock per burst and reads demux_gen beside it */
+        rte_rwlock_t bind_lock __rte_cache_aligned; /* demux, groups: written by control calls */
         uint32_t demux_gen;     /* bumped under bind_lock (writer) at every demux change */
-        uint32_t groups[TR_MAX_GROUPS];
         unsigned n_groups;
+        uint32_t groups[TR_MAX_GROUPS];
+        struct tr_demux demux;
 
         /* Host-local sockets: a control thread sleeps in epoll_wait on them and sets bit i
          * of hl_ready when hl_eps[i]'s socket becomes readable; queue 0's poller reads
@@ -102,6 +107,13 @@ struct tr_port {
         struct tr_rate reply_rate;
         struct tr_counters ctl; /* frames sent by control calls, under arp_lock */
 };
+
+_Static_assert(offsetof(struct tr_port, tx_gen) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE,
+               "the fields every datagram reads share the port's first cache line");
+_Static_assert(offsetof(struct tr_queue, rx_gen) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE &&
+                       offsetof(struct tr_queue, c.rx_bytes) + 8 <= RTE_CACHE_LINE_SIZE,
+               "receiving touches the queue's first cache line only");
+_Static_assert(sizeof(struct tr_udp_tmpl) == RTE_CACHE_LINE_SIZE, "a flow's headers fill one line");
 
 static inline uint64_t tr_now_ns(const struct tr_port *p)
 {
