@@ -728,8 +728,11 @@ static int oneway_client(struct arm *a, size_t size, int wfd)
         }
         long sent = 1;
         while (got_of(a) == 0) {
-                sent += arm_send(a, sq, msg, size, BURST);
-                if (sq == 0 && (sent & 1023) < BURST)
+                int k = arm_send(a, sq, msg, size, BURST);
+                sent += k;
+                /* look for the stop every 1024 datagrams, and whenever the ring is full (the
+                 * server stops reading once it has sent the stop) */
+                if (sq == 0 && (k < BURST || (sent & 1023) < BURST))
                         arm_poll(a, 0);
         }
         if (P.queues == 2) {
