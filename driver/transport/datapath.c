@@ -461,8 +461,10 @@ static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clien
 }
 
 /* All receiving happens on queue 0's thread: every RX queue of the device (RSS is off,
- * but memif hands us on RX queue i what its peer sent on TX queue i, and the control
- * queue has its RX mirror), the host-local sockets, the IGMP timers. Other queues are
+ * but memif hands us on RX queue i what its peer sent on TX queue i), the host-local
+ * sockets, the IGMP timers. The control queue's RX mirror (where a memif peer's ARP and
+ * IGMP arrive; a NIC puts nothing there) is read with the slow work, every 16th poll:
+ * none of that is in a hurry, and an empty poll is one rx_burst less. Other queues are
  * for sending. */
 int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
 {
@@ -475,9 +477,11 @@ int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
                 if (unlikely(__atomic_load_n(&p->hl_ready, __ATOMIC_RELAXED) != 0))
                         delivered += poll_host_local(q, fn, clientd);
                 tr_ctl_igmp_tick(p);
+                if (p->n_rxq > p->n_queues)
+                        delivered += poll_rxq(q, p->ctl_qid, fn, clientd);
         }
         delivered += poll_rxq(q, 0, fn, clientd);
-        for (uint16_t r = 1; unlikely(r < p->n_rxq); r++)
+        for (uint16_t r = 1; unlikely(r < p->n_queues); r++)
                 delivered += poll_rxq(q, r, fn, clientd);
         return delivered;
 }
