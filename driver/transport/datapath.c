@@ -185,7 +185,8 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
 
 /* Fresh mbufs straight from the pool (raw: refcnt 1, one segment, no next, as DPDK
  * keeps them there), filled with one datagram each. */
-static inline void tx_build(struct tr_queue *q, struct rte_mbuf *m, const struct tr_udp_tmpl *t,
+static inline __attribute__((always_inline)) void tx_build(struct tr_queue *q, struct rte_mbuf *m,
+                                                           const struct tr_udp_tmpl *t,
                             const void *data, size_t len)
 {
         const struct tr_port *p = q->port;
@@ -256,11 +257,32 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
         return (int)done;
 }
 
+/* One datagram to a prepared flow, the usual case of tr_send, without tr_sendmmsg's runs
+ * and arrays; anything else (a new destination, host-local, would-block, an error) goes
+ * the general way, which decides. */
 int tr_send(struct tr_queue *q, struct tr_endpoint *ep, const struct sockaddr_in *dst,
             const void *data, size_t len)
 {
-        struct tr_msg m = { .dst = dst, .data = data, .len = len };
-        return tr_sendmmsg(q, ep, &m, 1);
+        struct tr_port *p = q->port;
+        uint64_t key = flow_key(dst);
+        const struct tr_flow *f = flow_slot(q, key);
+        struct rte_mbuf *m;
+
+        if (likely(len <= p->mtu && dst->sin_family == AF_INET && f->ep == ep && f->dst == key &&
+                   f->gen == __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE) &&
+                   rte_get_tsc_cycles() < f->valid_until && rte_mempool_get(p->pool, (void **)&m) == 0)) {
+                tx_build(q, m, &f->t, data, len);
+                if (likely(rte_eth_tx_burst(p->port_id, q->qid, &m, 1) == 1)) {
+                        TR_CNT_INC(q, tx_datagrams);
+                        TR_CNT_ADD(q, tx_bytes, len);
+                        return 1;
+                }
+                rte_pktmbuf_free(m);
+                TR_CNT_INC(q, tx_wouldblock_ring);
+                return 0;
+        }
+        struct tr_msg msg = { .dst = dst, .data = data, .len = len };
+        return tr_sendmmsg(q, ep, &msg, 1);
 }
 
 static bool joined(const struct tr_port *p, uint32_t group)
