@@ -46,11 +46,16 @@ static int next_hop_mac(struct tr_queue *q, uint32_t dst, uint8_t mac[6], uint64
                         return -ENETUNREACH;
                 hop = p->gateway;
         }
-        uint64_t tsc = rte_get_tsc_cycles(), t = tr_now_ns(p), until = 0;
+        uint64_t tsc = rte_get_tsc_cycles(), t = tr_now_ns(p);
         rte_spinlock_lock(&p->arp_lock);
         enum tr_arp_result a = tr_arp_lookup(&p->arp, hop, t, mac);
-        if (a == TR_ARP_HIT)
-                until = tr_arp_expires(&p->arp, hop, t);
+        if (a == TR_ARP_HIT) {
+                /* the entry's remaining life in TSC cycles; queue 0 invalidates the flows then */
+                uint64_t until = tr_arp_expires(&p->arp, hop, t);
+                *ret_until = tsc + (uint64_t)(((unsigned __int128)(until - t) * p->tsc_hz) / 1000000000u);
+                if (*ret_until < p->flows_expire)
+                        __atomic_store_n(&p->flows_expire, *ret_until, __ATOMIC_RELAXED);
+        }
         if (a == TR_ARP_SEND_REQUEST) {
                 uint8_t f[TR_ETH_MIN_FRAME];
                 size_t n = tr_frame_build_arp(f, 1, bcast_mac, p->mac, p->ip, NULL, hop);
@@ -58,11 +63,8 @@ static int next_hop_mac(struct tr_queue *q, uint32_t dst, uint8_t mac[6], uint64
                         TR_CNT_INC(q, arp_requests_tx);
         }
         rte_spinlock_unlock(&p->arp_lock);
-        if (a == TR_ARP_HIT) {
-                /* the entry's remaining life in TSC cycles */
-                *ret_until = tsc + (uint64_t)(((unsigned __int128)(until - t) * p->tsc_hz) / 1000000000u);
+        if (a == TR_ARP_HIT)
                 return 1;
-        }
         TR_CNT_INC(q, tx_wouldblock_arp);
         return 0;
 }
@@ -123,22 +125,21 @@ static __attribute__((noinline)) const struct tr_udp_tmpl *flow_fill(struct tr_q
                 .dst_mac = mac, .src_mac = p->mac, .ip_src = source_ip(p, ep), .ip_dst = dst->sin_addr.s_addr,
                 .src_port = ep->lport, .dst_port = ntohs(dst->sin_port), .ttl = p->ttl,
         };
+        (void)until; /* queue 0 watches it (flows_expire) */
         tr_udp_tmpl_init(&f->t, &a);
         f->ep = ep;
         f->dst = flow_key(dst);
         f->gen = gen;
-        f->valid_until = until;
         return &f->t;
 }
 
 /* The headers for one datagram to dst: the cached flow when it holds. */
 static inline const struct tr_udp_tmpl *flow_get(struct tr_queue *q, const struct tr_endpoint *ep,
-                                                 const struct sockaddr_in *dst, uint32_t gen, uint64_t tsc,
-                                                 int *err)
+                                                 const struct sockaddr_in *dst, uint32_t gen, int *err)
 {
         uint64_t key = flow_key(dst);
         struct tr_flow *f = flow_slot(q, key);
-        if (likely(f->ep == ep && f->dst == key && f->gen == gen && tsc < f->valid_until))
+        if (likely(f->ep == ep && f->dst == key && f->gen == gen))
                 return &f->t;
         return flow_fill(q, f, ep, dst, gen, err);
 }
@@ -148,8 +149,7 @@ static inline const struct tr_udp_tmpl *flow_get(struct tr_queue *q, const struc
  * to keep the order. Returns how many can be built; *err is set (1 would block, <0
  * error) when it stopped early for a reason other than the burst size. */
 static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg *msgs, size_t n,
-                        size_t *done, const struct tr_udp_tmpl **tmpl_of, uint32_t gen, uint64_t tsc,
-                        int *err)
+                        size_t *done, const struct tr_udp_tmpl **tmpl_of, uint32_t gen, int *err)
 {
         struct tr_port *p = q->port;
         unsigned k = 0;
@@ -163,7 +163,7 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
                         *err = -EAFNOSUPPORT;
                         break;
                 }
-                const struct tr_udp_tmpl *t = flow_get(q, ep, m->dst, gen, tsc, err);
+                const struct tr_udp_tmpl *t = flow_get(q, ep, m->dst, gen, err);
                 if (unlikely(!t)) {
                         if (*err != TR_HOST_LOCAL)
                                 break; /* *err says why */
@@ -221,11 +221,10 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
         size_t done = 0;
         int err = 0;
         uint32_t gen = __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE);
-        uint64_t tsc = rte_get_tsc_cycles();
 
         while (done < n && !err) {
                 /* 1. how many of the next datagrams can go, with which headers */
-                unsigned k = tx_plan(q, ep, msgs, n, &done, tmpl_of, gen, tsc, &err);
+                unsigned k = tx_plan(q, ep, msgs, n, &done, tmpl_of, gen, &err);
                 if (k == 0)
                         break;
                 /* 2. mbufs for all of them at once, or would-block */
@@ -270,7 +269,7 @@ int tr_send(struct tr_queue *q, struct tr_endpoint *ep, const struct sockaddr_in
 
         if (likely(len <= p->mtu && dst->sin_family == AF_INET && f->ep == ep && f->dst == key &&
                    f->gen == __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE) &&
-                   rte_get_tsc_cycles() < f->valid_until && rte_mempool_get(p->pool, (void **)&m) == 0)) {
+                   rte_mempool_get(p->pool, (void **)&m) == 0)) {
                 tx_build(q, m, &f->t, data, len);
                 if (likely(rte_eth_tx_burst(p->port_id, q->qid, &m, 1) == 1)) {
                         TR_CNT_INC(q, tx_datagrams);
@@ -499,6 +498,7 @@ int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
                 if (unlikely(__atomic_load_n(&p->hl_ready, __ATOMIC_RELAXED) != 0))
                         delivered += poll_host_local(q, fn, clientd);
                 tr_ctl_igmp_tick(p);
+                tr_ctl_flows_tick(p);
                 if (p->n_rxq > p->n_queues)
                         delivered += poll_rxq(q, p->ctl_qid, fn, clientd);
         }

@@ -126,6 +126,7 @@ static struct tr_port *port_new(const struct tr_port_config *cfg, const struct t
         tr_igmp_init(&p->igmp, plan->igmp_version, plan->igmp_robustness, plan->igmp_uri_ns,
                      rte_get_tsc_cycles() ^ ((uint64_t)cfg->ipv4 << 16) ^ 0x9e3779b97f4a7c15ull);
         p->igmp_next = tr_igmp_next(&p->igmp);
+        p->flows_expire = UINT64_MAX;
         uint32_t rate = plan->arp_rate;
         tr_arp_table_init(&p->arp, plan->arp_ttl_ns, plan->arp_retry_ns, rate, t0);
         tr_rate_init(&p->reply_rate, rate, rate < 16 ? rate : 16, t0);

@@ -30,14 +30,14 @@ _Static_assert(TR_IGMP_SLOTS >= 2 * TR_MAX_GROUPS, "an IGMP slot per group and p
 
 /* A sending thread's cache of prepared headers, one per recent (endpoint, destination):
  * the MAC resolved, the header template and its partial checksums. An entry holds while
- * the port's tx_gen is unchanged (an ARP update, an endpoint opened or closed bumps it)
- * and the ARP entry it came from has not expired. */
+ * the port's tx_gen is unchanged: an ARP update, an endpoint opened or closed, and the
+ * expiry of an ARP entry a flow was made from (queue 0's poller watches flows_expire)
+ * bump it. No clock is read per datagram. */
 #define TR_FLOWS 8 /* power of two */
 struct tr_flow {
         struct tr_udp_tmpl t;  /* 64 bytes: one cache line */
         const struct tr_endpoint *ep;
         uint64_t dst;          /* sin_port << 32 | sin_addr, as in the sockaddr (network order) */
-        uint64_t valid_until;  /* TSC cycles; the ARP entry's expiry */
         uint32_t gen;          /* port->tx_gen when filled */
 } __rte_cache_aligned;
 
@@ -104,6 +104,8 @@ struct tr_port {
         struct tr_arp_table arp;
         struct tr_igmp igmp;
         uint64_t igmp_next;      /* tr_igmp_next(&igmp), copied under arp_lock; read unlocked */
+        uint64_t flows_expire;   /* TSC: the earliest expiry of an ARP entry a flow uses (UINT64_MAX
+                                    none); set under arp_lock, read unlocked by queue 0 */
         struct tr_rate reply_rate;
         struct tr_counters ctl; /* frames sent by control calls, under arp_lock */
 };
@@ -147,6 +149,9 @@ void tr_ctl_igmp_fire(struct tr_port *p, uint64_t now_ns);
 /* The device's multicast filter from p->groups; caller holds bind_lock as the writer. */
 int tr_ctl_mc_filter(struct tr_port *p);
 
+/* Flows made from an ARP entry that has now expired: all of them are stale. */
+void tr_ctl_flows_expired(struct tr_port *p);
+
 /* Fire due IGMP timers; from tr_poll of queue 0. One relaxed load when none is set. */
 static inline void tr_ctl_igmp_tick(struct tr_port *p)
 {
@@ -156,6 +161,14 @@ static inline void tr_ctl_igmp_tick(struct tr_port *p)
         uint64_t t = tr_now_ns(p);
         if (t >= next)
                 tr_ctl_igmp_fire(p, t);
+}
+
+/* From tr_poll of queue 0, every 16th poll: one load, and a TSC read while flows exist. */
+static inline void tr_ctl_flows_tick(struct tr_port *p)
+{
+        uint64_t fe = __atomic_load_n(&p->flows_expire, __ATOMIC_RELAXED);
+        if (unlikely(fe != UINT64_MAX) && rte_get_tsc_cycles() >= fe)
+                tr_ctl_flows_expired(p);
 }
 
 #endif
