@@ -298,10 +298,14 @@ static int arm_poll(struct arm *a, unsigned qi)
 static int arm_send(struct arm *a, unsigned qi, const void *buf, size_t len, int n)
 {
         if (a->kind == ARM_STACK) {
+                if (n == 1) {
+                        int r = tr_send(a->q[qi], a->ep, &a->dst, buf, len);
+                        return r < 0 ? 0 : r;
+                }
                 struct tr_msg m[BURST];
                 for (int i = 0; i < n; i++)
                         m[i] = (struct tr_msg){ .dst = &a->dst, .data = buf, .len = len };
-                int r = n == 1 ? tr_send(a->q[qi], a->ep, &a->dst, buf, len) : tr_sendmmsg(a->q[qi], a->ep, m, (size_t)n);
+                int r = tr_sendmmsg(a->q[qi], a->ep, m, (size_t)n);
                 return r < 0 ? 0 : r;
         }
         if (a->kind == ARM_RAW) {
