@@ -5,17 +5,17 @@
 #include "bind.h"
 
 #include "cleanup.h"
+#include "netlink.h"
 #include "parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <jansson.h>
 #include <net/if.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 static int default_write(void *userdata, const hostfs *h, const char *path, const char *data)
@@ -24,7 +24,60 @@ static int default_write(void *userdata, const hostfs *h, const char *path, cons
         return hostfs_write(h, path, data);
 }
 
-const bind_ops bind_ops_default = {default_write, NULL};
+static int default_mount(void *userdata, const hostfs *h, const char *source, const char *target, const char *fstype,
+                         unsigned long flags, const char *data)
+{
+        char full[PATH_MAX];
+        int r;
+        (void)userdata;
+        if (!hostfs_is_live(h))
+                return -ENOSYS;
+        if ((r = hostfs_path(h, target, full, sizeof(full))) < 0)
+                return r;
+        return mount(source, full, fstype, flags, data) < 0 ? -errno : 0;
+}
+
+static int default_umount(void *userdata, const hostfs *h, const char *target)
+{
+        char full[PATH_MAX];
+        int r;
+        (void)userdata;
+        if (!hostfs_is_live(h))
+                return -ENOSYS;
+        if ((r = hostfs_path(h, target, full, sizeof(full))) < 0)
+                return r;
+        return umount2(full, UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static int default_mkdir(void *userdata, const hostfs *h, const char *path)
+{
+        (void)userdata;
+        return hostfs_mkdir_p(h, path);
+}
+
+const bind_ops bind_ops_default = {default_write, NULL, default_mount, default_umount, default_mkdir};
+
+int bind_ops_mount(const bind_ops *ops, const hostfs *h, const char *source, const char *target, const char *fstype,
+                   unsigned long flags, const char *data)
+{
+        if (!ops || !ops->mount)
+                return default_mount(NULL, h, source, target, fstype, flags, data);
+        return ops->mount(ops->userdata, h, source, target, fstype, flags, data);
+}
+
+int bind_ops_umount(const bind_ops *ops, const hostfs *h, const char *target)
+{
+        if (!ops || !ops->umount)
+                return default_umount(NULL, h, target);
+        return ops->umount(ops->userdata, h, target);
+}
+
+int bind_ops_mkdir(const bind_ops *ops, const hostfs *h, const char *path)
+{
+        if (!ops || !ops->mkdir)
+                return default_mkdir(NULL, h, path);
+        return ops->mkdir(ops->userdata, h, path);
+}
 
 const char *bind_outcome_name(bind_outcome o)
 {
@@ -99,11 +152,14 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
                 const char *pci = json_string_value(json_object_get(e, "pci"));
                 const char *orig = json_string_value(json_object_get(e, "original_driver"));
                 const char *tgt = json_string_value(json_object_get(e, "driver"));
-                json_t *jnd = json_object_get(e, "netdev");
+                json_t *jnd = json_object_get(e, "netdev"), *jmac = json_object_get(e, "mac");
                 const char *nd = jnd ? json_string_value(jnd) : "";
+                const char *mac = jmac ? json_string_value(jmac) : ""; /* absent: an older file */
+                uint8_t macb[6];
                 if (!pci || !parse_is_pci_addr(pci) || !orig || (*orig && !valid_driver_name(orig)) ||
                     !tgt || !valid_driver_name(tgt) || !nd || strlen(nd) >= sizeof(s->e[0].netdev) ||
-                    strchr(nd, '/') || json_object_size(e) != 3u + (jnd != NULL)) {
+                    strchr(nd, '/') || !mac || (*mac && parse_mac(mac, macb) < 0) ||
+                    json_object_size(e) != 3u + (jnd != NULL) + (jmac != NULL)) {
                         free(s);
                         BAD("state file entry %zu is garbled", i);
                 }
@@ -117,6 +173,9 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
                 snprintf(d->original, sizeof(d->original), "%s", orig);
                 snprintf(d->target, sizeof(d->target), "%s", tgt);
                 snprintf(d->netdev, sizeof(d->netdev), "%s", nd);
+                if (*mac)
+                        snprintf(d->mac, sizeof(d->mac), "%02x:%02x:%02x:%02x:%02x:%02x", macb[0], macb[1], macb[2],
+                                 macb[3], macb[4], macb[5]);
         }
 #undef BAD
         json_decref(root);
@@ -129,9 +188,9 @@ char *bind_state_format(const bind_state *s)
 {
         json_t *nics = json_array();
         for (size_t i = 0; nics && i < s->n; i++)
-                json_array_append_new(nics, json_pack("{s:s,s:s,s:s,s:s}", "pci", s->e[i].pci, "original_driver",
+                json_array_append_new(nics, json_pack("{s:s,s:s,s:s,s:s,s:s}", "pci", s->e[i].pci, "original_driver",
                                                       s->e[i].original, "driver", s->e[i].target, "netdev",
-                                                      s->e[i].netdev));
+                                                      s->e[i].netdev, "mac", s->e[i].mac));
         json_t *root = json_pack("{s:i,s:i,s:o}", "version", 1, "count", (int)s->n, "nics", nics);
         if (!root)
                 return NULL;
@@ -248,137 +307,6 @@ static int driver_loaded(const hostfs *h, const char *driver)
         return r < 0 ? r : hostfs_exists(h, path);
 }
 
-/* /proc/net/route: "Iface Destination Gateway Flags RefCnt Use Metric Mask ...".
- * Sets *ret_default / *ret_route for lines of ifname. */
-static void scan_route4(const char *text, const char *ifname, bool *ret_default, bool *ret_route)
-{
-        const char *line = text;
-        bool first = true;
-
-        while (line && *line) {
-                const char *nl = strchr(line, '\n');
-                size_t n = nl ? (size_t)(nl - line) : strlen(line);
-                char buf[256], ifn[IFNAMSIZ + 1], dest[16], gw[16], flags[16], ref[16], use[16], metric[16],
-                        mask[16];
-                if (!first && n < sizeof(buf)) {
-                        memcpy(buf, line, n);
-                        buf[n] = '\0';
-                        if (sscanf(buf, "%16s %15s %15s %15s %15s %15s %15s %15s", ifn, dest, gw, flags, ref, use,
-                                   metric, mask) == 8 &&
-                            strcmp(ifn, ifname) == 0) {
-                                *ret_route = true;
-                                if (strcmp(dest, "00000000") == 0 && strcmp(mask, "00000000") == 0)
-                                        *ret_default = true;
-                        }
-                }
-                first = false;
-                line = nl ? nl + 1 : NULL;
-        }
-}
-
-/* /proc/net/ipv6_route: "dest plen src splen nexthop metric ref use flags iface". Link-local
- * (fe80::/10) and multicast (ff00::/8) routes exist on every IPv6 interface: ignored. */
-static void scan_route6(const char *text, const char *ifname, bool *ret_default, bool *ret_route)
-{
-        const char *line = text;
-
-        while (line && *line) {
-                const char *nl = strchr(line, '\n');
-                size_t n = nl ? (size_t)(nl - line) : strlen(line);
-                char buf[256], f[10][40];
-                if (n < sizeof(buf)) {
-                        memcpy(buf, line, n);
-                        buf[n] = '\0';
-                        if (sscanf(buf, "%39s %39s %39s %39s %39s %39s %39s %39s %39s %39s", f[0], f[1], f[2], f[3],
-                                   f[4], f[5], f[6], f[7], f[8], f[9]) == 10 &&
-                            strcmp(f[9], ifname) == 0 && strlen(f[0]) == 32) {
-                                bool ll = strncmp(f[0], "fe8", 3) == 0 || strncmp(f[0], "fe9", 3) == 0 ||
-                                          strncmp(f[0], "fea", 3) == 0 || strncmp(f[0], "feb", 3) == 0;
-                                bool mc = strncmp(f[0], "ff", 2) == 0;
-                                if (strcmp(f[0], "00000000000000000000000000000000") == 0 &&
-                                    strcmp(f[1], "00") == 0) {
-                                        *ret_default = true;
-                                        *ret_route = true;
-                                } else if (!ll && !mc)
-                                        *ret_route = true;
-                        }
-                }
-                line = nl ? nl + 1 : NULL;
-        }
-}
-
-/* /proc/net/if_inet6: "addr ifindex plen scope flags ifname"; scope 20 = link. */
-static bool scan_addr6(const char *text, const char *ifname)
-{
-        const char *line = text;
-
-        while (line && *line) {
-                const char *nl = strchr(line, '\n');
-                size_t n = nl ? (size_t)(nl - line) : strlen(line);
-                char buf[256], addr[40], idx[16], plen[16], scope[16], flags[16], ifn[IFNAMSIZ + 1];
-                if (n < sizeof(buf)) {
-                        memcpy(buf, line, n);
-                        buf[n] = '\0';
-                        if (sscanf(buf, "%39s %15s %15s %15s %15s %16s", addr, idx, plen, scope, flags, ifn) == 6 &&
-                            strcmp(ifn, ifname) == 0 && strcmp(scope, "20") != 0)
-                                return true;
-                }
-                line = nl ? nl + 1 : NULL;
-        }
-        return false;
-}
-
-/* /proc/1/net/<name> first: under --root /host that is the host init's network
- * namespace, while /proc/net is whoever reads it. Fake trees have only /proc/net. */
-static int read_proc_net(const hostfs *h, const char *name, char **ret)
-{
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/1/net/%s", name);
-        if (hostfs_read_alloc(h, path, 0, ret, NULL) == 0)
-                return 0;
-        snprintf(path, sizeof(path), "/proc/net/%s", name);
-        return hostfs_read_alloc(h, path, 0, ret, NULL);
-}
-
-static int netdev_in_use(const hostfs *h, const char *ifname, char *why, size_t why_size)
-{
-        _cleanup_free_ char *r4 = NULL, *r6 = NULL, *a6 = NULL;
-        bool def = false, route = false;
-
-        if (read_proc_net(h, "route", &r4) == 0)
-                scan_route4(r4, ifname, &def, &route);
-        if (read_proc_net(h, "ipv6_route", &r6) == 0)
-                scan_route6(r6, ifname, &def, &route);
-        if (def) {
-                snprintf(why, why_size, "%s carries the default route (the node's primary NIC)", ifname);
-                return 1;
-        }
-        if (route) {
-                snprintf(why, why_size, "%s has a route", ifname);
-                return 1;
-        }
-        if (read_proc_net(h, "if_inet6", &a6) == 0 && scan_addr6(a6, ifname)) {
-                snprintf(why, why_size, "%s has an IPv6 address", ifname);
-                return 1;
-        }
-        if (hostfs_is_real_root(h)) {
-                struct ifaddrs *ifa = NULL;
-                bool has = false;
-                if (getifaddrs(&ifa) == 0) {
-                        for (struct ifaddrs *p = ifa; p; p = p->ifa_next)
-                                if (p->ifa_name && strcmp(p->ifa_name, ifname) == 0 && p->ifa_addr &&
-                                    p->ifa_addr->sa_family == AF_INET)
-                                        has = true;
-                        freeifaddrs(ifa);
-                }
-                if (has) {
-                        snprintf(why, why_size, "%s has an IPv4 address", ifname);
-                        return 1;
-                }
-        }
-        return 0;
-}
-
 /* The first kernel netdev of the device ("" none). */
 static void first_netdev(const hostfs *h, const char *pci, char *buf, size_t size)
 {
@@ -389,33 +317,99 @@ static void first_netdev(const hostfs *h, const char *pci, char *buf, size_t siz
         buf[0] = '\0';
         if (hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/net", pci) < 0 || hostfs_opendir(h, path, &d) < 0)
                 return;
-        while ((de = readdir(d)))
-                if (de->d_name[0] != '.' && strlen(de->d_name) < size && !*buf)
-                        snprintf(buf, size, "%s", de->d_name);
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                if (de->d_name[0] != '.' && n < size && !*buf)
+                        memcpy(buf, de->d_name, n + 1); /* fits: checked above */
+        }
 }
 
-int bind_netdev_in_use(const hostfs *h, const char *pci, char *why, size_t why_size)
+/* The MAC of pci's netdev ("" when unreadable): <pci>/net/<if>/address, which is
+ * /sys/class/net/<if>/address on a live host (a fake tree may have only the latter). */
+static void netdev_mac(const hostfs *h, const char *pci, const char *netdev, char *buf, size_t size)
 {
-        char path[PATH_MAX];
+        char path[PATH_MAX], val[64];
+        uint8_t mac[6];
+
+        buf[0] = '\0';
+        if (!*netdev)
+                return;
+        if ((hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/net/%s/address", pci, netdev) == 0 &&
+             hostfs_read_str(h, path, val, sizeof(val)) >= 0 && parse_mac(val, mac) == 0) ||
+            (hostfs_fmt(path, sizeof(path), "/sys/class/net/%s/address", netdev) == 0 &&
+             hostfs_read_str(h, path, val, sizeof(val)) >= 0 && parse_mac(val, mac) == 0))
+                snprintf(buf, size, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+/* The netdevs in dir (<pci>/net or <pci>/virtioN/net): 1 when one is in use, 0 when none
+ * is (or dir is absent), negative when it cannot tell; why says which either way. */
+static int dir_in_use(const hostfs *h, const nlparse_usage *use, const char *dir, char *why, size_t why_size)
+{
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int r;
+        int r = hostfs_opendir(h, dir, &d);
 
-        if ((r = hostfs_fmt(path, sizeof(path), "/sys/bus/pci/devices/%s/net", pci)) < 0)
-                return r;
-        r = hostfs_opendir(h, path, &d);
         if (r == -ENOENT)
                 return 0; /* no kernel netdev: nothing of the node's networking on it */
-        if (r < 0)
+        if (r < 0) {
+                snprintf(why, why_size, "cannot list %s: %s", dir, strerror(-r));
                 return r;
+        }
         while ((de = readdir(d))) {
-                if (de->d_name[0] == '.' || strlen(de->d_name) >= IFNAMSIZ)
+                if (de->d_name[0] == '.')
                         continue;
-                r = netdev_in_use(h, de->d_name, why, why_size);
+                if (strlen(de->d_name) >= IFNAMSIZ) {
+                        snprintf(why, why_size, "%s holds a netdev name longer than %d bytes", dir, IFNAMSIZ - 1);
+                        return -EINVAL;
+                }
+                r = nlparse_in_use(use, de->d_name, why, why_size);
+                if (r == -ENOENT)
+                        snprintf(why, why_size, "%s has no entry in the node's link usage (another network namespace, "
+                                 "or renamed?)", de->d_name);
                 if (r != 0)
                         return r;
         }
         return 0;
+}
+
+int bind_netdev_in_use(const hostfs *h, const nlparse_usage *use, const char *pci, char *why, size_t why_size)
+{
+        char path[PATH_MAX], dev[PATH_MAX];
+        nlparse_usage *own = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        if (!use) {
+                r = netlink_usage_load(h, &own, why, why_size);
+                if (r < 0)
+                        return r;
+                use = own;
+        }
+        if ((r = hostfs_fmt(dev, sizeof(dev), "/sys/bus/pci/devices/%s", pci)) < 0 ||
+            (r = hostfs_fmt(path, sizeof(path), "%s/net", dev)) < 0)
+                goto out;
+        r = dir_in_use(h, use, path, why, why_size);
+        if (r != 0)
+                goto out;
+        /* virtio-net keeps its netdev under its virtio device: <pci>/virtioN/net/<if> */
+        r = hostfs_opendir(h, dev, &d);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot list %s: %s", dev, strerror(-r));
+                goto out;
+        }
+        while ((de = readdir(d))) {
+                if (strncmp(de->d_name, "virtio", 6) != 0 ||
+                    hostfs_fmt(path, sizeof(path), "%s/%s/net", dev, de->d_name) < 0)
+                        continue;
+                r = dir_in_use(h, use, path, why, why_size);
+                if (r != 0)
+                        goto out;
+        }
+        r = 0;
+out:
+        nlparse_usage_free(own);
+        return r;
 }
 
 /* ---- binding ---- */
@@ -520,10 +514,10 @@ static int put_back(const hostfs *h, const bind_ops *ops, const char *pci, const
         return 0;
 }
 
-int bind_nic(const hostfs *h, const bind_ops *ops, const char *pci, const char *target, bind_state *state,
-             bind_result *res)
+int bind_nic(const hostfs *h, const bind_ops *ops, const nlparse_usage *use, const char *pci, const char *target,
+             bind_state *state, bind_result *res)
 {
-        char cur[BIND_DRIVER_LEN], why[256], step[256], path[PATH_MAX], old_target[BIND_DRIVER_LEN] = "";
+        char cur[BIND_DRIVER_LEN], why[NLPARSE_WHY_LEN], step[256], path[PATH_MAX], old_target[BIND_DRIVER_LEN] = "";
         const char *failed_at;
         bool added = false;
         int r, r2;
@@ -548,12 +542,13 @@ int bind_nic(const hostfs *h, const bind_ops *ops, const char *pci, const char *
                                   e ? " (original driver " : "", e ? (*e->original ? e->original : "none") : "",
                                   e ? ")" : "");
         }
-        r = bind_netdev_in_use(h, pci, why, sizeof(why));
+        r = bind_netdev_in_use(h, use, pci, why, sizeof(why));
         if (r > 0)
-                return result_set(res, BIND_REFUSED, -EBUSY, "%s: refused: %s; nothing changed", pci, why);
+                return result_set(res, BIND_REFUSED, -EBUSY, "%s: refused: the node uses it: %s; nothing changed", pci,
+                                  why);
         if (r < 0)
-                return result_set(res, BIND_REFUSED, r, "%s: cannot tell whether its netdev is in use: %s; nothing changed",
-                                  pci, strerror(-r));
+                return result_set(res, BIND_REFUSED, r,
+                                  "%s: refused: cannot tell whether the node uses it: %s; nothing changed", pci, why);
         r = driver_loaded(h, target);
         if (r <= 0)
                 return result_set(res, BIND_REFUSED, r < 0 ? r : -ENOENT,
@@ -574,11 +569,17 @@ int bind_nic(const hostfs *h, const bind_ops *ops, const char *pci, const char *
                 snprintf(e->original, sizeof(e->original), "%s", cur);
                 snprintf(e->target, sizeof(e->target), "%s", target);
                 first_netdev(h, pci, e->netdev, sizeof(e->netdev));
+                netdev_mac(h, pci, e->netdev, e->mac, sizeof(e->mac));
                 added = true;
         } else {
                 bind_state_entry *e = (bind_state_entry *)bind_state_find(state, pci);
                 snprintf(old_target, sizeof(old_target), "%s", e->target);
                 snprintf(e->target, sizeof(e->target), "%s", target);
+                if (!e->mac[0]) { /* an entry of an older file: its MAC while it is still readable */
+                        char nd[16];
+                        first_netdev(h, pci, nd, sizeof(nd));
+                        netdev_mac(h, pci, nd, e->mac, sizeof(e->mac));
+                }
         }
         r = bind_state_save(h, state);
         if (r < 0) {

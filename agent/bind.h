@@ -9,6 +9,7 @@
 #define SPIN_BIND_H
 
 #include "hostfs.h"
+#include "nlparse.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,19 +22,36 @@
 #define BIND_PCI_LEN 16
 #define BIND_MSG_LEN 512
 
-/* Where every sysfs write goes. write() returns 0 or a negative errno. */
+/* Where every host write goes: sysfs stores, and the hugetlbfs mount with its
+ * directory. Paths are host paths (joined under h's root by the real ops). Each returns
+ * 0 or a negative errno. A NULL mount, umount or mkdir means the real one. */
 typedef struct bind_ops {
         int (*write)(void *userdata, const hostfs *h, const char *path, const char *data);
         void *userdata;
+        /* mount(2) of source at target; the real one answers -ENOSYS under a fake tree
+         * (not hostfs_is_live): mounting there would stack on the build machine */
+        int (*mount)(void *userdata, const hostfs *h, const char *source, const char *target, const char *fstype,
+                     unsigned long flags, const char *data);
+        int (*umount)(void *userdata, const hostfs *h, const char *target); /* -ENOSYS as mount */
+        int (*mkdir)(void *userdata, const hostfs *h, const char *path);    /* mkdir -p */
 } bind_ops;
-/* The real thing: hostfs_write(). */
+/* The real thing: hostfs_write(), mount(2)/umount2(2) under a live root, hostfs_mkdir_p(). */
 extern const bind_ops bind_ops_default;
+int bind_ops_mount(const bind_ops *ops, const hostfs *h, const char *source, const char *target, const char *fstype,
+                   unsigned long flags, const char *data);
+int bind_ops_umount(const bind_ops *ops, const hostfs *h, const char *target);
+int bind_ops_mkdir(const bind_ops *ops, const hostfs *h, const char *path);
 
 typedef struct bind_state_entry {
         char pci[BIND_PCI_LEN];
         char original[BIND_DRIVER_LEN]; /* driver before spinlane touched it; "" = none */
         char target[BIND_DRIVER_LEN];   /* driver spinlane bound it to */
         char netdev[16];                /* its kernel netdev before binding ("" none) */
+        /* Its MAC, read from that netdev before the unbind took it away ("" unknown: no
+         * netdev then, or a file written before spinlane recorded MACs). The NIC's address
+         * is looked up by it later (docs/addresses.md). No IPv4 address is recorded: a NIC
+         * whose netdev had one is never bound (bind_netdev_in_use). */
+        char mac[18];
 } bind_state_entry;
 
 typedef struct bind_state {
@@ -71,19 +89,23 @@ typedef struct bind_result {
         char message[BIND_MSG_LEN]; /* one line for the log */
 } bind_result;
 
-/* Why a NIC's kernel netdev must not be taken: 1 (reason in why) when any netdev of the
- * PCI device carries the default route, another route, or a non-link-local address;
- * 0 when free; negative on error. Reads /sys/bus/pci/devices/<pci>/net and route,
- * ipv6_route, if_inet6 from /proc/1/net (the host init's view under --root /host), else
- * /proc/net; and getifaddrs() under the real root. */
-int bind_netdev_in_use(const hostfs *h, const char *pci, char *why, size_t why_size);
+/* Whether the node's own networking uses a netdev of the PCI device (<pci>/net/<if>, or
+ * <pci>/virtioN/net/<if> for virtio-net): 1 with the reason in why ("ens6 has route
+ * \"default via 10.0.1.1 table main metric 513\"": any address but IPv6 link-local, a
+ * route in any table, a policy rule, a master, an upper device), 0 when it has no netdev
+ * or none is used, negative when it cannot tell (the link usage is unreadable, a netdev
+ * it does not know, an unreadable sysfs dir), with the reason in why. use: the node's
+ * link usage (netlink_usage_load, agent/netlink.h); NULL loads it now. */
+int bind_netdev_in_use(const hostfs *h, const nlparse_usage *use, const char *pci, char *why, size_t why_size);
 
 /* Bind pci to target (e.g. "vfio-pci"). Checks first (device present, target driver
- * loaded, netdev not in use), records the original driver in *state and saves it before
- * the first write, then driver_override, unbind, drivers_probe, and verifies the driver
- * link. On failure rolls back and drops the state entry. Returns 0 for BIND_OK/ALREADY,
- * the negative errno otherwise; *ret always filled. */
-int bind_nic(const hostfs *h, const bind_ops *ops, const char *pci, const char *target,
+ * loaded, the node does not use its netdev (bind_netdev_in_use with use; a NIC the node
+ * may use is refused, never guessed free)), records the original driver, the netdev and
+ * its MAC in *state and saves it before the first write, then driver_override, unbind, drivers_probe, and
+ * verifies the driver link. On failure rolls back and drops the state entry. Returns 0
+ * for BIND_OK/ALREADY, the negative errno otherwise (-EBUSY: in use); *ret always
+ * filled. */
+int bind_nic(const hostfs *h, const bind_ops *ops, const nlparse_usage *use, const char *pci, const char *target,
              bind_state *state, bind_result *ret);
 
 /* Give every NIC in *state back to its original driver; entries restored (or whose device

@@ -4,6 +4,7 @@
 #include "checks.h"
 
 #include "cleanup.h"
+#include "ipv4.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -345,7 +346,8 @@ static int check_hugetlbfs(const inventory *inv, verdict_list *l)
         if (p && inv->n_mounts == 0) {
                 json_object_set_new(ev, "path", json_string(p->path));
                 return verdict_add(l, CHECK_HUGETLBFS, VERDICT_SKIP, ev, "fix or report the unreadable file named here",
-                                   "cannot read the mount table: %s: %s", p->path, strerror(-p->err));
+                                   "cannot read the mount table: %s: %s", p->path,
+                                   p->err == -EMSGSIZE ? "a line longer than 64 KiB" : strerror(-p->err));
         }
         if (inv->n_mounts == 0)
                 return verdict_add(l, CHECK_HUGETLBFS, VERDICT_FAIL, ev,
@@ -414,7 +416,13 @@ static int check_iommu(const inventory *inv, const checks_options *o, verdict_li
 
 static void nic_remedy(sbuf *rem, const inv_nic *n, const char *bind)
 {
-        if (n->kind == INV_NIC_MANA) {
+        if (n->kind != INV_NIC_MANA && n->in_use == 1) {
+                sb_add(rem, "%s: the node uses %s (see why): leave it to the node, or take its addresses, routes, "
+                       "rules and master off first; spinlane never takes it as it is", n->pci, n->netdev);
+        } else if (n->kind != INV_NIC_MANA && n->in_use < 0) {
+                sb_add(rem, "%s: make the node's addresses, routes and rules readable (see why); until then "
+                       "spinlane takes no NIC", n->pci);
+        } else if (n->kind == INV_NIC_MANA) {
                 sb_add(rem, "%s: modprobe mana_ib ib_uverbs (MANA stays on mana; DPDK net_mana uses "
                        "/dev/infiniband/uverbsN)", n->pci);
         } else {
@@ -437,8 +445,10 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 const inv_nic *n = &inv->nics[i];
                 if (!nic_selected(o, n))
                         continue;
-                json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "pci", n->pci, "kind", inv_nic_kind_name(n->kind),
-                                      "driver", n->driver, "netdev", n->netdev, "reason", n->dpdk_reason);
+                json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s?}", "pci", n->pci, "kind",
+                                      inv_nic_kind_name(n->kind), "driver", n->driver, "netdev", n->netdev, "reason",
+                                      n->dpdk_reason, "in_use", n->in_use < 0 ? json_null() : json_boolean(n->in_use),
+                                      "in_use_reason", *n->in_use_reason ? n->in_use_reason : NULL);
                 if (inv_nic_advertisable(n)) {
                         sb_add(&ready, "%s%s (%s)", nready ? ", " : "", n->pci, n->driver);
                         json_array_append_new(jready, j);
@@ -446,6 +456,10 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 } else {
                         sb_add(&notready, "%s%s (%s%s%s): %s", nnot ? "; " : "", n->pci, inv_nic_kind_name(n->kind),
                                n->netdev[0] ? ", " : "", n->netdev, n->dpdk_reason);
+                        if (n->kind != INV_NIC_MANA && n->in_use == 1)
+                                sb_add(&notready, "; the node uses it, never taken: %s", n->in_use_reason);
+                        else if (n->kind != INV_NIC_MANA && n->in_use < 0)
+                                sb_add(&notready, "; not taken: %s", n->in_use_reason);
                         if (nnot)
                                 sb_add(&rem, "; ");
                         nic_remedy(&rem, n, bind);
@@ -493,13 +507,20 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
 
 static int check_primary_nic(const inventory *inv, const checks_options *o, verdict_list *l)
 {
-        const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "net/route");
         const inv_nic *prim = NULL, *bad = NULL;
+        sbuf others = {0};
+        size_t n_others = 0;
 
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
-                if (!n->primary)
+                if (!n->primary) {
+                        /* another NIC the OS configured with a default route (amazon-ec2-net-utils
+                         * gives every ENI one, metric 512 + device index) */
+                        if (n->has_default)
+                                sb_add(&others, "%s%s (%s, default route metric %u)", n_others++ ? ", " : "", n->pci,
+                                       n->netdev, n->default_metric);
                         continue;
+                }
                 if (!prim)
                         prim = n;
                 /* a MANA VF stays on mana and is "ready" without being taken: only a bind
@@ -507,8 +528,11 @@ static int check_primary_nic(const inventory *inv, const checks_options *o, verd
                 if (nic_on_dpdk_driver(n) || (o->nic_selected && nic_selected(o, n)))
                         bad = n;
         }
-        json_t *ev = json_pack("{s:s?,s:s?,s:s?}", "pci", prim ? prim->pci : NULL, "netdev",
-                               prim ? prim->netdev : NULL, "driver", prim ? prim->driver : NULL);
+        json_t *ev = json_pack("{s:s?,s:s?,s:s?,s:o,s:s,s:s?}", "pci", prim ? prim->pci : NULL, "netdev",
+                               prim ? prim->netdev : NULL, "driver", prim ? prim->driver : NULL, "default_metric",
+                               prim ? json_integer(prim->default_metric) : json_null(), "source",
+                               inv->link_usage_source, "error",
+                               inv->have_link_usage ? NULL : inv->link_usage_error);
         if (bad)
                 return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_FAIL, ev,
                                    "exclude the primary NIC from the NIC selectors and keep it on its kernel "
@@ -517,15 +541,23 @@ static int check_primary_nic(const inventory *inv, const checks_options *o, verd
                                    "the node off", bad->pci, bad->netdev[0] ? bad->netdev : "no netdev",
                                    nic_on_dpdk_driver(bad) ? "bound to " : "selected for DPDK",
                                    nic_on_dpdk_driver(bad) ? bad->driver : "");
-        if (p && !prim)
-                return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_SKIP, ev, "fix or report the unreadable file named here",
-                                   "cannot tell which NIC carries the default route: %s: %s", p->path,
-                                   strerror(-p->err));
+        if (!inv->have_link_usage)
+                return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_FAIL, ev,
+                                   "fix what is named here (the agent needs the host's network namespace: "
+                                   "hostNetwork: true)",
+                                   "cannot tell which NICs the node uses: %s: node preparation takes no NIC",
+                                   inv->link_usage_error);
         if (!prim)
                 return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_WARN, ev,
                                    "check `ip route show default`; the agent protects only a PCI NIC it can see",
-                                   "no PCI NIC carries the default route (/proc/net/route): the primary NIC "
-                                   "cannot be recognised");
+                                   "no PCI NIC carries the default route of the main table: the primary NIC cannot "
+                                   "be recognised (NICs the node uses are still never taken)");
+        if (n_others)
+                return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_PASS, ev, NULL,
+                                   "primary NIC %s (%s) carries the lowest-metric default route (metric %u) and stays "
+                                   "on %s; the OS also configured %s: in use, never taken",
+                                   prim->pci, prim->netdev[0] ? prim->netdev : "no netdev", prim->default_metric,
+                                   prim->driver[0] ? prim->driver : "no driver", sb_str(&others));
         return verdict_add(l, CHECK_PRIMARY_NIC, VERDICT_PASS, ev, NULL,
                            "primary NIC %s (%s) carries the default route and stays on %s", prim->pci,
                            prim->netdev[0] ? prim->netdev : "no netdev", prim->driver[0] ? prim->driver : "no driver");
@@ -654,6 +686,114 @@ static int check_numa_alignment(const inventory *inv, const checks_options *o, v
                            "isolated cores and free hugepages on the NUMA node of %s", sb_str(&good));
 }
 
+/* ---- nic-address ---------------------------------------------------------------- */
+
+static void addr_text(const inv_nic *n, char *buf, size_t size)
+{
+        char cidr[IPV4_CIDR_STR_MAX], gw[IPV4_STR_MAX];
+        ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr);
+        if (n->addr.gateway)
+                snprintf(buf, size, "%s gateway %s", cidr, ipv4_format(n->addr.gateway, gw));
+        else
+                snprintf(buf, size, "%s, no gateway", cidr);
+}
+
+/* One remedy per kind of problem, naming its NICs. */
+static void addr_remedies(const inventory *inv, const checks_options *o, sbuf *rem)
+{
+        /* NO_SOURCE goes with NO_MAC: a static entry by PCI address is the answer to both */
+        static const inv_addr_problem order[] = {INV_ADDR_NO_MAC, INV_ADDR_METADATA, INV_ADDR_DUPLICATE,
+                                                 INV_ADDR_CONFLICT};
+        for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+                sbuf pcis = {0}, entries = {0};
+                size_t n = 0;
+                for (size_t i = 0; i < inv->n_nics; i++) {
+                        const inv_nic *x = &inv->nics[i];
+                        inv_addr_problem p = x->addr.problem == INV_ADDR_NO_SOURCE ? INV_ADDR_NO_MAC : x->addr.problem;
+                        if (!nic_dpdk(o, x) || x->addr.state != INV_ADDR_FAILED || p != order[k])
+                                continue;
+                        sb_add(&pcis, "%s%s", n ? ", " : "", x->pci);
+                        sb_add(&entries, "%s{\"pci\": \"%s\", \"ipv4\": \"a.b.c.d/len\", \"gateway\": \"a.b.c.d\"}",
+                               n ? ", " : "", x->pci);
+                        n++;
+                }
+                if (!n)
+                        continue;
+                if (rem->n)
+                        sb_add(rem, "; ");
+                switch (order[k]) {
+                case INV_ADDR_NO_MAC:
+                        sb_add(rem, "%s: only a static entry by PCI address can give %s an address: "
+                               "\"addresses\": {\"static\": [%s]}", sb_str(&pcis), n == 1 ? "it" : "them",
+                               sb_str(&entries));
+                        break;
+                case INV_ADDR_METADATA:
+                        sb_add(rem, "%s: the agent must reach the instance metadata service (hostNetwork; AWS: IMDSv2 "
+                               "enabled; Azure: IMDS) and each MAC must be an interface of this instance with an IPv4 "
+                               "address; or give %s a static entry (addresses.static)", sb_str(&pcis),
+                               n == 1 ? "it" : "each");
+                        break;
+                case INV_ADDR_DUPLICATE:
+                        sb_add(rem, "%s: give each NIC an address of its own (static entries, or the ENIs' addresses)",
+                               sb_str(&pcis));
+                        break;
+                default:
+                        sb_add(rem, "%s: make the static entries that match %s agree, or drop one", sb_str(&pcis),
+                               n == 1 ? "it" : "each");
+                }
+        }
+}
+
+static int check_nic_address(const inventory *inv, const checks_options *o, verdict_list *l)
+{
+        sbuf good = {0}, bad = {0}, wait = {0}, rem = {0};
+        size_t ngood = 0, nbad = 0, nwait = 0;
+        json_t *nics = json_array();
+
+        for (size_t i = 0; i < inv->n_nics; i++) {
+                const inv_nic *n = &inv->nics[i];
+                char text[64], cidr[IPV4_CIDR_STR_MAX], gw[IPV4_STR_MAX];
+                if (!nic_dpdk(o, n))
+                        continue;
+                bool known = n->addr.state == INV_ADDR_KNOWN;
+                json_array_append_new(
+                        nics, json_pack("{s:s,s:s?,s:s,s:s?,s:s?,s:s?,s:s?}", "pci", n->pci, "mac", *n->mac ? n->mac : NULL,
+                                        "state", inv_addr_state_name(n->addr.state), "ipv4",
+                                        known ? ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr) : NULL,
+                                        "gateway", known && n->addr.gateway ? ipv4_format(n->addr.gateway, gw) : NULL,
+                                        "source", known ? n->addr.source : NULL, "reason", *n->addr.why ? n->addr.why : NULL));
+                switch (n->addr.state) {
+                case INV_ADDR_KNOWN:
+                        addr_text(n, text, sizeof(text));
+                        sb_add(&good, "%s%s %s (%s)", ngood++ ? ", " : "", n->pci, text, n->addr.source);
+                        break;
+                case INV_ADDR_FAILED:
+                        sb_add(&bad, "%s%s: %s", nbad++ ? "; " : "", n->pci, n->addr.why);
+                        break;
+                case INV_ADDR_UNRESOLVED:
+                        sb_add(&wait, "%s%s: addresses not resolved", nwait++ ? "; " : "", n->pci);
+                        break;
+                default: /* PENDING, ELSEWHERE */
+                        sb_add(&wait, "%s%s: %s", nwait++ ? "; " : "", n->pci, n->addr.why);
+                }
+        }
+        json_t *ev = json_pack("{s:o}", "nics", nics);
+        if (nbad) {
+                addr_remedies(inv, o, &rem);
+                return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_FAIL, ev, sb_str(&rem),
+                                   "%zu of %zu DPDK NIC%s without an address (listed Unhealthy to the kubelet): %s%s%s",
+                                   nbad, nbad + ngood + nwait, nbad + ngood + nwait == 1 ? "" : "s", sb_str(&bad),
+                                   ngood ? "; with one: " : "", sb_str(&good));
+        }
+        if (nwait)
+                return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_SKIP, ev, NULL, "%s%s%s", sb_str(&wait),
+                                   ngood ? "; known: " : "", sb_str(&good));
+        if (ngood == 0)
+                return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_SKIP, ev, NULL, "no DPDK NIC is advertised");
+        return verdict_add(l, CHECK_NIC_ADDRESS, VERDICT_PASS, ev, NULL, "every advertised NIC has an address: %s",
+                           sb_str(&good));
+}
+
 int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l)
 {
         static const checks_options defaults = {0};
@@ -664,7 +804,8 @@ int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l
             (r = check_nohz_full(inv, l)) < 0 || (r = check_hugepages(inv, o, l)) < 0 ||
             (r = check_hugetlbfs(inv, l)) < 0 || (r = check_iommu(inv, o, l)) < 0 ||
             (r = check_nic_binding(inv, o, l)) < 0 || (r = check_primary_nic(inv, o, l)) < 0 ||
-            (r = check_write_combining(inv, l)) < 0 || (r = check_numa_alignment(inv, o, l)) < 0)
+            (r = check_write_combining(inv, l)) < 0 || (r = check_numa_alignment(inv, o, l)) < 0 ||
+            (r = check_nic_address(inv, o, l)) < 0)
                 return r;
         return 0;
 }

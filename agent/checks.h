@@ -19,6 +19,7 @@
 #define CHECK_PRIMARY_NIC "primary-nic"
 #define CHECK_WRITE_COMBINING "write-combining"
 #define CHECK_NUMA_ALIGNMENT "numa-alignment"
+#define CHECK_NIC_ADDRESS "nic-address"
 
 typedef struct checks_options {
         /* Which NICs the node is meant to hand to DPDK pods. NULL: every ENA or MANA

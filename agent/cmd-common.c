@@ -4,11 +4,14 @@
  * errors go to stderr once, here; never exits (the commands return the exit code). */
 #include "cmd.h"
 
+#include "addresses.h"
+#include "bind.h"
 #include "cleanup.h"
 #include "config.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "log.h"
+#include "prep-inventory.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +27,8 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 {"json", no_argument, NULL, 'j'},
                 {"once", no_argument, NULL, 'o'},
                 {"log-format", required_argument, NULL, 'l'},
+                {"kubeconfig", required_argument, NULL, 'k'},
+                {"metrics-bind-address", required_argument, NULL, 'm'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
@@ -57,6 +62,18 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                                 return -EINVAL;
                         }
                         o.once = true;
+                        break;
+                case 'k':
+                case 'm':
+                        if (strcmp(argv[0], "run") != 0) {
+                                fprintf(stderr, "spinlane-agent %s: %s belongs to `run`\nusage: %s\n", argv[0],
+                                        c == 'k' ? "--kubeconfig" : "--metrics-bind-address", usage);
+                                return -EINVAL;
+                        }
+                        if (c == 'k')
+                                o.kubeconfig = optarg;
+                        else
+                                o.metrics_bind = optarg;
                         break;
                 case 'h':
                         fprintf(stdout, "usage: %s\n", usage);
@@ -107,9 +124,26 @@ int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, 
 int agent_config(const agent_options *o, config *ret)
 {
         char err[CONFIG_ERR_LEN];
-        int r = config_load(o->config ? o->config : CONFIG_PATH_DEFAULT, ret, NULL, err, sizeof(err));
+        int r = config_load(o->config, ret, NULL, err, sizeof(err));
         if (r < 0)
                 fprintf(stderr, "spinlane-agent: %s\n", *err ? err : strerror(-r));
         return r;
 }
 
+
+int agent_addresses(const hostfs *h, const config *c, inventory *inv)
+{
+        _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
+        char err[256];
+
+        if (!st)
+                return -ENOMEM;
+        int r = bind_state_load(h, st, err, sizeof(err));
+        if (r < 0)
+                fprintf(stderr, "spinlane-agent: %s: %s; the NIC MACs recorded there are not used\n", BIND_STATE_PATH,
+                        *err ? err : strerror(-r));
+        addresses_apply(inv, &(addresses_options){ .cfg = c, .state = r >= 0 ? st : NULL,
+                                                   .selected = prep_checks_nic_selected,
+                                                   .sel_userdata = (void *)c });
+        return 0;
+}

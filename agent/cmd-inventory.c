@@ -35,6 +35,11 @@ int cmd_inventory(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent inventory: scan failed: %s\n", strerror(-r));
                 return AGENT_EXIT_ERROR;
         }
+        if (agent_addresses(&h, &cfg, inv) < 0) {
+                fprintf(stderr, "spinlane-agent inventory: out of memory\n");
+                inventory_free(inv);
+                return AGENT_EXIT_ERROR;
+        }
         json_t *j = inventory_to_json(inv, cfg.resource_prefix);
         char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
         if (s)

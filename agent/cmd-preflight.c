@@ -8,6 +8,7 @@
 #include "config.h"
 #include "hostfs.h"
 #include "inventory.h"
+#include "ipv4.h"
 #include "prep-inventory.h"
 
 #include <errno.h>
@@ -65,9 +66,17 @@ static void print_human_summary(const inventory *inv, FILE *f)
                 ncores == 1 ? "" : "s");
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
-                fprintf(f, "nic: %s %04x:%04x %s driver=%s%s%s numa=%d%s: %s\n", n->pci, n->vendor, n->device,
+                char addr[64] = "";
+                if (n->addr.state == INV_ADDR_KNOWN) {
+                        char cidr[IPV4_CIDR_STR_MAX], gw[IPV4_STR_MAX];
+                        snprintf(addr, sizeof(addr), " ipv4=%s%s%s (%s)",
+                                 ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr),
+                                 n->addr.gateway ? " gateway=" : "", n->addr.gateway ? ipv4_format(n->addr.gateway, gw) : "",
+                                 n->addr.source);
+                }
+                fprintf(f, "nic: %s %04x:%04x %s driver=%s%s%s numa=%d%s%s: %s\n", n->pci, n->vendor, n->device,
                         inv_nic_kind_name(n->kind), n->driver[0] ? n->driver : "none", n->netdev[0] ? " netdev=" : "",
-                        n->netdev, n->numa_node, n->primary ? " primary" : "", n->dpdk_reason);
+                        n->netdev, n->numa_node, n->primary ? " primary" : "", addr, n->dpdk_reason);
         }
         fprintf(f, "memory:");
         for (size_t i = 0; i < inv->n_huge; i++)
@@ -102,6 +111,11 @@ int cmd_preflight(int argc, char **argv)
         r = inventory_scan(&h, &inv);
         if (r < 0) {
                 fprintf(stderr, "spinlane-agent preflight: scan failed: %s\n", strerror(-r));
+                return AGENT_EXIT_ERROR;
+        }
+        if (agent_addresses(&h, &cfg, inv) < 0) {
+                fprintf(stderr, "spinlane-agent preflight: out of memory\n");
+                inventory_free(inv);
                 return AGENT_EXIT_ERROR;
         }
         /* The config's NIC selection and bind driver. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* `spinlane-agent run [--root DIR] [--config FILE] [--once]`: the daemon. One event loop
- * (epoll + signalfd + timerfd) drives a table of services: node preparation (apply the
- * config, re-apply on SIGHUP/config change/ENA reset), the node verdicts (printed at
- * start and whenever they change) and the kubelet device plugins; --once only prepares
+/* `spinlane-agent run [--root DIR] [--config FILE] [--once] [--kubeconfig FILE]
+ * [--metrics-bind-address HOST:PORT]`: the daemon. One event loop (epoll + signalfd +
+ * timerfd) drives a table of services: node preparation (apply the config, re-apply on
+ * SIGHUP/config change/ENA reset), the node verdicts (printed at start and whenever they
+ * change), the kubelet device plugins, and the report (Node labels, Events, metrics,
+ * probes: run-report.c); --once only prepares
  * the node and exits (an init container). The inventory is re-scanned on kernel uevents
  * (netlink; on the live host only), on inotify events under /dev and sysfs, and by a
  * safety timer (30 s on the live host, 10 s under a fake --root; SPINLANE_RESCAN_MS
@@ -16,10 +18,13 @@
 #include "dp-uevent.h"
 #include "hostfs.h"
 #include "inventory.h"
+#include "ipv4.h"
 #include "log.h"
 #include "loop.h"
 #include "prep-daemon.h"
 #include "prep-inventory.h"
+#include "run-address.h"
+#include "run-report.h"
 #include "verdict.h"
 
 #include <errno.h>
@@ -72,6 +77,7 @@ struct run_ctx {
         config cfg;               /* the config at start; node preparation keeps the live one */
         run_settings set;
         prep_daemon *prep;
+        run_address *addr;        /* NIC addresses: static entries, recorded MACs, metadata (run-address.c) */
         int ifd;                  /* inotify: device nodes and sysfs attributes */
         int nlfd;                 /* kernel uevents (NETLINK_KOBJECT_UEVENT), -1 when not used */
         int debounce_fd;
@@ -86,6 +92,8 @@ struct run_ctx {
         dp_plugin *nic_plugin, *core_plugin;
         bool listed;
         dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
+        /* labels, Events, metrics, probes (run-report.c) */
+        run_report *report;
 };
 
 static void settings_load(const config *c, run_settings *ret)
@@ -255,6 +263,8 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const pre
                 const inv_nic *n = &inv->nics[i];
                 bool known = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci)) != NULL;
                 bool advertise = inv_nic_advertisable(n) && prep_selection_has(sel, n);
+                /* a NIC without an address is listed, Unhealthy: the nic-address verdict says why */
+                bool addressed = n->addr.state == INV_ADDR_KNOWN;
                 if (n->primary || !(advertise || known))
                         continue;
                 dp_device d;
@@ -265,7 +275,12 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const pre
                 snprintf(d.nic_kind, sizeof(d.nic_kind), "%s", inv_nic_kind_name(n->kind));
                 snprintf(d.driver, sizeof(d.driver), "%s", n->driver);
                 d.numa_node = n->numa_node;
-                d.healthy = advertise;
+                d.healthy = advertise && addressed;
+                if (addressed) {
+                        ipv4_cidr_format((ipv4_cidr){ n->addr.ipv4, n->addr.prefix_len }, d.ipv4);
+                        if (n->addr.gateway)
+                                ipv4_format(n->addr.gateway, d.gateway);
+                }
                 for (size_t k = 0; k < n->n_devnodes && k < DP_MAX_DEVNODES; k++) {
                         snprintf(d.devnodes[k].host, DP_DEVPATH_LEN, "%s", n->devnodes[k].host);
                         snprintf(d.devnodes[k].container, DP_DEVPATH_LEN, "%s", n->devnodes[k].container);
@@ -444,7 +459,12 @@ static void on_dp_event(const dp_event *ev, void *ud)
                 log_info("%s", ev->message);
                 loop_exit(ctx->l, 0);
                 break;
+        case DP_EVENT_TEARDOWN_UNFINISHED:
+                log_warn("device plugins: %s", ev->message);
+                break;
         }
+        if (ev->type == DP_EVENT_REGISTERED || ev->type == DP_EVENT_RESTART || ev->type == DP_EVENT_REGISTER_FAILED)
+                run_report_changed(ctx->report); /* readiness follows registration */
 }
 
 static int dp_start(run_ctx *ctx, const inventory *inv)
@@ -482,18 +502,67 @@ static void dp_stop(run_ctx *ctx)
         dp_device_list_free(&ctx->cores);
 }
 
+/* ---- service: NIC addresses (run-address.c; resolved into every scan by run_scan) ---- */
+
+static void addr_reload(run_ctx *ctx)
+{
+        run_address_reload(ctx->addr);
+}
+
+/* ---- service: Node labels, Events, metrics and probes (run-report.c) ---- */
+
+static int report_start(run_ctx *ctx, const inventory *inv)
+{
+        run_sources src = { .l = ctx->l, .h = &ctx->h, .prefix = ctx->set.prefix, .verdicts = &ctx->verdicts,
+                            .have_verdicts = &ctx->have_verdicts, .nics = &ctx->nics, .cores = &ctx->cores,
+                            .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
+                            .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind };
+        (void)inv;
+        return run_report_new(&src, &ctx->report);
+}
+
+static void report_rescan(run_ctx *ctx, const inventory *inv)
+{
+        (void)inv;
+        run_report_changed(ctx->report);
+}
+
+static void report_stop(run_ctx *ctx)
+{
+        run_report_free(ctx->report);
+        ctx->report = NULL;
+}
+
+/* In this order: the device plugins serve before cluster reporting starts, and nothing of
+ * the report (an API server that is down) is waited for. */
 static const run_service services[] = {
         { "node-preparation", prep_start, NULL, prep_reload, prep_stop },
+        { "nic-addresses", NULL, NULL, addr_reload, NULL },
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, NULL, dp_stop },
+        { "report", report_start, report_rescan, NULL, report_stop },
 };
 
 /* ---- the loop ---- */
 
+/* The inventory with each NIC's address resolved (the services all see the same). */
+static int run_scan(run_ctx *ctx, inventory **ret)
+{
+        int r = inventory_scan(&ctx->h, ret);
+        if (r >= 0 && ctx->addr && run_address_resolve(ctx->addr, &ctx->h, live_config(ctx), *ret) < 0)
+                log_error("NIC addresses: out of memory");
+        return r;
+}
+
+static void on_address_changed(void *ud)
+{
+        debounce(ud, "NIC address lookup");
+}
+
 static void rescan(run_ctx *ctx)
 {
         inventory *inv = NULL;
-        int r = inventory_scan(&ctx->h, &inv);
+        int r = run_scan(ctx, &inv);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
                 return;
@@ -676,7 +745,8 @@ static int on_signal(loop *l, int signo, void *ud)
 
 int cmd_run(int argc, char **argv)
 {
-        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once]";
+        static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
+                                    "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT]";
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1 };
         bool uevents;
@@ -693,7 +763,7 @@ int cmd_run(int argc, char **argv)
         log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
-        if (agent_config(&ctx.opt, &ctx.cfg) < 0)
+        if (agent_config(&ctx.opt, &ctx.cfg) < 0 || run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
                 return AGENT_EXIT_ERROR;
         if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */
                 return prep_once(&ctx.h, ctx.opt.config, prep_scan_inventory, NULL, ctx.opt.json);
@@ -724,7 +794,11 @@ int cmd_run(int argc, char **argv)
                 add_watches(&ctx);
                 (void)loop_add_fd(ctx.l, ctx.ifd, EPOLLIN, on_watch, &ctx);
         }
-        r = inventory_scan(&ctx.h, &inv);
+        if ((r = run_address_new(ctx.l, on_address_changed, &ctx, &ctx.addr)) < 0) {
+                log_errno(LOG_ERROR, r, "NIC address service");
+                goto out;
+        }
+        r = run_scan(&ctx, &inv);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
                 goto out;
@@ -761,6 +835,7 @@ out:
                         (void)loop_remove_fd(ctx.l, ctx.nlfd);
                 close(ctx.nlfd);
         }
+        run_address_free(ctx.addr);
         loop_free(ctx.l);
         if (rc == AGENT_EXIT_OK)
                 log_info("stopped");

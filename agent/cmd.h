@@ -20,10 +20,13 @@ typedef struct agent_options {
         bool json;          /* --json */
         bool once;          /* --once (run only): prepare the node and exit */
         bool log_json;      /* --log-format json, or --json without --log-format */
+        const char *kubeconfig;   /* --kubeconfig FILE (run only); NULL = in-cluster */
+        const char *metrics_bind; /* --metrics-bind-address HOST:PORT (run only); NULL = default */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
- * --config FILE, --json, --log-format human|json, -h/--help, and --once for `run`. On a bad option or a stray argument prints usage to
+ * --config FILE, --json, --log-format human|json, -h/--help, and --once, --kubeconfig
+ * FILE and --metrics-bind-address HOST:PORT for `run` (their values are checked there). On a bad option or a stray argument prints usage to
  * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
 
@@ -32,11 +35,19 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
 struct hostfs;
 int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, struct hostfs *ret_h);
 
-/* Load and check the config (--config FILE, else /etc/spinlane/config.json; a missing
- * default file gives the defaults). A bad config prints the parser's message, which
- * names the key and the value, to stderr and returns it negative. */
+/* Load and check the config (--config FILE, which must exist; without --config
+ * /etc/spinlane/config.json, whose absence means the defaults). A bad or missing config
+ * prints the message, which names the file or the key and the value, to stderr and
+ * returns it negative. */
 struct config;
 int agent_config(const agent_options *o, struct config *ret);
+
+/* Resolve each selected NIC's address into inv (agent/addresses.h) as a one-shot command
+ * can: the config's static entries and the MACs in the bind state; what only the
+ * metadata knows is left to the running agent (INV_ADDR_ELSEWHERE). An unreadable bind
+ * state is named on stderr and its MACs are not used. -ENOMEM. */
+struct inventory;
+int agent_addresses(const struct hostfs *h, const struct config *c, struct inventory *inv);
 
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Reading the config file (a path of the agent's own filesystem, e.g. a ConfigMap mount)
- * and handing its text to the pure parser. The only file I/O of the config; never logs. */
+ * and handing its text to the pure parser; a named file that is missing is an error,
+ * only an unnamed default may be absent. The only file I/O of the config; never logs. */
 #include "config.h"
 
 #include "cleanup.h"
@@ -19,12 +20,15 @@ int config_load(const char *path, config *ret, bool *ret_from_file, char *err, s
 
         if (err && err_size)
                 err[0] = '\0';
+        /* Only "no --config at all" may fall back to the defaults: a path that was named
+         * (even the default one, as the DaemonSet names it) must exist. */
+        bool named = path != NULL;
         if (!path)
                 path = CONFIG_PATH_DEFAULT;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
                 r = -errno;
-                if (r == -ENOENT && strcmp(path, CONFIG_PATH_DEFAULT) == 0) {
+                if (r == -ENOENT && !named) {
                         config_init(ret);
                         if (ret_from_file)
                                 *ret_from_file = false;

@@ -36,6 +36,16 @@ const char *config_driver_name(config_driver d)
         return d >= 0 && d < _CONFIG_DRIVER_MAX ? driver_names[d] : "?";
 }
 
+static const char *const addr_source_names[_CONFIG_ADDR_SOURCE_MAX] = {
+        [CONFIG_ADDR_STATIC] = "static",
+        [CONFIG_ADDR_METADATA] = "metadata",
+};
+
+const char *config_addr_source_name(config_addr_source s)
+{
+        return s >= 0 && s < _CONFIG_ADDR_SOURCE_MAX ? addr_source_names[s] : "?";
+}
+
 void config_init(config *c)
 {
         memset(c, 0, sizeof(*c));
@@ -50,18 +60,27 @@ void config_init(config *c)
         c->tuning.irq_core = -1;
         c->tuning.reapply_on_reset = true;
         snprintf(c->cdi.spec_dir, sizeof(c->cdi.spec_dir), "%s", CONFIG_CDI_DIR_DEFAULT);
+        c->addresses.sources[0] = CONFIG_ADDR_STATIC;
+        c->addresses.sources[1] = CONFIG_ADDR_METADATA;
+        c->addresses.n_sources = 2;
 }
 
-/* Error "config: "<key>": <what>, got <value>" and return r. */
-static int fail(ctx *x, int r, const char *key, const json_t *v, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static int fail(ctx *x, int r, const char *key, const json_t *v, const char *fmt, ...)
+/* The error "config: "<key>": <what>, got <value>". */
+static void fail_msg(ctx *x, const char *key, const json_t *v, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* fail_msg(), then the value r (a negative errno) as the expression's value. A macro, not
+ * a function returning r: the compiler then sees at every call site that a failure is
+ * negative, so an output set only on success (get_int()) is provably set wherever a
+ * caller reads it after checking r >= 0. */
+#define fail(x, r, key, v, ...) (fail_msg((x), (key), (v), __VA_ARGS__), (r))
+
+static void fail_msg(ctx *x, const char *key, const json_t *v, const char *fmt, ...)
 {
         char what[128], shown[80];
         va_list ap;
 
         if (!x->err || x->err_size == 0)
-                return r;
+                return;
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
@@ -77,7 +96,6 @@ static int fail(ctx *x, int r, const char *key, const json_t *v, const char *fmt
                 snprintf(x->err, x->err_size, "config: \"%s\": %s, got %s", key, what, shown);
         else
                 snprintf(x->err, x->err_size, "config: \"%s\": %s", key, what);
-        return r;
 }
 
 static void join_key(char *buf, const char *parent, const char *child)
@@ -508,10 +526,115 @@ static int parse_cdi(ctx *x, const json_t *o, config *c)
         return 0;
 }
 
+/* One entry of addresses.static: {"pci"?, "mac"?, "ipv4", "gateway"?}. */
+static int parse_addr_entry(ctx *x, const char *parent, const json_t *o, nic_addr_static *ret)
+{
+        static const char *const keys[] = {"pci", "mac", "ipv4", "gateway", NULL};
+        char key[KEY_LEN], msg[NIC_ADDR_ERR_LEN];
+        nic_addr_static e = {0};
+        json_t *v, *ip, *gw;
+        int r;
+
+        if ((r = get_object(x, parent, o)) < 0 || (r = check_keys(x, parent, o, keys)) < 0)
+                return r;
+        if ((v = json_object_get(o, "pci"))) {
+                join_key(key, parent, "pci");
+                if (!json_is_string(v) || json_string_length(v) >= sizeof(e.pci) ||
+                    !parse_is_pci_addr(json_string_value(v)))
+                        return fail(x, -EINVAL, key, v, "expected a PCI address such as \"0000:00:06.0\"");
+                snprintf(e.pci, sizeof(e.pci), "%s", json_string_value(v));
+        }
+        if ((v = json_object_get(o, "mac"))) {
+                join_key(key, parent, "mac");
+                if (!json_is_string(v) || parse_mac(json_string_value(v), e.mac) < 0)
+                        return fail(x, -EINVAL, key, v, "expected a MAC address such as \"0a:1b:2c:3d:4e:5f\"");
+                e.has_mac = true;
+        }
+        if (!e.pci[0] && !e.has_mac)
+                return fail(x, -EINVAL, parent, NULL, "needs \"pci\" or \"mac\" (or both) to name its NIC");
+        ip = json_object_get(o, "ipv4");
+        gw = json_object_get(o, "gateway");
+        join_key(key, parent, "ipv4");
+        if (!ip)
+                return fail(x, -EINVAL, key, NULL, "missing (the NIC's address, \"a.b.c.d/len\")");
+        if (!json_is_string(ip) || strlen(json_string_value(ip)) != json_string_length(ip))
+                return fail(x, -EINVAL, key, ip, "expected \"a.b.c.d/len\"");
+        /* the address first, alone: its message is the ipv4 key's */
+        if (nic_addr_static_parse(json_string_value(ip), NULL, &e, msg, sizeof(msg)) < 0)
+                return fail(x, -EINVAL, key, NULL, "%s", strncmp(msg, "ipv4: ", 6) == 0 ? msg + 6 : msg);
+        if (gw) {
+                join_key(key, parent, "gateway");
+                if (!json_is_string(gw) || strlen(json_string_value(gw)) != json_string_length(gw))
+                        return fail(x, -EINVAL, key, gw, "expected \"a.b.c.d\"");
+                if (nic_addr_static_parse(json_string_value(ip), json_string_value(gw), &e, msg, sizeof(msg)) < 0)
+                        return fail(x, -EINVAL, key, NULL, "%s", strncmp(msg, "gateway: ", 9) == 0 ? msg + 9 : msg);
+        }
+        *ret = e;
+        return 0;
+}
+
+static int parse_addresses(ctx *x, const json_t *o, config *c)
+{
+        static const char *const keys[] = {"sources", "static", NULL};
+        char key[KEY_LEN], other[IPV4_STR_MAX];
+        json_t *v, *e;
+        size_t i;
+        int r;
+
+        if ((r = get_object(x, "addresses", o)) < 0 || (r = check_keys(x, "addresses", o, keys)) < 0)
+                return r;
+        if ((v = json_object_get(o, "sources"))) {
+                if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > _CONFIG_ADDR_SOURCE_MAX)
+                        return fail(x, -EINVAL, "addresses.sources", v,
+                                    "expected an array of \"static\" and/or \"metadata\", in the order to ask them");
+                c->addresses.n_sources = 0;
+                json_array_foreach(v, i, e) {
+                        int s = -1;
+                        snprintf(key, sizeof(key), "addresses.sources[%zu]", i);
+                        for (int j = 0; j < _CONFIG_ADDR_SOURCE_MAX; j++)
+                                if (json_is_string(e) && strcmp(json_string_value(e), addr_source_names[j]) == 0)
+                                        s = j;
+                        if (s < 0)
+                                return fail(x, -EINVAL, key, e, "expected \"static\" or \"metadata\"");
+                        for (size_t k = 0; k < c->addresses.n_sources; k++)
+                                if (c->addresses.sources[k] == (config_addr_source)s)
+                                        return fail(x, -EINVAL, key, e, "listed twice");
+                        c->addresses.sources[c->addresses.n_sources++] = (config_addr_source)s;
+                }
+        }
+        if ((v = json_object_get(o, "static"))) {
+                if ((r = get_array(x, "addresses.static", v, CONFIG_MAX_ADDRESSES)) < 0)
+                        return r;
+                c->addresses.n_entries = 0;
+                json_array_foreach(v, i, e) {
+                        nic_addr_static *n = &c->addresses.entries[c->addresses.n_entries];
+                        char ekey[40]; /* short: its own keys are joined to it */
+                        snprintf(ekey, sizeof(ekey), "addresses.static[%zu]", i);
+                        snprintf(key, sizeof(key), "%s", ekey);
+                        if ((r = parse_addr_entry(x, ekey, e, n)) < 0)
+                                return r;
+                        for (size_t k = 0; k < c->addresses.n_entries; k++) {
+                                const nic_addr_static *p = &c->addresses.entries[k];
+                                if (strcmp(p->pci, n->pci) == 0 && p->has_mac == n->has_mac &&
+                                    (!n->has_mac || memcmp(p->mac, n->mac, 6) == 0))
+                                        return fail(x, -EINVAL, key, NULL,
+                                                    "names the same NIC as addresses.static[%zu]", k);
+                                if (p->ipv4.addr == n->ipv4.addr) {
+                                        snprintf(key, sizeof(key), "addresses.static[%zu].ipv4", i);
+                                        return fail(x, -EINVAL, key, NULL, "%s is already the address of addresses.static[%zu]",
+                                                    ipv4_format(n->ipv4.addr, other), k);
+                                }
+                        }
+                        c->addresses.n_entries++;
+                }
+        }
+        return 0;
+}
+
 int config_parse(const char *text, size_t len, config *ret, char *err, size_t err_size)
 {
         static const char *const keys[] = {"resource_prefix", "nics", "binding", "hugepages",
-                                           "hugetlbfs", "cores", "tuning", "cdi", NULL};
+                                           "hugetlbfs", "cores", "tuning", "cdi", "addresses", NULL};
         ctx x = {err, err_size};
         json_error_t jerr;
         json_t *v;
@@ -569,6 +692,8 @@ int config_parse(const char *text, size_t len, config *ret, char *err, size_t er
                 goto out;
         if ((v = json_object_get(root, "cdi")) && (r = parse_cdi(&x, v, c)) < 0)
                 goto out;
+        if ((v = json_object_get(root, "addresses")) && (r = parse_addresses(&x, v, c)) < 0)
+                goto out;
         *ret = *c;
         r = 0;
 out:
@@ -621,7 +746,28 @@ json_t *config_to_json(const config *c)
                 cpuset_format(&c->cores.cpus, buf, sizeof(buf));
                 json_object_set_new(cores, "cpus", json_string(buf));
         }
-        return json_pack("{s:s, s:{s:o,s:o,s:o,s:o,s:i}, s:{s:s,s:b}, s:o, s:o, s:o, s:{s:b,s:o,s:b}, s:{s:b,s:s}}",
+        json_t *sources = json_array(), *entries = json_array();
+        for (size_t i = 0; i < c->addresses.n_sources; i++)
+                json_array_append_new(sources, json_string(config_addr_source_name(c->addresses.sources[i])));
+        for (size_t i = 0; i < c->addresses.n_entries; i++) {
+                const nic_addr_static *e = &c->addresses.entries[i];
+                char cidr[IPV4_CIDR_STR_MAX], gw[IPV4_STR_MAX], mac[18];
+                json_t *o = json_pack("{s:s}", "ipv4", ipv4_cidr_format(e->ipv4, cidr));
+                if (!o)
+                        continue;
+                if (e->pci[0])
+                        json_object_set_new(o, "pci", json_string(e->pci));
+                if (e->has_mac) {
+                        snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e->mac[0], e->mac[1], e->mac[2],
+                                 e->mac[3], e->mac[4], e->mac[5]);
+                        json_object_set_new(o, "mac", json_string(mac));
+                }
+                if (e->gateway)
+                        json_object_set_new(o, "gateway", json_string(ipv4_format(e->gateway, gw)));
+                json_array_append_new(entries, o);
+        }
+        return json_pack("{s:s, s:{s:o,s:o,s:o,s:o,s:i}, s:{s:s,s:b}, s:o, s:o, s:o, s:{s:b,s:o,s:b}, s:{s:b,s:s}, "
+                         "s:{s:o,s:o}}",
                          "resource_prefix", c->resource_prefix,
                          "nics", "kinds", kinds, "ids", ids, "pci", pci, "interfaces", ifs, "max",
                          (int)c->nics.max_count,
@@ -631,7 +777,8 @@ json_t *config_to_json(const config *c)
                          "tuning", "interrupt_moderation_off", c->tuning.interrupt_moderation_off,
                          "irq_core", c->tuning.irq_core < 0 ? json_null() : json_integer(c->tuning.irq_core),
                          "reapply_on_reset", c->tuning.reapply_on_reset,
-                         "cdi", "enabled", c->cdi.enabled, "spec_dir", c->cdi.spec_dir);
+                         "cdi", "enabled", c->cdi.enabled, "spec_dir", c->cdi.spec_dir,
+                         "addresses", "sources", sources, "static", entries);
 }
 
 bool config_equal(const config *a, const config *b)

@@ -7,6 +7,7 @@
 #define SPIN_CONFIG_H
 
 #include "cpuset.h"
+#include "nic-address.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@
 #define CONFIG_PREFIX_LEN 64         /* resource prefix incl. NUL (a DNS subdomain) */
 #define CONFIG_PATH_LEN 256          /* absolute paths incl. NUL */
 #define CONFIG_IFNAME_LEN 16         /* IFNAMSIZ */
+#define CONFIG_MAX_ADDRESSES 64      /* entries of "addresses.static" */
 #define CONFIG_ERR_LEN 256           /* error message buffer callers should give */
 
 /* NIC kinds, same order as inv_nic_kind (agent/inventory.h). */
@@ -44,6 +46,14 @@ typedef enum config_driver {
         _CONFIG_DRIVER_MAX,
 } config_driver;
 const char *config_driver_name(config_driver d); /* kernel driver name */
+
+/* Where a NIC's IPv4 address may come from (docs/addresses.md). */
+typedef enum config_addr_source {
+        CONFIG_ADDR_STATIC,   /* "static": an entry of addresses.static */
+        CONFIG_ADDR_METADATA, /* "metadata": the cloud's instance metadata (ENA: AWS, MANA: Azure) */
+        _CONFIG_ADDR_SOURCE_MAX,
+} config_addr_source;
+const char *config_addr_source_name(config_addr_source s); /* "static", "metadata" */
 
 typedef struct config_pci_id {
         uint16_t vendor, device;
@@ -109,6 +119,16 @@ typedef struct config {
                 bool reapply_on_reset;         /* re-apply after an ENA reset; default true */
         } tuning;
 
+        /* "addresses": where each NIC's IPv4 address, subnet and gateway come from. The
+         * sources are asked in order, the first that knows an address wins (default:
+         * static, then metadata); a source left out is never asked. */
+        struct {
+                config_addr_source sources[_CONFIG_ADDR_SOURCE_MAX];
+                size_t n_sources;
+                nic_addr_static entries[CONFIG_MAX_ADDRESSES]; /* "static": by PCI address and/or MAC */
+                size_t n_entries;
+        } addresses;
+
         /* "cdi": Container Device Interface specs beside the device plugin's answers. */
         struct {
                 bool enabled;                    /* default false */
@@ -127,8 +147,9 @@ void config_init(config *c);
 int config_parse(const char *text, size_t len, config *ret, char *err, size_t err_size);
 
 /* Read path (a path of the agent's own filesystem, not under --root) and parse it.
- * A missing file at the default path gives the defaults (ret_from_file = false);
- * a missing file elsewhere is -ENOENT. Errors as config_parse(), plus -errno of the
+ * path NULL means no --config was given: CONFIG_PATH_DEFAULT, and when that file is
+ * absent the defaults (ret_from_file = false). A path given - even the default one - that
+ * does not exist is -ENOENT with a message. Errors as config_parse(), plus -errno of the
  * read (message in err). */
 int config_load(const char *path, config *ret, bool *ret_from_file, char *err, size_t err_size);
 

@@ -5,15 +5,13 @@
 
 #include "cleanup.h"
 #include "parse.h"
+#include "procparse.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <linux/magic.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 
 static void size_str(uint64_t kb, char *buf, size_t size)
 {
@@ -114,104 +112,87 @@ int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_
         return verdict_add(v, PREP_CHECK_HUGEPAGES, VERDICT_PASS, evidence, NULL, "reserved %s", oks);
 }
 
-/* Decode the octal escapes of /proc/mounts (\040 space, \011 tab, \012, \134). */
-static void unescape(char *s)
+/* Looking for the mount at one mount point, line by line. */
+typedef struct mount_scan {
+        const char *mp;
+        int found;   /* 1 hugetlbfs, -EEXIST another filesystem, 0 none (the last line wins) */
+        uint64_t ps; /* pagesize= in kB of that hugetlbfs, 0 absent */
+        int err;     /* -EINVAL: that hugetlbfs line is garbled or cut */
+} mount_scan;
+
+static int scan_line(void *userdata, const char *line, size_t len)
 {
-        char *w = s;
-        for (char *r = s; *r;) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
-                    r[3] <= '7') {
-                        *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-                        r += 4;
-                } else
-                        *w++ = *r++;
+        mount_scan *s = userdata;
+        procparse_mount m;
+        size_t pos = 0;
+        char ps[32];
+
+        if (procparse_mount_next(line, len, &pos, &m) <= 0)
+                return 0; /* fewer than four fields: no mount */
+        /* A cut target is longer than any mount point the config can name. */
+        if (strcmp(m.target, s->mp) != 0)
+                return 0;
+        /* The last mount at a path is the visible one. */
+        s->ps = 0;
+        s->err = 0;
+        if (strcmp(m.fstype, "hugetlbfs") != 0) {
+                s->found = -EEXIST;
+                return 0;
         }
-        *w = '\0';
+        s->found = 1;
+        int r = procparse_mount_option(m.options, "pagesize", ps, sizeof(ps));
+        if (m.truncated || r < 0 || (r > 0 && procparse_size_kb(ps, &s->ps) < 0))
+                s->err = -EINVAL;
+        return 0;
 }
 
-/* "2M", "1024M", "1G", "64K", "2048k" (kernel memparse) to kB. */
-static int parse_pagesize_opt(const char *s, uint64_t *ret)
+static int scan_result(const mount_scan *s, uint64_t *ret_pagesize_kb)
 {
-        char num[32];
-        size_t i;
-        uint64_t n, mult = 0;
-
-        for (i = 0; s[i] >= '0' && s[i] <= '9' && i < sizeof(num) - 1; i++)
-                num[i] = s[i];
-        num[i] = '\0';
-        if (i == 0 || parse_u64(num, 1ULL << 40, &n) < 0)
-                return -EINVAL;
-        if (strcmp(s + i, "K") == 0 || strcmp(s + i, "k") == 0)
-                mult = 1;
-        else if (strcmp(s + i, "M") == 0 || strcmp(s + i, "m") == 0)
-                mult = 1024;
-        else if (strcmp(s + i, "G") == 0 || strcmp(s + i, "g") == 0)
-                mult = 1024 * 1024;
-        else if (s[i] == '\0') {
-                if (n % 1024)
-                        return -EINVAL;
-                *ret = n / 1024;
-                return 0;
-        } else
-                return -EINVAL;
-        *ret = n * mult;
-        return 0;
+        if (s->found == 1 && s->err)
+                return s->err;
+        if (s->found == 1 && ret_pagesize_kb)
+                *ret_pagesize_kb = s->ps;
+        return s->found;
 }
 
 int huge_find_mount(const char *mounts, const char *mount_point, uint64_t *ret_pagesize_kb)
 {
+        mount_scan s = {.mp = mount_point};
         const char *line = mounts;
-        int found = 0, r;
-        uint64_t ps = 0;
 
         while (line && *line) {
                 const char *nl = strchr(line, '\n');
                 size_t n = nl ? (size_t)(nl - line) : strlen(line);
-                char buf[1024], src[256], mp[512], type[64], opts[512];
-                if (n < sizeof(buf)) {
-                        memcpy(buf, line, n);
-                        buf[n] = '\0';
-                        if (sscanf(buf, "%255s %511s %63s %511s", src, mp, type, opts) == 4) {
-                                unescape(mp);
-                                if (strcmp(mp, mount_point) == 0) {
-                                        /* The last mount at a path is the visible one. */
-                                        if (strcmp(type, "hugetlbfs") != 0) {
-                                                found = -EEXIST;
-                                        } else {
-                                                found = 1;
-                                                ps = 0;
-                                                char *save = NULL;
-                                                for (char *o = strtok_r(opts, ",", &save); o;
-                                                     o = strtok_r(NULL, ",", &save))
-                                                        if (strncmp(o, "pagesize=", 9) == 0) {
-                                                                r = parse_pagesize_opt(o + 9, &ps);
-                                                                if (r < 0)
-                                                                        return r;
-                                                        }
-                                        }
-                                }
-                        }
-                }
+                scan_line(&s, line, n);
                 line = nl ? nl + 1 : NULL;
         }
-        if (found == 1 && ret_pagesize_kb)
-                *ret_pagesize_kb = ps;
-        return found;
+        return scan_result(&s, ret_pagesize_kb);
+}
+
+/* The same over a mount table file, streamed: however many mounts, each line at most
+ * HOSTFS_MOUNT_LINE_MAX bytes. When the file cannot be read whole, *ret_read_err is that
+ * error (-EMSGSIZE: a longer line, -EBADMSG: a NUL byte) and the return is it too. */
+static int find_mount_in_table(const hostfs *h, const char *path, const char *mount_point, uint64_t *ret_pagesize_kb,
+                               int *ret_read_err)
+{
+        mount_scan s = {.mp = mount_point};
+        int r = hostfs_read_lines(h, path, HOSTFS_MOUNT_LINE_MAX, scan_line, &s);
+        *ret_read_err = r < 0 ? r : 0;
+        if (r < 0)
+                return r;
+        return scan_result(&s, ret_pagesize_kb);
 }
 
 static uint64_t kernel_default_size(const hostfs *h)
 {
         _cleanup_free_ char *meminfo = NULL;
 
-        if (hostfs_read_alloc(h, "/proc/meminfo", 0, &meminfo, NULL) == 0) {
-                const char *p = strstr(meminfo, "\nHugepagesize:");
-                if (p) {
-                        char num[32];
-                        uint64_t kb;
-                        if (sscanf(p + 14, " %31[0-9] kB", num) == 1 && parse_u64(num, 1ULL << 40, &kb) == 0 && kb)
-                                return kb;
-                }
-        }
+        size_t len = 0;
+        uint64_t kb = 0;
+
+        if (hostfs_read_alloc(h, "/proc/meminfo", 0, &meminfo, &len) == 0 &&
+            procparse_meminfo(meminfo, len, "Hugepagesize", &kb) > 0 && kb > 0 && kb <= (1ULL << 40))
+                return kb;
         return 2048;
 }
 
@@ -224,30 +205,20 @@ uint64_t huge_mount_page_size(const hostfs *h, const config *c)
         return kernel_default_size(h);
 }
 
-/* The host's mount table: /proc/1/mounts (host init, under --root /host with hostPID)
- * first, then /proc/mounts (fake trees have only that). */
-static int read_mounts(const hostfs *h, char **ret)
+/* "pagesize=2M", as the kernel's memparse reads it. */
+static void pagesize_opt(uint64_t kb, char *buf, size_t size)
 {
-        if (hostfs_read_alloc(h, "/proc/1/mounts", 0, ret, NULL) == 0)
-                return 0;
-        return hostfs_read_alloc(h, "/proc/mounts", 0, ret, NULL);
+        if (kb % (1024 * 1024) == 0)
+                snprintf(buf, size, "pagesize=%" PRIu64 "G", kb / (1024 * 1024));
+        else if (kb % 1024 == 0)
+                snprintf(buf, size, "pagesize=%" PRIu64 "M", kb / 1024);
+        else
+                snprintf(buf, size, "pagesize=%" PRIu64 "K", kb);
 }
 
-bool huge_root_is_live(const hostfs *h)
+int huge_mount(const hostfs *h, const bind_ops *ops, const config *c, verdict_list *v, bool *ret_mounted)
 {
-        char full[PATH_MAX];
-        struct statfs sfs;
-
-        if (hostfs_is_real_root(h))
-                return true;
-        return hostfs_path(h, "/proc", full, sizeof(full)) == 0 && statfs(full, &sfs) == 0 &&
-               sfs.f_type == PROC_SUPER_MAGIC;
-}
-
-int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_mounted)
-{
-        _cleanup_free_ char *mounts = NULL;
-        const char *mp = c->hugetlbfs.mount_point;
+        const char *mp = c->hugetlbfs.mount_point, *table = hostfs_mounts_path(h);
         uint64_t want = huge_mount_page_size(h, c), have = 0;
         char full[PATH_MAX], opt[64], sz[32];
         int r;
@@ -255,12 +226,16 @@ int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_moun
         if (ret_mounted)
                 *ret_mounted = false;
         size_str(want, sz, sizeof(sz));
-        json_t *ev = json_pack("{s:s,s:I}", "mount_point", mp, "page_size_kb", (json_int_t)want);
-        r = read_mounts(h, &mounts);
-        if (r < 0)
-                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, "check that /proc is mounted under the root",
-                                   "cannot read /proc/mounts: %s", strerror(-r));
-        r = huge_find_mount(mounts, mp, &have);
+        json_t *ev = json_pack("{s:s,s:I,s:s}", "mount_point", mp, "page_size_kb", (json_int_t)want, "mount_table",
+                               table);
+        int rerr = 0;
+        r = find_mount_in_table(h, table, mp, &have, &rerr);
+        if (rerr)
+                /* Not read whole: a mount may be there unseen, and another one would stack. */
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
+                                   "check that the host's /proc is mounted under the root",
+                                   "cannot read the host's mount table %s: %s; nothing mounted", table,
+                                   rerr == -EMSGSIZE ? "a line longer than 64 KiB" : strerror(-rerr));
         if (r == 1) {
                 if (have == 0)
                         have = kernel_default_size(h); /* no pagesize= means the default size */
@@ -278,45 +253,53 @@ int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_moun
                                    "%s is already a mount point of another filesystem", mp);
         if (r < 0)
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL,
-                                   "/proc/mounts has a garbled hugetlbfs line for %s", mp);
+                                   "%s has a garbled hugetlbfs line for %s; nothing mounted", table, mp);
         if (!c->hugetlbfs.mount)
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
                                    "mount it (mount -t hugetlbfs -o pagesize=... nodev <path>) or set hugetlbfs.mount",
                                    "no hugetlbfs at %s and hugetlbfs.mount is false", mp);
-        if ((r = hostfs_path(h, mp, full, sizeof(full))) < 0 || (r = hostfs_mkdir_p(h, mp)) < 0)
+        if ((r = hostfs_path(h, mp, full, sizeof(full))) < 0 || (r = bind_ops_mkdir(ops, h, mp)) < 0)
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL, "cannot create %s: %s", mp,
                                    strerror(-r));
-        snprintf(opt, sizeof(opt), "pagesize=%" PRIu64 "K", want);
-        if (!huge_root_is_live(h))
+        pagesize_opt(want, opt, sizeof(opt));
+        r = bind_ops_mount(ops, h, "nodev", mp, HUGE_FSTYPE, MS_NOSUID | MS_NODEV, opt);
+        if (r == -ENOSYS)
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_SKIP, ev, NULL,
-                                   "would mount hugetlbfs at %s with %s (not the real root: directory created, nothing mounted)",
-                                   mp, opt);
-        if (mount("nodev", full, PREP_CHECK_HUGETLBFS, MS_NOSUID | MS_NODEV, opt) < 0) {
-                r = -errno;
+                                   "would mount hugetlbfs at %s with %s (not a live root: directory created, nothing "
+                                   "mounted)", mp, opt);
+        if (r < 0)
                 return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
                                    r == -EPERM ? "the agent needs CAP_SYS_ADMIN (privileged) to mount" : NULL,
                                    "mounting hugetlbfs at %s with %s failed: %s", mp, opt, strerror(-r));
+        have = 0;
+        r = find_mount_in_table(h, table, mp, &have, &rerr);
+        if (r == 1 && (have ? have : kernel_default_size(h)) == want) {
+                if (ret_mounted)
+                        *ret_mounted = true;
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_PASS, ev, NULL,
+                                   "mounted hugetlbfs at %s (pagesize %s)", mp, sz);
         }
-        free(mounts);
-        mounts = NULL;
-        if (read_mounts(h, &mounts) < 0 || huge_find_mount(mounts, mp, &have) != 1) {
-                /* Under --root /host the host sees the mount only through mount
-                 * propagation; our own namespace shows it at the joined path. */
-                free(mounts);
-                mounts = NULL;
-                if (!hostfs_is_real_root(h) && hostfs_read_alloc(h, "/proc/self/mounts", 0, &mounts, NULL) == 0 &&
-                    huge_find_mount(mounts, full, &have) == 1) {
-                        if (ret_mounted)
-                                *ret_mounted = true;
-                        return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_WARN, ev,
-                                           "give the agent's host mount mountPropagation: Bidirectional",
-                                           "mounted hugetlbfs at %s in the agent's mount namespace only; the host does "
-                                           "not see it", full);
-                }
-                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL,
-                                   "mounted hugetlbfs at %s but the mount table does not show it", mp);
-        }
-        if (ret_mounted)
-                *ret_mounted = true;
-        return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_PASS, ev, NULL, "mounted hugetlbfs at %s (pagesize %s)", mp, sz);
+        /* The host's table does not show what was just mounted (under --root /host: no
+         * mount propagation). Left there, the next apply would not see it either and
+         * stack another one: take it down again. */
+        mount_scan own = {.mp = full};
+        hostfs self;
+        hostfs_init(&self, NULL); /* the agent's own /proc/self/mounts, whatever the root */
+        bool ours = !hostfs_is_real_root(h) && hostfs_is_live(h) &&
+                    hostfs_read_lines(&self, "/proc/self/mounts", HOSTFS_MOUNT_LINE_MAX, scan_line, &own) == 0 &&
+                    own.found == 1;
+        int u = bind_ops_umount(ops, h, mp);
+        char undo[96];
+        if (u < 0)
+                snprintf(undo, sizeof(undo), "unmounting it again failed: %s", strerror(-u));
+        else
+                snprintf(undo, sizeof(undo), "unmounted it again");
+        if (ours)
+                return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev,
+                                   "give the agent's host mount mountPropagation: Bidirectional",
+                                   "mounted hugetlbfs at %s, but only the agent's mount namespace sees it (not %s); %s",
+                                   full, table, undo);
+        return verdict_add(v, PREP_CHECK_HUGETLBFS, VERDICT_FAIL, ev, NULL,
+                           "mounted hugetlbfs at %s, but %s does not show it%s; %s", mp, table,
+                           r == 1 ? " with that page size" : "", undo);
 }

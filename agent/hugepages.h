@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Hugepage reservation per NUMA node and page size, and the hugetlbfs mount, under
  * --root. Reads back what the kernel really gave and turns the outcome into the
- * `prep-hugepages` and `prep-hugetlbfs` verdicts. sysfs writes go through a bind_ops table (tests
- * emulate a stingy kernel); mount(2) happens only when the root is the real root.
- * Never logs. */
+ * `prep-hugepages` and `prep-hugetlbfs` verdicts. Every host write - nr_hugepages, the
+ * mount point's directory, mount(2), umount(2) - goes through a bind_ops table (tests
+ * emulate a stingy kernel and assert the exact mount call). Never logs. */
 #ifndef SPIN_HUGEPAGES_H
 #define SPIN_HUGEPAGES_H
 
@@ -31,26 +31,30 @@
  * nothing. */
 int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_list *v);
 
-/* Pure: find the hugetlbfs mount at mount_point in /proc/mounts text. Returns 1 and
- * the pagesize= value in kB (0 when the option is absent) when found, 0 when not,
- * -EINVAL when a hugetlbfs line is garbled. Other filesystems at the path give -EEXIST. */
+/* The filesystem type mounted (mount -t hugetlbfs). */
+#define HUGE_FSTYPE "hugetlbfs"
+
+/* Pure: find the mount at mount_point in mount table text (/proc/mounts format; the last
+ * mount at a path is the visible one). Returns 1 and the pagesize= value in kB (0 when
+ * the option is absent) for hugetlbfs, 0 when nothing is mounted there, -EEXIST for
+ * another filesystem, -EINVAL when that hugetlbfs line is garbled or cut. */
 int huge_find_mount(const char *mounts, const char *mount_point, uint64_t *ret_pagesize_kb);
 
 /* The page size the hugetlbfs mount should have: hugetlbfs.page_size, else the first
  * PREP_CHECK_HUGEPAGES size, else the kernel default (/proc/meminfo Hugepagesize), else 2048. */
 uint64_t huge_mount_page_size(const hostfs *h, const config *c);
 
-/* True when the root holds a live host (the real root, or --root /host whose /proc is
- * a procfs): mounts are real there. A fake tree's /proc is a plain directory. */
-bool huge_root_is_live(const hostfs *h);
-
 /* Make sure hugetlbfs is mounted at c->hugetlbfs.mount_point with the right pagesize=.
- * Live root (huge_root_is_live): mkdir -p and mount(2) at <root><mount_point> when
- * absent (nosuid,nodev), then verify in the mount table (/proc/1/mounts, else
- * /proc/mounts). Fake root: create the directory under the root and report a `skip`
- * verdict saying what would be mounted. A mount with another page size is a fail
+ * Looks in the host's mount table (hostfs_mounts_path: the host init's under --root,
+ * streamed, never another namespace's); a table that cannot be read whole is a fail and
+ * nothing is mounted (an unseen mount would be stacked on). When absent: mkdir -p and
+ * mount("nodev", mount_point, "hugetlbfs", MS_NOSUID | MS_NODEV, "pagesize=2M"), both
+ * through ops (bind_ops_mkdir / bind_ops_mount: the real ones mount only under a live
+ * root, else a `skip` verdict says what would be mounted), then the table must show it;
+ * when it does not (no mount propagation under --root /host) it is unmounted again
+ * (bind_ops_umount) and the verdict fails. A mount with another page size is a fail
  * (never remounted under running pods). Adds one `prep-hugetlbfs` verdict; *ret_mounted
- * (optional) tells whether this call mounted it. Returns 0 or -ENOMEM. */
-int huge_mount(const hostfs *h, const config *c, verdict_list *v, bool *ret_mounted);
+ * (optional) tells whether this call mounted it (and left it). Returns 0 or -ENOMEM. */
+int huge_mount(const hostfs *h, const bind_ops *ops, const config *c, verdict_list *v, bool *ret_mounted);
 
 #endif

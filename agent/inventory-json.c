@@ -4,6 +4,7 @@
 #include "inventory.h"
 
 #include "cleanup.h"
+#include "ipv4.h"
 
 #include <errno.h>
 #include <string.h>
@@ -91,6 +92,21 @@ static json_t *devnodes_array(const inv_nic *n, bool *oom)
 
 static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
 
+/* The NIC's address fields: "ipv4" (a.b.c.d/len) and "gateway" when known (else null),
+ * "address_source", "address_state", "address_reason". */
+static void address_fields(json_t *o, const inv_nic *n, bool *oom)
+{
+        char cidr[IPV4_CIDR_STR_MAX], gw[IPV4_STR_MAX];
+        bool known = n->addr.state == INV_ADDR_KNOWN;
+
+        set(o, "ipv4", known ? json_string(ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr))
+                             : json_null(), oom);
+        set(o, "gateway", known && n->addr.gateway ? json_string(ipv4_format(n->addr.gateway, gw)) : json_null(), oom);
+        set(o, "address_source", known ? str_or_null(n->addr.source) : json_null(), oom);
+        set(o, "address_state", json_string(inv_addr_state_name(n->addr.state)), oom);
+        set(o, "address_reason", str_or_null(n->addr.why), oom);
+}
+
 static json_t *nic_object(const inv_nic *n, bool *oom)
 {
         char ids[16], cls[16];
@@ -109,8 +125,12 @@ static json_t *nic_object(const inv_nic *n, bool *oom)
         set(o, "numa_node", json_integer(n->numa_node), oom);
         set(o, "netdev", str_or_null(n->netdev), oom);
         set(o, "mac", str_or_null(n->mac), oom);
+        set(o, "mac_source", str_or_null(n->mac_source), oom);
+        address_fields(o, n, oom);
         set(o, "primary", json_boolean(n->primary), oom);
         set(o, "has_ipv4", json_boolean(n->has_ipv4), oom);
+        set(o, "in_use", n->in_use < 0 ? json_null() : json_boolean(n->in_use), oom);
+        set(o, "in_use_reason", str_or_null(n->in_use_reason), oom);
         set(o, "dpdk_ready", json_boolean(n->dpdk_ready), oom);
         set(o, "dpdk_reason", json_string(n->dpdk_reason), oom);
         set(o, "devices", devnodes_array(n, oom), oom);
@@ -157,6 +177,7 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
                 set(o, "numa_node", json_integer(n->numa_node), &oom);
                 set(o, "netdev", str_or_null(n->netdev), &oom);
                 set(o, "mac", str_or_null(n->mac), &oom);
+                address_fields(o, n, &oom);
                 set(o, "devices", devnodes_array(n, &oom), &oom);
                 push(rn, o, &oom);
         }

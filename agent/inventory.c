@@ -6,6 +6,7 @@
 
 #include "cleanup.h"
 #include "parse.h"
+#include "netlink.h"
 #include "procparse.h"
 
 #include <errno.h>
@@ -50,6 +51,12 @@ const char *inv_cgroup_name(inv_cgroup v)
 {
         static const char *const names[] = {"unknown", "v1", "hybrid", "v2"};
         return (unsigned)v < ELEMENTSOF(names) ? names[v] : "unknown";
+}
+
+const char *inv_addr_state_name(inv_addr_state s)
+{
+        static const char *const names[] = {"unresolved", "known", "pending", "agent-only", "failed"};
+        return (unsigned)s < ELEMENTSOF(names) ? names[s] : "unresolved";
 }
 
 const char *inv_topic_name(inv_topic t)
@@ -407,81 +414,72 @@ static void scan_numa(inventory *inv, const hostfs *h)
         qsort(inv->numa, inv->n_numa, sizeof(inv_numa), cmp_numa);
 }
 
-/* A per-process /proc file (mounts, net/route). /proc/mounts is /proc/self/mounts: under
- * --root /host that would be the agent container's own view, so there the host's init
- * (/proc/1/...) is read first, and /proc/<name> only when that is absent or refused.
- * *ret_path names the file that was read (or last tried). */
-static int read_proc_of_host(const hostfs *h, const char *name, char **ret, size_t *ret_len, const char **ret_path,
-                             char *pathbuf, size_t size)
-{
-        int r = -ENOENT;
+/* One line of the host's mount table (hostfs_mounts_path), streamed. */
+typedef struct mount_state {
+        inventory *inv;
+        const char *path;
+        bool v1, v2_root, v2_other;
+} mount_state;
 
-        if (!hostfs_is_real_root(h) && hostfs_fmt(pathbuf, size, "/proc/1/%s", name) == 0) {
-                r = hostfs_read_alloc(h, pathbuf, PROC_FILE, ret, ret_len);
-                if (r >= 0 || (r != -ENOENT && r != -EACCES && r != -EPERM)) {
-                        *ret_path = pathbuf;
-                        return r;
+static int mount_line(void *userdata, const char *line, size_t len)
+{
+        mount_state *st = userdata;
+        inventory *inv = st->inv;
+        procparse_mount m;
+        size_t pos = 0;
+
+        if (procparse_mount_next(line, len, &pos, &m) <= 0)
+                return 0; /* a line with too few fields: skip it */
+        if (strcmp(m.fstype, "cgroup2") == 0) {
+                if (strcmp(m.target, "/sys/fs/cgroup") == 0)
+                        st->v2_root = true;
+                else
+                        st->v2_other = true;
+        } else if (strcmp(m.fstype, "cgroup") == 0) {
+                st->v1 = true;
+        } else if (strcmp(m.fstype, "hugetlbfs") == 0) {
+                char ps[32];
+                uint64_t kb = 0;
+                if (m.truncated) {
+                        problem(inv, INV_TOPIC_MEMORY, st->path, -ENAMETOOLONG, "hugetlbfs mount line too long");
+                        return 0;
                 }
+                int r = procparse_mount_option(m.options, "pagesize", ps, sizeof(ps));
+                if (r > 0 && procparse_size_kb(ps, &kb) < 0) {
+                        problem(inv, INV_TOPIC_MEMORY, st->path, -EINVAL, "bad pagesize= of hugetlbfs at %.60s",
+                                m.target);
+                        return 0;
+                }
+                if (inv->n_mounts >= INV_MAX_MOUNTS) {
+                        problem(inv, INV_TOPIC_MEMORY, st->path, -E2BIG, "too many hugetlbfs mounts");
+                        return 0;
+                }
+                inv_mount *im = &inv->mounts[inv->n_mounts++];
+                snprintf(im->path, sizeof(im->path), "%s", m.target);
+                im->pagesize_kb = kb;
         }
-        if (hostfs_fmt(pathbuf, size, "/proc/%s", name) < 0)
-                return -ENAMETOOLONG;
-        *ret_path = pathbuf;
-        return hostfs_read_alloc(h, pathbuf, PROC_FILE, ret, ret_len);
+        return 0;
 }
 
+/* The host's mount table: the host init's under --root (/proc/1/mounts; /proc/mounts is
+ * the agent container's own there, never read instead), streamed line by line so no
+ * number of mounts is too many. A table not read whole leaves no hugetlbfs mount known
+ * and says why. */
 static void scan_mounts(inventory *inv, const hostfs *h)
 {
-        _cleanup_free_ char *buf = NULL;
-        size_t len, pos = 0;
-        bool v1 = false, v2_root = false, v2_other = false;
-        procparse_mount m;
-        int r;
-
-        char pathbuf[64];
-        const char *path = "/proc/mounts";
-        r = read_proc_of_host(h, "mounts", &buf, &len, &path, pathbuf, sizeof(pathbuf));
+        mount_state st = {.inv = inv, .path = hostfs_mounts_path(h)};
+        int r = hostfs_read_lines(h, st.path, HOSTFS_MOUNT_LINE_MAX, mount_line, &st);
         if (r < 0) {
-                problem(inv, INV_TOPIC_MEMORY, path, r, "mount table");
+                inv->n_mounts = 0;
+                problem(inv, INV_TOPIC_MEMORY, st.path, r, "mount table%s",
+                        r == -EMSGSIZE ? ": a line longer than 64 KiB" : "");
                 return;
         }
-        while ((r = procparse_mount_next(buf, len, &pos, &m)) != 0) {
-                if (r < 0)
-                        continue; /* a line with too few fields: skip it */
-                if (strcmp(m.fstype, "cgroup2") == 0) {
-                        if (strcmp(m.target, "/sys/fs/cgroup") == 0)
-                                v2_root = true;
-                        else
-                                v2_other = true;
-                } else if (strcmp(m.fstype, "cgroup") == 0) {
-                        v1 = true;
-                } else if (strcmp(m.fstype, "hugetlbfs") == 0) {
-                        char ps[32];
-                        uint64_t kb = 0;
-                        if (m.truncated) {
-                                problem(inv, INV_TOPIC_MEMORY, path, -ENAMETOOLONG,
-                                        "hugetlbfs mount line too long");
-                                continue;
-                        }
-                        r = procparse_mount_option(m.options, "pagesize", ps, sizeof(ps));
-                        if (r > 0 && procparse_size_kb(ps, &kb) < 0) {
-                                problem(inv, INV_TOPIC_MEMORY, path, -EINVAL,
-                                        "bad pagesize= of hugetlbfs at %.60s", m.target);
-                                continue;
-                        }
-                        if (inv->n_mounts >= INV_MAX_MOUNTS) {
-                                problem(inv, INV_TOPIC_MEMORY, path, -E2BIG, "too many hugetlbfs mounts");
-                                continue;
-                        }
-                        inv_mount *im = &inv->mounts[inv->n_mounts++];
-                        snprintf(im->path, sizeof(im->path), "%s", m.target);
-                        im->pagesize_kb = kb;
-                }
-        }
-        if (v2_root && !v1)
+        if (st.v2_root && !st.v1)
                 inv->cgroup = INV_CGROUP_V2;
-        else if (v1 && (v2_other || v2_root))
+        else if (st.v1 && (st.v2_other || st.v2_root))
                 inv->cgroup = INV_CGROUP_HYBRID;
-        else if (v1)
+        else if (st.v1)
                 inv->cgroup = INV_CGROUP_V1;
 }
 
@@ -558,51 +556,6 @@ static void scan_kernel(inventory *inv, const hostfs *h)
 }
 
 /* ---- NICs ----------------------------------------------------------------------- */
-
-typedef struct route_info {
-        procparse_route *routes;
-        size_t n;
-} route_info;
-
-static void scan_routes(inventory *inv, const hostfs *h, route_info *ri)
-{
-        _cleanup_free_ char *buf = NULL;
-        size_t len, pos = 0, cap = 0;
-        procparse_route rt;
-        int r;
-
-        char pathbuf[64];
-        const char *path = "/proc/net/route";
-        r = read_proc_of_host(h, "net/route", &buf, &len, &path, pathbuf, sizeof(pathbuf));
-        if (r < 0) {
-                problem(inv, INV_TOPIC_NIC, path, r, "IPv4 routes");
-                return;
-        }
-        bool bad = false;
-        while ((r = procparse_route_next(buf, len, &pos, &rt)) != 0) {
-                if (r == -EBADMSG) {
-                        problem(inv, INV_TOPIC_NIC, path, r, "IPv4 routes: no header");
-                        return;
-                }
-                if (r < 0) {
-                        bad = true;
-                        continue;
-                }
-                if (ri->n == cap) {
-                        size_t ncap = cap ? cap * 2 : 16;
-                        if (ncap > 65536)
-                                break;
-                        procparse_route *n = realloc(ri->routes, ncap * sizeof(*n));
-                        if (!n)
-                                break;
-                        ri->routes = n;
-                        cap = ncap;
-                }
-                ri->routes[ri->n++] = rt;
-        }
-        if (bad)
-                problem(inv, INV_TOPIC_NIC, path, -EINVAL, "IPv4 routes: garbled lines skipped");
-}
 
 /* First entry of dir whose name is prefix<N>: its index; -ENOENT when none. */
 static int find_indexed(const hostfs *h, const char *dir, const char *prefix, unsigned *ret)
@@ -721,7 +674,7 @@ static int cmp_nic(const void *a, const void *b)
         return strcmp(((const inv_nic *)a)->pci, ((const inv_nic *)b)->pci);
 }
 
-static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const route_info *ri, pat_cache *pat)
+static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlparse_usage *use, pat_cache *pat)
 {
         char dev[PATH_MAX], p[PATH_MAX], buf[SMALL_FILE], val[64], name[64];
         size_t len;
@@ -798,18 +751,34 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const rou
         if (nic.netdev[0] && hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", nic.netdev) == 0) {
                 uint8_t mac[6];
                 r = hostfs_read_str(h, p, val, sizeof(val));
-                if (r >= 0 && parse_mac(val, mac) == 0)
+                if (r >= 0 && parse_mac(val, mac) == 0) {
                         snprintf(nic.mac, sizeof(nic.mac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
                                  mac[2], mac[3], mac[4], mac[5]);
-                else
+                        snprintf(nic.mac_source, sizeof(nic.mac_source), "netdev");
+                } else
                         problem(inv, INV_TOPIC_NIC, p, r < 0 ? r : -EINVAL, "MAC of %s", nic.netdev);
         }
-        for (size_t i = 0; nic.netdev[0] && i < ri->n; i++)
-                if (strcmp(ri->routes[i].iface, nic.netdev) == 0) {
-                        nic.has_ipv4 = true;
-                        if (procparse_route_is_default(&ri->routes[i]))
-                                nic.primary = true;
+        /* What the node's networking does with its netdev. */
+        if (!nic.netdev[0]) {
+                nic.in_use = 0;
+        } else if (!use) {
+                nic.in_use = -1;
+                snprintf(nic.in_use_reason, sizeof(nic.in_use_reason), "cannot tell whether the node uses %s: %s",
+                         nic.netdev, inv->link_usage_error);
+        } else {
+                const nlparse_link *l = nlparse_find(use, nic.netdev);
+                r = nlparse_in_use(use, nic.netdev, nic.in_use_reason, sizeof(nic.in_use_reason));
+                nic.in_use = r == 1 ? 1 : r == 0 ? 0 : -1;
+                if (r < 0)
+                        snprintf(nic.in_use_reason, sizeof(nic.in_use_reason),
+                                 "%s has no entry in %s (another network namespace, or renamed?)", nic.netdev,
+                                 inv->link_usage_source);
+                if (l) {
+                        nic.has_ipv4 = l->has_ipv4;
+                        nic.has_default = l->default4 || l->default6;
+                        nic.default_metric = l->default4 ? l->default4_metric : l->default6_metric;
                 }
+        }
 
         /* device nodes and readiness */
         const char *missing = NULL;
@@ -880,47 +849,98 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const rou
         inv->nics[inv->n_nics++] = nic;
 }
 
+/* The NIC behind interface ifname: its netdev, the PCI device its sysfs device link
+ * names, or (Azure: a synthetic hv_netvsc netdev whose VF is the PCI NIC) the same MAC.
+ * The lowest index into inv->nics (PCI order), -1 none. */
+static int nic_of_interface(const inventory *inv, const hostfs *h, const char *ifname)
+{
+        char p[PATH_MAX], name[64], smac[18] = "";
+        uint8_t mac[6];
+
+        for (size_t n = 0; n < inv->n_nics; n++)
+                if (strcmp(inv->nics[n].netdev, ifname) == 0)
+                        return (int)n;
+        if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/device", ifname) == 0 &&
+            hostfs_readlink_base(h, p, name, sizeof(name)) == 0)
+                for (size_t n = 0; n < inv->n_nics; n++)
+                        if (strcmp(inv->nics[n].pci, name) == 0)
+                                return (int)n;
+        if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", ifname) == 0 &&
+            hostfs_read_str(h, p, name, sizeof(name)) == 0 && parse_mac(name, mac) == 0)
+                snprintf(smac, sizeof(smac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+                         mac[4], mac[5]);
+        for (size_t n = 0; *smac && n < inv->n_nics; n++)
+                if (strcmp(inv->nics[n].mac, smac) == 0)
+                        return (int)n;
+        return -1;
+}
+
+/* The primary NIC: the one behind the lowest-metric default route of the main table
+ * (IPv4; IPv6 only when there is no IPv4 default route); when several interfaces share
+ * that metric, the lowest PCI address. Other NICs with a default route are in use (their
+ * reason says so), not primary. */
+static void mark_primary(inventory *inv, const hostfs *h, const nlparse_usage *use)
+{
+        bool v4 = false, any = false;
+        uint32_t best = 0;
+        int prim = -1;
+
+        for (size_t i = 0; i < use->n_links; i++)
+                v4 |= use->links[i].default4;
+        for (size_t i = 0; i < use->n_links; i++) {
+                const nlparse_link *l = &use->links[i];
+                bool d = v4 ? l->default4 : l->default6;
+                uint32_t m = v4 ? l->default4_metric : l->default6_metric;
+                if (d && (!any || m < best)) {
+                        best = m;
+                        any = true;
+                }
+        }
+        for (size_t i = 0; any && i < use->n_links; i++) {
+                const nlparse_link *l = &use->links[i];
+                if (!(v4 ? l->default4 : l->default6) || (v4 ? l->default4_metric : l->default6_metric) != best ||
+                    !*l->name)
+                        continue;
+                int n = nic_of_interface(inv, h, l->name);
+                if (n >= 0 && (prim < 0 || n < prim))
+                        prim = n;
+        }
+        if (prim >= 0) {
+                inv->nics[prim].primary = true;
+                inv->nics[prim].has_default = true;
+                inv->nics[prim].default_metric = best;
+        }
+}
+
 static void scan_nics(inventory *inv, const hostfs *h)
 {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        route_info ri = {0};
+        nlparse_usage *use = NULL;
         pat_cache pat = {0};
         int r;
 
-        scan_routes(inv, h, &ri);
+        snprintf(inv->link_usage_source, sizeof(inv->link_usage_source), "%s", netlink_usage_source(h));
+        r = netlink_usage_load(h, &use, inv->link_usage_error, sizeof(inv->link_usage_error));
+        if (r < 0) {
+                if (!*inv->link_usage_error)
+                        snprintf(inv->link_usage_error, sizeof(inv->link_usage_error), "%s", strerror(-r));
+                problem(inv, INV_TOPIC_NIC, inv->link_usage_source, r, "addresses, routes and rules: %s",
+                        inv->link_usage_error);
+        } else
+                inv->have_link_usage = true;
         r = hostfs_opendir(h, SYS_PCI, &d);
         if (r < 0) {
                 problem(inv, INV_TOPIC_NIC, SYS_PCI, r, "PCI devices");
         } else {
                 while ((de = readdir(d)))
                         if (parse_is_pci_addr(de->d_name))
-                                scan_nic(inv, h, de->d_name, &ri, &pat);
+                                scan_nic(inv, h, de->d_name, use, &pat);
         }
         qsort(inv->nics, inv->n_nics, sizeof(inv_nic), cmp_nic);
-        /* A default route through a netdev whose device link names a PCI device. */
-        for (size_t i = 0; i < ri.n; i++) {
-                char p[PATH_MAX], name[64];
-                if (!procparse_route_is_default(&ri.routes[i]))
-                        continue;
-                if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/device", ri.routes[i].iface) == 0 &&
-                    hostfs_readlink_base(h, p, name, sizeof(name)) == 0)
-                        for (size_t n = 0; n < inv->n_nics; n++)
-                                if (strcmp(inv->nics[n].pci, name) == 0)
-                                        inv->nics[n].primary = true;
-                /* A synthetic netdev (Azure hv_netvsc) whose VF is a PCI NIC: same MAC. */
-                uint8_t mac[6];
-                char smac[18];
-                if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", ri.routes[i].iface) < 0 ||
-                    hostfs_read_str(h, p, name, sizeof(name)) < 0 || parse_mac(name, mac) < 0)
-                        continue;
-                snprintf(smac, sizeof(smac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
-                         mac[4], mac[5]);
-                for (size_t n = 0; n < inv->n_nics; n++)
-                        if (strcmp(inv->nics[n].mac, smac) == 0)
-                                inv->nics[n].primary = true;
-        }
-        free(ri.routes);
+        if (use)
+                mark_primary(inv, h, use);
+        nlparse_usage_free(use);
         free(pat.buf);
 }
 

@@ -53,6 +53,37 @@ typedef struct inv_devnode {
         char container[INV_DEVPATH_LEN];
 } inv_devnode;
 
+/* A NIC's IPv4 address. Not part of the scan (inventory_scan leaves it UNRESOLVED):
+ * addresses_apply() (agent/addresses.h) fills it from the config's static entries, the
+ * MAC recorded in the bind state and what the metadata service said. */
+typedef enum inv_addr_state {
+        INV_ADDR_UNRESOLVED, /* not looked at: not selected, or nobody resolved addresses */
+        INV_ADDR_KNOWN,      /* ipv4, prefix_len, gateway and source hold it */
+        INV_ADDR_PENDING,    /* the running agent is asking the metadata service */
+        INV_ADDR_ELSEWHERE,  /* from the metadata, which only the running agent asks (the CLI) */
+        INV_ADDR_FAILED,     /* none: problem and why say why */
+} inv_addr_state;
+const char *inv_addr_state_name(inv_addr_state s); /* "unresolved", "known", "pending", "agent-only", "failed" */
+
+typedef enum inv_addr_problem {
+        INV_ADDR_OK,
+        INV_ADDR_NO_MAC,    /* off the kernel with no recorded MAC: only a static entry by PCI address helps */
+        INV_ADDR_NO_SOURCE, /* no static entry matches and no metadata source applies */
+        INV_ADDR_METADATA,  /* the metadata lookup failed (why holds its error) */
+        INV_ADDR_DUPLICATE, /* another NIC claims the same address */
+        INV_ADDR_CONFLICT,  /* two static entries match it and disagree */
+} inv_addr_problem;
+
+typedef struct inv_nic_addr {
+        inv_addr_state state;
+        inv_addr_problem problem;
+        uint32_t ipv4;          /* host byte order; KNOWN (and a DUPLICATE's claimed address) */
+        uint8_t prefix_len;
+        uint32_t gateway;       /* 0 = none (on-link peers only) */
+        char source[16];        /* "static", "aws-imds", "azure-imds"; "" */
+        char why[512];          /* one line: why not KNOWN ("" when it is) */
+} inv_nic_addr;
+
 typedef struct inv_nic {
         char pci[INV_PCI_LEN];  /* "0000:00:06.0" (the kubelet device ID of dpdk-nic) */
         uint16_t vendor, device;
@@ -64,10 +95,19 @@ typedef struct inv_nic {
         int numa_node;          /* -1 unknown (sysfs says -1, or the file was bad: see problems) */
         char netdev[INV_NAME_LEN];  /* kernel netdev ("eth1") while the kernel holds the NIC; else "" */
         char mac[18];           /* "0a:1b:..." of that netdev; "" when unknown */
-        bool primary;           /* carries the default route (its netdev does, or it is the VF of
-                                   the synthetic netdev that does: same MAC, Azure): never taken */
-        bool has_ipv4;          /* its netdev has an IPv4 route (every address brings its prefix
-                                   route): node preparation (#4) must refuse to unbind it */
+        char mac_source[16];    /* "netdev" (the scan read it), "bind-state" (recorded before
+                                   spinlane unbound it: addresses_apply), "" unknown */
+        bool primary;           /* carries the lowest-metric default route of the main table (its
+                                   netdev does, or it is the VF of the synthetic netdev that does:
+                                   same MAC, Azure; ties: the lowest PCI address): never taken */
+        bool has_ipv4;          /* its netdev has an IPv4 address */
+        /* Whether the node's own networking uses its netdev (agent/nlparse.h): 1 yes, 0 no
+         * (or it has no netdev), -1 cannot tell (the link usage is unreadable, or rtnetlink
+         * does not know the netdev). Node preparation takes only a 0. */
+        int in_use;
+        char in_use_reason[512]; /* "ens6 has route \"default via ... metric 513\"", why -1 */
+        bool has_default;       /* a default route of the main table goes through it */
+        uint32_t default_metric; /* its lowest metric */
         bool dpdk_ready;        /* usable by a DPDK pod as it stands now (see dpdk_reason) */
         char dpdk_reason[160];  /* why (not) ready, e.g. "bound to vfio-pci, /dev/vfio/noiommu-7 present" */
         /* Device nodes a pod needs (host paths without --root), filled whenever the driver
@@ -80,6 +120,7 @@ typedef struct inv_nic {
          * 1 yes, 0 no, -1 unknown (no prefetchable BAR found, or the PAT list unreadable). */
         int write_combining;
         uint64_t wc_bar_start, wc_bar_end;  /* the prefetchable BAR checked; 0,0 if none */
+        inv_nic_addr addr;      /* its IPv4 address: see inv_nic_addr */
 } inv_nic;
 
 /* One physical core: the set of CPUs that are SMT siblings of each other. */
@@ -149,7 +190,7 @@ typedef struct inv_problem {
         inv_topic topic;
         char path[INV_PATH_LEN];
         int err;
-        char what[96];
+        char what[192];
 } inv_problem;
 
 typedef struct inventory {
@@ -170,6 +211,12 @@ typedef struct inventory {
         /* NICs: every PCI device of class 0x02xxxx, sorted by PCI address */
         inv_nic nics[INV_MAX_NICS];
         size_t n_nics;
+        /* The link usage (addresses, routes of every table, rules, masters: rtnetlink, or
+         * a fake tree's recorded dump) was read whole. When not, no NIC is primary or free
+         * (in_use -1) and link_usage_error says why. */
+        bool have_link_usage;
+        char link_usage_source[64];  /* "rtnetlink" or the recorded dump's path */
+        char link_usage_error[256];
 
         /* Memory */
         inv_hugepages huge[INV_MAX_HUGE_SIZES]; /* sorted by size */
@@ -201,7 +248,7 @@ void inventory_free(inventory *inv);
 
 /* The whole inventory as one JSON document (new reference; NULL on -ENOMEM):
  * {"resources": {"<prefix>/dpdk-nic": [{"id","pci","kind","driver","numa_node","netdev",
- *   "mac","devices":[{"host_path","container_path","permissions"}]}],
+ *   "mac","ipv4","gateway","address_source","devices":[{"host_path","container_path","permissions"}]}],
  *   "<prefix>/isolated-core": [{"id","cpus":[2,10],"numa_node"}]},
  *  "cpus": {...}, "cores": [...], "numa": [...], "nics": [...], "memory": {...},
  *  "kernel": {...}, "problems": [...]}
@@ -216,7 +263,9 @@ const inv_numa *inventory_find_numa(const inventory *inv, int id);
 const char *inventory_cmdline(const inventory *inv, const char *name);
 /* Free hugepages of size_kb on NUMA node (node < 0: whole node total). 0 if unknown. */
 uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb);
-/* A NIC a DPDK pod may be given: dpdk_ready and not primary. */
+/* A NIC a DPDK pod may be given: dpdk_ready and not primary. (A NIC the node uses is on
+ * its kernel driver, so not dpdk_ready, unless it is a MANA VF, which DPDK shares with
+ * its kernel driver.) */
 bool inv_nic_advertisable(const inv_nic *nic);
 
 #endif

@@ -25,6 +25,7 @@ struct prep_daemon {
         prep_daemon_options o;
         prep_ops ops;
         config cfg;
+        bool cfg_from_file;        /* cfg came from the file (else: the defaults at start) */
         char config_path[PATH_MAX];
         char config_dir[PATH_MAX];
         char config_base[NAME_MAX + 1];
@@ -79,6 +80,7 @@ static int apply(prep_daemon *d, const char *why)
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "node preparation");
         d->stats.applies++;
+        d->stats.applies_failed += r != 0;
         d->stats.last_exit = r;
         for (size_t i = 0; i < rep->n_nics; i++)
                 if (rep->nics[i].outcome != BIND_ALREADY)
@@ -113,34 +115,50 @@ keep:
         return d->stats.last_exit;
 }
 
+/* path NULL: no --config (the default file may be absent). */
 static int load(const char *path, config *ret, bool *ret_from_file)
 {
         char err[CONFIG_ERR_LEN];
+        const char *shown = path ? path : CONFIG_PATH_DEFAULT;
         int r = config_load(path, ret, ret_from_file, err, sizeof(err));
-        if (r < 0 && *err && strstr(err, path))
+        if (r < 0 && *err && strstr(err, shown))
                 log_error("%s", err);
         else if (r < 0)
-                log_error("%s (file %s)", *err ? err : strerror(-r), path);
+                log_error("%s (file %s)", *err ? err : strerror(-r), shown);
         return r;
 }
 
 int prep_daemon_reload(prep_daemon *d, bool force)
 {
+        char err[CONFIG_ERR_LEN];
         config c;
         bool from_file = false;
-        int r = load(d->config_path, &c, &from_file);
+        /* At runtime the file is always named: gone is never "the defaults" (that would
+         * advertise and bind NICs the config excluded), only "keep what is in force". */
+        int r = config_load(d->config_path, &c, &from_file, err, sizeof(err));
+        if (r == -ENOENT) {
+                d->stats.reloads_rejected++;
+                log_warn("config %s is gone; keeping the config in force (%s)", d->config_path,
+                         d->cfg_from_file ? "the last one read from it" : "the defaults the agent started with");
+                return -ENOENT;
+        }
         if (r < 0) {
+                if (*err && strstr(err, d->config_path))
+                        log_error("%s", err);
+                else
+                        log_error("%s (file %s)", *err ? err : strerror(-r), d->config_path);
                 d->stats.reloads_rejected++;
                 log_warn("config reload rejected; keeping the last good config");
                 return -EINVAL;
         }
         d->stats.reloads++;
+        d->cfg_from_file = true;
         if (!force && config_equal(&c, &d->cfg)) {
                 log_info("config %s reloaded: unchanged", d->config_path);
                 return 0;
         }
         d->cfg = c;
-        log_info("config %s reloaded%s", d->config_path, from_file ? "" : " (file absent: defaults)");
+        log_info("config %s reloaded", d->config_path);
         return apply(d, force ? "reload" : "config changed");
 }
 
@@ -314,12 +332,13 @@ int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep
                 snprintf(d->config_dir, sizeof(d->config_dir), "%s", dirname(a));
                 snprintf(d->config_base, sizeof(d->config_base), "%s", basename(b));
         }
-        r = load(d->config_path, &d->cfg, &from_file);
+        r = load(o->config_path, &d->cfg, &from_file);
         if (r < 0) {
-                log_error("node preparation: not starting with a bad config");
+                log_error("node preparation: not starting without a good config");
                 free(d);
                 return -EINVAL;
         }
+        d->cfg_from_file = from_file;
         log_info("config %s%s", d->config_path, from_file ? "" : " absent: using the defaults");
 
         r = apply(d, "start");
@@ -401,13 +420,12 @@ int prep_once(const hostfs *h, const char *config_path, prep_scan_fn scan, void 
         size_t n = 0;
         int r;
 
-        if (!config_path)
-                config_path = CONFIG_PATH_DEFAULT;
         if (!nics)
                 return 2;
         if (load(config_path, &c, &from_file) < 0)
                 return 2;
-        log_info("config %s%s", config_path, from_file ? "" : " absent: using the defaults");
+        log_info("config %s%s", config_path ? config_path : CONFIG_PATH_DEFAULT,
+                 from_file ? "" : " absent: using the defaults");
         r = scan(scan_userdata, h, nics, PREP_MAX_NICS, &n);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "scanning the node");

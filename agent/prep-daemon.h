@@ -21,7 +21,8 @@
 typedef int (*prep_scan_fn)(void *userdata, const hostfs *h, prep_nic *ret, size_t max, size_t *ret_n);
 
 typedef struct prep_daemon_options {
-        const char *config_path;   /* NULL: CONFIG_PATH_DEFAULT */
+        const char *config_path;   /* --config; NULL: CONFIG_PATH_DEFAULT, which only then may
+                                      be absent at start (the defaults) */
         prep_scan_fn scan;         /* required */
         void *scan_userdata;
         const prep_ops *ops;       /* NULL: prep_ops_default() */
@@ -40,6 +41,7 @@ typedef struct prep_daemon prep_daemon;
 /* Counters, for the log and the tests. */
 typedef struct prep_daemon_stats {
         unsigned applies;          /* full preparations run */
+        unsigned applies_failed;   /* of those, the ones in which a step failed */
         unsigned reloads;          /* config reloads that were accepted */
         unsigned reloads_rejected; /* reloads that brought a bad config (old one kept) */
         unsigned retunes;          /* tuning re-applied after a reset or drift */
@@ -47,14 +49,16 @@ typedef struct prep_daemon_stats {
         int last_exit;             /* 0 nothing failed in the last apply, 1 something did */
 } prep_daemon_stats;
 
-/* Load the config (a bad or unreadable one is an error: logged, -EINVAL and nothing
- * done - the agent must not start), apply it, and hook the config watch, the link
- * events and the drift timer into l. */
+/* Load the config (a bad or unreadable one, or a named one that is missing, is an
+ * error: logged, -EINVAL and nothing done - the agent must not start), apply it, and
+ * hook the config watch, the link events and the drift timer into l. */
 int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep_daemon **ret);
 void prep_daemon_free(prep_daemon *d);
 
 /* Re-read the config (SIGHUP). A bad one is logged and the last good one kept (returns
- * -EINVAL); a good one is applied. force: re-apply even when the config is unchanged. */
+ * -EINVAL); a file that is gone keeps the config in force too and says so (-ENOENT:
+ * never the defaults at runtime); a good one is applied. force: re-apply even when the
+ * config is unchanged. */
 int prep_daemon_reload(prep_daemon *d, bool force);
 /* Feed one link event (what the rtnetlink handler does with each message). */
 void prep_daemon_link_event(prep_daemon *d, const tune_link_event *ev);
@@ -65,9 +69,9 @@ prep_daemon_stats prep_daemon_get_stats(const prep_daemon *d);
 /* Log one preparation report: a line per NIC and per step, then the verdicts. */
 void prep_log_report(const prep_report *r, bool json, FILE *out);
 
-/* `run --once` / `prepare`: load the config, prepare the node once, log, print the
- * verdicts. Returns the exit code: 0 nothing failed, 1 a step failed, 2 bad config or
- * internal error. */
+/* `run --once` / `prepare`: load the config (config_path NULL: no --config, see
+ * config_load), prepare the node once, log, print the verdicts. Returns the exit code: 0
+ * nothing failed, 1 a step failed, 2 bad or missing config or internal error. */
 int prep_once(const hostfs *h, const char *config_path, prep_scan_fn scan, void *scan_userdata, bool json);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "hugepages.h"
+#include "netlink.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -36,7 +37,7 @@ void prep_ops_default(const hostfs *h, prep_ops *ret)
         ret->sysfs = bind_ops_default;
         ret->tune = tune_ops_default;
         ret->link_down = real_link_down;
-        if (!huge_root_is_live(h)) {
+        if (!hostfs_is_live(h)) {
                 /* ioctls act on this network namespace, not on a fake tree under --root;
                  * under a live --root /host the agent runs with the host's network. */
                 ret->tune.coalesce_off = no_coalesce;
@@ -229,6 +230,23 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                                    "%s: %s; no NIC was touched", BIND_STATE_PATH, err);
         }
         size_t k = prep_select(c, nics, n, st, idx);
+        /* Which NICs the node itself uses, read once for all: when that cannot be read
+         * whole, no NIC is taken. */
+        bool binds = false;
+        for (size_t i = 0; i < k; i++)
+                binds |= nics[idx[i]].kind != CONFIG_KIND_MANA;
+        nlparse_usage *use = NULL;
+        if (binds) {
+                char why[NLPARSE_WHY_LEN];
+                r = netlink_usage_load(h, &use, why, sizeof(why));
+                if (r < 0) {
+                        json_t *ev = json_pack("{s:s,s:s}", "source", netlink_usage_source(h), "error", why);
+                        return verdict_add(&rep->verdicts, PREP_CHECK_NIC_BINDING, VERDICT_FAIL, ev,
+                                           "fix what is named here; with hostNetwork the agent reads the host's "
+                                           "rtnetlink, and it must answer whole",
+                                           "cannot tell which NICs the node uses (%s); no NIC was touched", why);
+                }
+        }
         json_t *ev = json_array();
         for (size_t i = 0; i < k; i++) {
                 const prep_nic *nic = &nics[idx[i]];
@@ -245,7 +263,7 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                 if (rep->n_nics >= PREP_MAX_NICS)
                         break;
                 bind_result *res = &rep->nics[rep->n_nics++];
-                bind_nic(h, &ops->sysfs, nic->pci, config_driver_name(c->binding.ena), st, res);
+                bind_nic(h, &ops->sysfs, use, nic->pci, config_driver_name(c->binding.ena), st, res);
                 if (ev)
                         json_array_append_new(ev, json_pack("{s:s,s:s,s:s}", "pci", res->pci, "outcome",
                                                             bind_outcome_name(res->outcome), "driver", res->driver));
@@ -269,6 +287,7 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                         (void)hostfs_fmt_append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", res->message);
                 }
         }
+        nlparse_usage_free(use);
         if (mana_n) {
                 if (*mana_fail)
                         verdict_add(&rep->verdicts, PREP_CHECK_MANA, VERDICT_FAIL, NULL,
@@ -356,7 +375,7 @@ int prep_apply(const hostfs *h, const prep_ops *ops, const config *c, const prep
         if (!rep)
                 return -ENOMEM;
         if ((r = bind_step(h, ops, c, nics, n, rep)) < 0 || (r = huge_reserve(h, &ops->sysfs, c, &rep->verdicts)) < 0 ||
-            (r = huge_mount(h, c, &rep->verdicts, &rep->hugetlbfs_mounted)) < 0 ||
+            (r = huge_mount(h, &ops->sysfs, c, &rep->verdicts, &rep->hugetlbfs_mounted)) < 0 ||
             (r = tune_step(h, ops, c, nics, n, rep)) < 0) {
                 prep_report_free(rep);
                 return r;

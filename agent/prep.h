@@ -28,7 +28,7 @@ typedef struct prep_nic {
         bool primary;      /* carries the default route */
 } prep_nic;
 
-/* Every sysfs/procfs write and ioctl goes through these (tests emulate the kernel). */
+/* Every sysfs/procfs write, mount and ioctl goes through these (tests emulate the kernel). */
 typedef struct prep_ops {
         bind_ops sysfs;
         tune_ops tune;
@@ -37,7 +37,7 @@ typedef struct prep_ops {
         void *link_userdata;
 } prep_ops;
 /* Real writes and ioctls when the root is live (the real root, or --root /host with a
- * procfs at /host/proc: huge_root_is_live); under a fake tree the ioctls (coalescing,
+ * procfs at /host/proc: hostfs_is_live); under a fake tree the ioctls (coalescing,
  * link down) report -ENOSYS ("not the real root") and sysfs writes go to the tree. */
 void prep_ops_default(const hostfs *h, prep_ops *ret);
 

@@ -231,25 +231,6 @@ int procparse_cmdline(const char *buf, size_t len, const char *const *keys,
         return (int)(cut > INT32_MAX ? INT32_MAX : cut);
 }
 
-static int parse_hex32(const char *s, size_t n, uint32_t *ret)
-{
-        char tmp[16];
-        uint64_t v;
-        int r;
-
-        if (n == 0 || n > 8)
-                return -EINVAL;
-        memcpy(tmp, s, n);
-        tmp[n] = '\0';
-        if (tmp[0] == '0' && (tmp[1] == 'x' || tmp[1] == 'X'))
-                return -EINVAL; /* route fields are bare hex */
-        r = parse_hex_u64(tmp, UINT32_MAX, &v);
-        if (r < 0)
-                return r;
-        *ret = (uint32_t)v;
-        return 0;
-}
-
 static int parse_dec_field(const char *s, size_t n, uint64_t max, uint64_t *ret)
 {
         char tmp[24];
@@ -258,44 +239,6 @@ static int parse_dec_field(const char *s, size_t n, uint64_t max, uint64_t *ret)
         memcpy(tmp, s, n);
         tmp[n] = '\0';
         return parse_u64(tmp, max, ret);
-}
-
-int procparse_route_next(const char *buf, size_t len, size_t *pos, procparse_route *ret)
-{
-        size_t s, e;
-        const char *f[8];
-        size_t fl[8];
-        procparse_route rt = {0};
-        uint32_t flags;
-        uint64_t metric;
-
-        if (*pos == 0) {
-                if (!next_line(buf, len, pos, &s, &e))
-                        return 0;
-                if (e - s < 5 || memcmp(buf + s, "Iface", 5) != 0)
-                        return -EBADMSG;
-        }
-        if (!next_line(buf, len, pos, &s, &e))
-                return 0;
-        /* Iface Destination Gateway Flags RefCnt Use Metric Mask ... */
-        if (split_fields(buf + s, buf + e, f, fl, 8) < 8)
-                return -EINVAL;
-        if (fl[0] >= sizeof(rt.iface))
-                return -EINVAL;
-        copy_field(rt.iface, sizeof(rt.iface), f[0], fl[0]);
-        if (parse_hex32(f[1], fl[1], &rt.dest) < 0 || parse_hex32(f[2], fl[2], &rt.gateway) < 0 ||
-            parse_hex32(f[3], fl[3], &flags) < 0 || parse_hex32(f[7], fl[7], &rt.mask) < 0 ||
-            parse_dec_field(f[6], fl[6], UINT32_MAX, &metric) < 0)
-                return -EINVAL;
-        rt.flags = flags;
-        rt.metric = (unsigned)metric;
-        *ret = rt;
-        return 1;
-}
-
-bool procparse_route_is_default(const procparse_route *r)
-{
-        return r->dest == 0 && r->mask == 0 && (r->flags & 0x1);
 }
 
 int procparse_uevent_get(const char *buf, size_t len, const char *key, char *val, size_t size)

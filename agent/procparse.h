@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Parsers of procfs/sysfs file contents the inventory reads (/proc/mounts, /proc/cmdline,
- * /proc/net/route, uevent, /proc/meminfo, PCI resource, the x86 PAT memtype list, sysfs
+ * uevent, /proc/meminfo, PCI resource, the x86 PAT memtype list, sysfs
  * entry names). Pure functions over (buffer, length): no I/O, no globals, never log;
  * the buffer need not be NUL-terminated; outputs are untouched on failure. */
 #ifndef SPIN_PROCPARSE_H
@@ -41,21 +41,6 @@ int procparse_size_kb(const char *s, uint64_t *ret);
  * unterminated quote, with nothing stored. */
 int procparse_cmdline(const char *buf, size_t len, const char *const *keys,
                       inv_cmdline_flag *ret, size_t max, size_t *ret_n);
-
-/* One /proc/net/route entry (addresses in the kernel's host-order hex as printed). */
-typedef struct procparse_route {
-        char iface[INV_NAME_LEN];
-        uint32_t dest, gateway, mask;
-        unsigned flags;         /* RTF_UP 0x1, RTF_GATEWAY 0x2 */
-        unsigned metric;
-} procparse_route;
-
-/* Iterate /proc/net/route after its header line: returns 1 with *ret, 0 at the end,
- * -EINVAL for a garbled line (skipped: *pos advances). The first call (pos 0) checks
- * the header starts with "Iface" and returns -EBADMSG otherwise. */
-int procparse_route_next(const char *buf, size_t len, size_t *pos, procparse_route *ret);
-/* True for an up default route (destination and mask 0). */
-bool procparse_route_is_default(const procparse_route *r);
 
 /* Value of KEY in a uevent-style file ("KEY=VALUE" lines). 1 found, 0 absent,
  * -ENAMETOOLONG when the value does not fit. */

@@ -104,7 +104,13 @@ int main(int argc, char **argv)
         char *envp[] = { "SPINLANE_ISOLATED_CPUS=1-3,5-7", "SPINLANE_ISOLATED_CORES=1,2,3",
                          "SPINLANE_DPDK_NICS=0000:00:06.0", "SPINLANE_NIC_0_KIND=ena", "SPINLANE_NIC_0_DRIVER=vfio-pci",
                          "SPINLANE_NIC_0_NUMA=0", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7",
-                         "HOSTNAME=bench-0", NULL };
+                         "SPINLANE_NIC_0_IPV4=10.0.1.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.1.1", "HOSTNAME=bench-0", NULL };
+        /* the same pod choosing Aeron's kernel UDP: aeron-bindings loads no library */
+        char *kernel_env[] = { "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA=default", "SPINLANE_ISOLATED_CPUS=1-3,5-7",
+                               "SPINLANE_ISOLATED_CORES=1,2,3", "SPINLANE_DPDK_NICS=0000:00:06.0", "SPINLANE_NIC_0_KIND=ena",
+                               "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=0",
+                               "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_0_IPV4=10.0.1.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.1.1",
+                               "HOSTNAME=bench-0", NULL };
         char *direct[] = { self, "--stamp", NULL };
         char *fixture[] = { argv[1], "--root", root, "--", self, "--stamp", NULL };
         char *real[] = { argv[1], "--warn-only", "--", self, "--stamp", NULL };
@@ -113,7 +119,8 @@ int main(int argc, char **argv)
 
         printf("bench-launch: start-to-exec of spinlane-launch, %u runs per arm after 20 warm-up runs\n", runs);
         arm("control (exec, no launcher)", direct, envp, runs);
-        arm("launcher, fixture, all pass", fixture, envp, runs);
+        arm("launcher, fixture, all pass (loads libspinlane_aeron.so)", fixture, envp, runs);
+        arm("launcher, fixture, kernel UDP (no bindings to load)", fixture, kernel_env, runs);
         arm("launcher, real root /", real, real_env, runs);
         fx_remove(root);
         free(root);

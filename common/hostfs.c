@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 int hostfs_fmt(char *buf, size_t size, const char *fmt, ...)
 {
@@ -68,6 +70,17 @@ int hostfs_init(hostfs *h, const char *root)
 
 bool hostfs_is_real_root(const hostfs *h) { return h->root[0] == '\0'; }
 
+bool hostfs_is_live(const hostfs *h)
+{
+        char full[PATH_MAX];
+        struct statfs sfs;
+
+        if (hostfs_is_real_root(h))
+                return true;
+        return hostfs_path(h, "/proc", full, sizeof(full)) == 0 && statfs(full, &sfs) == 0 &&
+               sfs.f_type == PROC_SUPER_MAGIC;
+}
+
 int hostfs_path(const hostfs *h, const char *path, char *buf, size_t size)
 {
         if (!path || path[0] != '/')
@@ -92,6 +105,68 @@ static int open_regular(const hostfs *h, const char *path)
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
         return TAKE_FD(fd);
+}
+
+int hostfs_open(const hostfs *h, const char *path) { return open_regular(h, path); }
+
+int hostfs_read_lines(const hostfs *h, const char *path, size_t max_line,
+                      int (*cb)(void *userdata, const char *line, size_t len), void *userdata)
+{
+        size_t cap = max_line + 2, have = 0;
+        int r;
+
+        if (max_line == 0 || max_line > (64u << 20))
+                return -EINVAL;
+        _cleanup_close_ int fd = open_regular(h, path);
+        if (fd < 0)
+                return fd;
+        _cleanup_free_ char *buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k = read(fd, buf + have, cap - 1 - have);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (memchr(buf + have, '\0', (size_t)k))
+                        return -EBADMSG;
+                have += (size_t)k;
+                size_t start = 0;
+                for (;;) {
+                        char *nl = memchr(buf + start, '\n', have - start);
+                        if (!nl)
+                                break;
+                        size_t n = (size_t)(nl - (buf + start));
+                        if (n > max_line)
+                                return -EMSGSIZE;
+                        *nl = '\0';
+                        if ((r = cb(userdata, buf + start, n)) < 0)
+                                return r;
+                        start += n + 1;
+                }
+                memmove(buf, buf + start, have - start);
+                have -= start;
+                if (have > max_line)
+                        return -EMSGSIZE;
+                if (k == 0)
+                        break;
+        }
+        if (have) {
+                buf[have] = '\0';
+                if ((r = cb(userdata, buf, have)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+const char *hostfs_mounts_path(const hostfs *h)
+{
+        if (hostfs_is_real_root(h))
+                return "/proc/self/mounts";
+        if (hostfs_is_live(h) || hostfs_exists(h, "/proc/1/mounts") != 0)
+                return "/proc/1/mounts";
+        return "/proc/mounts";
 }
 
 /* Reads until EOF into buf[0..size-1); -EFBIG if more remains. */

@@ -23,6 +23,10 @@ typedef struct hostfs {
  * does not exist or is not a directory. */
 int hostfs_init(hostfs *h, const char *root);
 bool hostfs_is_real_root(const hostfs *h);
+/* True when the root holds a live host: the real root, or a root whose /proc is a procfs
+ * (--root /host in the DaemonSet). A fake tree's /proc is a plain directory. What only a
+ * kernel can answer (netlink, mount(2), ioctls) is asked only of a live root. */
+bool hostfs_is_live(const hostfs *h);
 
 /* Join root and an absolute host path into buf. -ENAMETOOLONG, -EINVAL (relative). */
 int hostfs_path(const hostfs *h, const char *path, char *buf, size_t size);
@@ -37,6 +41,25 @@ int hostfs_read_alloc(const hostfs *h, const char *path, size_t max, char **ret,
 /* A file holding one decimal number (as sysfs writes it). -EINVAL names bad content. */
 int hostfs_read_u64(const hostfs *h, const char *path, uint64_t max, uint64_t *ret);
 int hostfs_read_int(const hostfs *h, const char *path, int min, int max, int *ret);
+
+/* Open a regular file for reading (O_NONBLOCK, O_CLOEXEC): the fd, or -EINVAL when it is
+ * not a regular file, else -errno of open. */
+int hostfs_open(const hostfs *h, const char *path);
+
+/* Stream a text file line by line, however long the file: cb gets each line without its
+ * '\n' (NUL-terminated, len bytes; a last line without '\n' too). A line longer than
+ * max_line bytes stops the read with -EMSGSIZE, a NUL byte with -EBADMSG, a negative cb
+ * return with that value, a file that is not regular with -EINVAL; else 0 at the end. */
+int hostfs_read_lines(const hostfs *h, const char *path, size_t max_line,
+                      int (*cb)(void *userdata, const char *line, size_t len), void *userdata);
+
+/* The host's mount table under h: /proc/self/mounts under the real root (the agent's
+ * own mount namespace, the one it mounts in); /proc/1/mounts, the host init's, under a
+ * live --root (never /proc/mounts there: that is the agent container's own table); in a
+ * fake tree /proc/1/mounts when the tree has one, else /proc/mounts. */
+const char *hostfs_mounts_path(const hostfs *h);
+/* The longest mount table line read (overlay options run to kilobytes). */
+#define HOSTFS_MOUNT_LINE_MAX (64 * 1024)
 
 /* The last path component of a symlink's target (e.g. the driver of a PCI device). */
 int hostfs_readlink_base(const hostfs *h, const char *path, char *buf, size_t size);

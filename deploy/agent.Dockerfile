@@ -7,7 +7,8 @@
 # Stage 1 builds spinlane from this source tree with cmake on Debian 12 (the same
 # packages scripts/install-deps.sh installs for the build); stage 2 is a slim Debian 12
 # with only the shared libraries the agent links (jansson; the daemon spinlane-agent-run
-# also protobuf-c, libstdc++ and, when not linked statically, the gRPC C core).
+# also protobuf-c, libstdc++, libcurl (the metadata and API clients), libmicrohttpd (/metrics, /healthz,
+# /readyz) and, when not linked statically, the gRPC C core).
 # `spinlane-agent run` execs spinlane-agent-run from its own directory: both go to
 # /usr/local/bin.
 
@@ -18,7 +19,7 @@ RUN apt-get update \
       build-essential cmake pkg-config \
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
       dpdk-dev libdpdk-dev \
-      libcurl4-openssl-dev libjansson-dev \
+      libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -29,7 +30,7 @@ FROM debian:12-slim
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libgrpc29 libprotobuf-c1 libjansson4 libatomic1 \
+      libgrpc29 libprotobuf-c1 libjansson4 libatomic1 libcurl4 libmicrohttpd12 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/agent/spinlane-agent /usr/local/bin/spinlane-agent
 COPY --from=build /src/build/agent/spinlane-agent-run /usr/local/bin/spinlane-agent-run

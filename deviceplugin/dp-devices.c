@@ -55,6 +55,7 @@ static bool device_equal(const dp_device *a, const dp_device *b)
         if (strcmp(a->id, b->id) != 0 || a->healthy != b->healthy || a->numa_node != b->numa_node ||
             strcmp(a->pci, b->pci) != 0 || strcmp(a->mac, b->mac) != 0 ||
             strcmp(a->nic_kind, b->nic_kind) != 0 || strcmp(a->driver, b->driver) != 0 ||
+            strcmp(a->ipv4, b->ipv4) != 0 || strcmp(a->gateway, b->gateway) != 0 ||
             a->n_devnodes != b->n_devnodes || !cpuset_equal(&a->cpus, &b->cpus))
                 return false;
         for (size_t i = 0; i < a->n_devnodes; i++)

@@ -35,6 +35,9 @@ typedef struct dp_device {
         char mac[18];                   /* "" unknown */
         char nic_kind[8];               /* "ena", "mana", "other" */
         char driver[32];                /* "vfio-pci", "igb_uio", "mana", ... */
+        char ipv4[20];                  /* its address "a.b.c.d/len"; "" none known (then
+                                           the agent advertises it Unhealthy) */
+        char gateway[16];               /* "a.b.c.d"; "" none (on-link peers only) */
         dp_devnode devnodes[DP_MAX_DEVNODES];
         size_t n_devnodes;
         /* DP_KIND_CORE */

@@ -4,6 +4,7 @@
  * response holds is allocated from one arena freed after packing. No I/O, never logs. */
 #include "dp-request.h"
 
+#include "alloc-env.h"
 #include "api.pb-c.h"
 #include "cleanup.h"
 
@@ -286,29 +287,27 @@ static void build_nic_container(arena *a, const dp_alloc_config *cfg, const dp_d
                                 kv_push(a, &cdis, c);
                         }
                 }
-                snprintf(key, sizeof(key), "SPINLANE_NIC_%zu_PCI", i);
-                env_add(a, &envs, key, d->pci);
-                snprintf(key, sizeof(key), "SPINLANE_NIC_%zu_MAC", i);
-                env_add(a, &envs, key, d->mac);
-                snprintf(key, sizeof(key), "SPINLANE_NIC_%zu_NUMA", i);
-                env_add(a, &envs, key, arena_printf(a, "%d", d->numa_node));
-                snprintf(key, sizeof(key), "SPINLANE_NIC_%zu_KIND", i);
-                env_add(a, &envs, key, d->nic_kind);
-                snprintf(key, sizeof(key), "SPINLANE_NIC_%zu_DRIVER", i);
-                env_add(a, &envs, key, d->driver);
-                snprintf(key, sizeof(key), "SPINLANE_NIC_%zu_DEVARGS", i);
+                unsigned u = (unsigned)i;
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_PCI), d->pci);
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_MAC), d->mac);
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_NUMA), arena_printf(a, "%d", d->numa_node));
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_KIND), d->nic_kind);
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_DRIVER), d->driver);
+                alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_DEVARGS);
                 if (strcmp(d->nic_kind, "mana") == 0 && d->mac[0])
                         env_add(a, &envs, key, arena_printf(a, "%s,mac=%s", d->pci, d->mac));
                 else
                         env_add(a, &envs, key, d->pci);
-                snprintf(key, sizeof(key), "SPINLANE_NIC_%zu_DEVICES", i);
-                env_add(a, &envs, key, paths ? paths : "");
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_DEVICES), paths ? paths : "");
+                /* where the NIC's address came from is the agent's business: the pod gets the address */
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_IPV4), d->ipv4);
+                env_add(a, &envs, alloc_env_nic(key, sizeof(key), u, ALLOC_NIC_GATEWAY), d->gateway);
         }
-        env_add(a, &envs, "SPINLANE_DPDK_NICS", nics ? nics : "");
+        env_add(a, &envs, ALLOC_ENV_DPDK_NICS, nics ? nics : "");
         if (cfg->hugepage_host_dir[0]) {
                 const char *cdir = cfg->hugepage_container_dir[0] ? cfg->hugepage_container_dir
                                                                   : cfg->hugepage_host_dir;
-                env_add(a, &envs, "SPINLANE_HUGEPAGE_DIR", cdir);
+                env_add(a, &envs, ALLOC_ENV_HUGEPAGE_DIR, cdir);
                 if (!cfg->cdi) {
                         V1beta1__Mount *m = arena_alloc(a, sizeof(*m));
                         if (m) {
@@ -320,7 +319,7 @@ static void build_nic_container(arena *a, const dp_alloc_config *cfg, const dp_d
                         }
                 }
         }
-        snprintf(key, sizeof(key), "%s/dpdk-nics", cfg->prefix);
+        snprintf(key, sizeof(key), "%s/%s", cfg->prefix, ALLOC_ANNOTATION_NICS);
         annotation_add(a, &anns, key, nics ? nics : "");
 
         r->n_envs = envs.n;
@@ -354,9 +353,9 @@ static void build_core_container(arena *a, const dp_alloc_config *cfg, const dp_
         char *cpus = arena_alloc(a, need);
         if (cpus)
                 cpuset_format(&all, cpus, need);
-        env_add(a, &envs, "SPINLANE_ISOLATED_CPUS", cpus ? cpus : "");
-        env_add(a, &envs, "SPINLANE_ISOLATED_CORES", ids ? ids : "");
-        snprintf(key, sizeof(key), "%s/isolated-cores", cfg->prefix);
+        env_add(a, &envs, ALLOC_ENV_ISOLATED_CPUS, cpus ? cpus : "");
+        env_add(a, &envs, ALLOC_ENV_ISOLATED_CORES, ids ? ids : "");
+        snprintf(key, sizeof(key), "%s/%s", cfg->prefix, ALLOC_ANNOTATION_CORES);
         annotation_add(a, &anns, key, ids ? ids : "");
         snprintf(key, sizeof(key), "%s/isolated-cpus", cfg->prefix);
         annotation_add(a, &anns, key, cpus ? cpus : "");

@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -43,6 +44,17 @@ static const char *const method_path[_M_MAX] = {
         [M_ALLOCATE] = "/v1beta1.DevicePlugin/Allocate",
         [M_PRESTART] = "/v1beta1.DevicePlugin/PreStartContainer",
 };
+
+/* One Register attempt: the call's deadline, and the longest a connection to kubelet.sock
+ * may take (connect and the HTTP/2 SETTINGS exchange; gRPC calls this bound
+ * GRPC_ARG_MIN_RECONNECT_BACKOFF_MS). A loaded node needs far more than gRPC's 100 ms
+ * minimum: an attempt cut short there fails Register for nothing, and gRPC 1.51 can keep
+ * such a connection alive for good (then gRPC's teardown never finishes). */
+#define DP_REGISTER_TIMEOUT_MS 5000
+/* How long dp_engine_free() waits for gRPC's own teardown once every object of ours is
+ * gone: a connection attempt still in flight runs to DP_REGISTER_TIMEOUT_MS first. Below
+ * the DaemonSet's 15 s termination grace period. */
+#define DP_GRPC_TEARDOWN_MS (2 * DP_REGISTER_TIMEOUT_MS)
 
 enum tag_op { OP_REQUEST, OP_UNARY_DONE, OP_STREAM_SEND, OP_STREAM_CLOSE, OP_SHUTDOWN, OP_REGISTER, OP_REFUSED };
 
@@ -113,7 +125,34 @@ struct dp_plugin {
         bool registered, register_again;
         unsigned backoff_ms;
         uint64_t retry_at;       /* loop_now_ms() of the next Register attempt; 0 = none */
+        dp_plugin_stats stats;   /* under the state lock */
 };
+
+const uint32_t dp_alloc_bucket_us[DP_ALLOC_BUCKETS] = { 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 100000 };
+
+static uint64_t mono_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One Allocate answered, t0 its arrival (state lock held). */
+static void stats_allocate(dp_plugin_stats *st, uint64_t t0, bool ok)
+{
+        uint64_t ns = mono_ns() - t0;
+        if (ok)
+                st->allocations++;
+        else
+                st->allocations_refused++;
+        st->alloc_count++;
+        st->alloc_sum_ns += ns;
+        for (size_t i = 0; i < DP_ALLOC_BUCKETS; i++)
+                if (ns <= (uint64_t)dp_alloc_bucket_us[i] * 1000) {
+                        st->alloc_bucket[i]++;
+                        break;
+                }
+}
 
 /* A refusal answered on the pump thread, reported on the loop thread. */
 typedef struct dp_refusal {
@@ -362,10 +401,13 @@ static void handle_unary(dp_call *c)
         _cleanup_free_ uint8_t *resp = NULL;
         size_t req_len = 0, resp_len = 0;
         dp_status st = { .code = GRPC_STATUS_OK };
+        uint64_t t0 = mono_ns();
         int r;
 
         r = payload_read(c->payload, &req, &req_len);
         if (r < 0) {
+                if (c->method == M_ALLOCATE)
+                        stats_allocate(&p->stats, t0, false);
                 unary_reply(c, NULL, 0, GRPC_STATUS_INVALID_ARGUMENT, "request message missing or unreadable");
                 return;
         }
@@ -399,6 +441,8 @@ static void handle_unary(dp_call *c)
         }
         if (r < 0 && (c->method == M_ALLOCATE || c->method == M_PREFERRED))
                 report_refused(p, st.code, st.message);
+        if (c->method == M_ALLOCATE)
+                stats_allocate(&p->stats, t0, r >= 0);
         unary_reply(c, resp, resp_len, r < 0 ? st.code : GRPC_STATUS_OK, r < 0 ? st.message : NULL);
 }
 
@@ -674,9 +718,9 @@ static void plugin_register(dp_plugin *p)
         cargs[1].type = GRPC_ARG_INTEGER;
         cargs[1].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
         cargs[1].value.integer = 50;
-        cargs[2].type = GRPC_ARG_INTEGER;
+        cargs[2].type = GRPC_ARG_INTEGER; /* the connect timeout, despite its name */
         cargs[2].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
-        cargs[2].value.integer = 50;
+        cargs[2].value.integer = DP_REGISTER_TIMEOUT_MS;
         cargs[3].type = GRPC_ARG_INTEGER;
         cargs[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
         cargs[3].value.integer = 500;
@@ -686,7 +730,7 @@ static void plugin_register(dp_plugin *p)
         grpc_slice method = grpc_slice_from_static_string("/v1beta1.Registration/Register");
         g->call = grpc_channel_create_call(g->channel, NULL, GRPC_PROPAGATE_DEFAULTS, e->cq, method, NULL,
                                            gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
-                                                        gpr_time_from_seconds(5, GPR_TIMESPAN)),
+                                                        gpr_time_from_millis(DP_REGISTER_TIMEOUT_MS, GPR_TIMESPAN)),
                                            NULL);
         g->send_buf = bytes_to_bb(buf, len);
         memset(ops, 0, sizeof(ops));
@@ -732,9 +776,11 @@ static void on_register_done(dp_reg *g, bool ok)
         if (success) {
                 p->registered = true;
                 p->backoff_ms = 0;
+                p->stats.registrations++;
                 emit(e, DP_EVENT_REGISTERED, p->resource, 0, 0, "registered with the kubelet");
         } else {
                 p->registered = false;
+                p->stats.register_failures++;
                 p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : 100;
                 if (p->backoff_ms > 30000)
                         p->backoff_ms = 30000;
@@ -794,6 +840,7 @@ static void plugin_restart(dp_plugin *p, const char *why)
                 return;
         emit(e, DP_EVENT_RESTART, p->resource, 0, 0, "%s: serving again", why);
         p->registered = false;
+        p->stats.restarts++;
         p->want_serve = true;
         if (p->srv)
                 srv_shutdown(p->srv); /* the new server binds once the old one is gone */
@@ -850,6 +897,13 @@ const dp_device_list *dp_plugin_devices(const dp_plugin *p)
 bool dp_plugin_registered(const dp_plugin *p)
 {
         return p->registered;
+}
+
+void dp_plugin_get_stats(const dp_plugin *p, dp_plugin_stats *ret)
+{
+        pthread_mutex_lock(&p->e->state);
+        *ret = p->stats;
+        pthread_mutex_unlock(&p->e->state);
 }
 
 /* ---- events from the pump ---- */
@@ -1240,13 +1294,20 @@ void dp_engine_free(dp_engine *e)
                 grpc_completion_queue_shutdown(e->cq);
                 pthread_join(e->pump, NULL);
                 grpc_completion_queue_destroy(e->cq);
-                /* Nothing of gRPC may run at exit: our reference goes synchronously, but a
-                 * channel or server released on one of gRPC's threads drops the last one
-                 * there and gRPC then tears down on a detached thread; wait (bounded) for
-                 * that to finish (grpc_is_initialized() answers under the same lock). */
+                /* Nothing of gRPC may run at exit. Our reference goes synchronously, but
+                 * gRPC holds its own while it still works: a connection attempt in flight
+                 * (until DP_REGISTER_TIMEOUT_MS), a channel or server released on one of
+                 * its threads, which then tears down on a detached thread. The count
+                 * reaches zero when the last of it is done (grpc_is_initialized() answers
+                 * under the lock that last step holds): wait for that, with a bound. */
                 grpc_shutdown_blocking();
-                for (int i = 0; i < 500 && grpc_is_initialized(); i++)
+                uint64_t end = loop_now_ms() + DP_GRPC_TEARDOWN_MS;
+                while (grpc_is_initialized() && loop_now_ms() < end)
                         usleep(10 * 1000);
+                if (grpc_is_initialized())
+                        emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
+                             "gRPC has not finished closing its connections after %d ms; exiting anyway",
+                             DP_GRPC_TEARDOWN_MS);
         }
         /* Refusals queued by the pump but not reported (only those can be left). */
         for (size_t i = 0; i < e->qn; i++)

@@ -16,6 +16,7 @@
 #include "loop.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define DP_KUBELET_DIR "/var/lib/kubelet/device-plugins"
 #define DP_KUBELET_SOCKET "kubelet.sock"
@@ -34,6 +35,7 @@ typedef enum dp_event_type {
         DP_EVENT_RESTART,         /* socket removed or kubelet restarted: serving again */
         DP_EVENT_REFUSED,         /* a request was refused (code, message) */
         DP_EVENT_STOPPED,         /* after dp_engine_stop(): every server and call is gone */
+        DP_EVENT_TEARDOWN_UNFINISHED, /* dp_engine_free(): gRPC still busy at the bound (message) */
 } dp_event_type;
 
 typedef struct dp_event {
@@ -49,7 +51,8 @@ typedef void (*dp_event_fn)(const dp_event *ev, void *userdata);
 /* The engine: the completion queue, its pump thread, the dir watch. h is copied. */
 int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_engine **ret);
 /* Stops whatever still runs (waiting for the calls to be released), joins the pump
- * thread, frees the plugins. Accepts NULL. */
+ * thread, waits (bounded, DP_EVENT_TEARDOWN_UNFINISHED when that runs out) until gRPC has
+ * finished its own teardown, frees the plugins. Accepts NULL. */
 void dp_engine_free(dp_engine *e);
 
 /* A resource. resource_name e.g. "spinlane.io/dpdk-nic"; socket_name e.g.
@@ -70,5 +73,25 @@ int dp_plugin_set_devices(dp_plugin *p, const dp_device_list *devices);
 void dp_plugin_set_config(dp_plugin *p, const dp_alloc_config *cfg);
 const dp_device_list *dp_plugin_devices(const dp_plugin *p);
 bool dp_plugin_registered(const dp_plugin *p);
+
+/* Counters of one plugin, for the metrics. Allocate latency is the time from the handler
+ * taking the request (as it leaves the completion queue) to its answer being handed to
+ * gRPC, in buckets whose
+ * upper bounds (microseconds) are dp_alloc_bucket_us[] (each count is of that bucket
+ * alone, not cumulative); calls beyond the last bound count in alloc_count only. */
+#define DP_ALLOC_BUCKETS 12
+extern const uint32_t dp_alloc_bucket_us[DP_ALLOC_BUCKETS];
+typedef struct dp_plugin_stats {
+        uint64_t allocations;          /* Allocate calls answered OK */
+        uint64_t allocations_refused;  /* Allocate calls refused (any status but OK) */
+        uint64_t alloc_count;          /* both: the histogram's count */
+        uint64_t alloc_sum_ns;
+        uint64_t alloc_bucket[DP_ALLOC_BUCKETS];
+        uint64_t registrations;        /* Register calls the kubelet accepted */
+        uint64_t register_failures;
+        uint64_t restarts;             /* served again: socket removed, kubelet restarted */
+} dp_plugin_stats;
+/* A consistent copy (taken under the engine's lock). */
+void dp_plugin_get_stats(const dp_plugin *p, dp_plugin_stats *ret);
 
 #endif

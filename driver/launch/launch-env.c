@@ -4,6 +4,8 @@
  * naming the variable. */
 #include "launch-env.h"
 
+#include "alloc-env.h"
+#include "ipv4.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -127,12 +129,12 @@ static bool safe_abs_path(const char *s)
 static void parse_cpus(const char *const *envp, launch_env *env)
 {
         char q[80];
-        const char *v = get_bounded(envp, env, "allocation-env", "SPINLANE_ISOLATED_CPUS", 4096);
+        const char *v = get_bounded(envp, env, "allocation-env", ALLOC_ENV_ISOLATED_CPUS, 4096);
         cpuset set;
         int r;
 
         if (!v) {
-                if (!lenv_get(envp, "SPINLANE_ISOLATED_CPUS"))
+                if (!lenv_get(envp, ALLOC_ENV_ISOLATED_CPUS))
                         add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
                                 "SPINLANE_ISOLATED_CPUS is not set: the container was granted no spinlane.io/isolated-core");
                 return;
@@ -157,7 +159,7 @@ static void parse_cpus(const char *const *envp, launch_env *env)
         env->cpus = set;
         env->have_cpus = true;
 
-        v = get_bounded(envp, env, "allocation-env", "SPINLANE_ISOLATED_CORES", 4096);
+        v = get_bounded(envp, env, "allocation-env", ALLOC_ENV_ISOLATED_CORES, 4096);
         if (!v)
                 return;
         lenv_quote(v, q, sizeof(q));
@@ -187,6 +189,60 @@ static void parse_cpus(const char *const *envp, launch_env *env)
         env->have_cores = true;
 }
 
+/* SPINLANE_NIC_<i>_IPV4 ("a.b.c.d/len", a host address of its subnet) and _GATEWAY
+ * (another host of that subnet, or "" for none): both always sent by the device plugin.
+ * False on an error (recorded, naming the variable). */
+static bool parse_nic_address(const char *const *envp, launch_env *env, unsigned i, lenv_nic *nic)
+{
+        char name[ALLOC_ENV_NAME_MAX], q[80], cidr[IPV4_CIDR_STR_MAX];
+        const char *v = get_bounded(envp, env, "allocation-env", alloc_env_nic(name, sizeof(name), i, ALLOC_NIC_IPV4), 64);
+        ipv4_cidr c;
+        uint32_t gw = 0;
+
+        if (!v) {
+                if (!lenv_get(envp, name))
+                        add_err(env, "allocation-env", name,
+                                "%s is not set: the device plugin gave this NIC no address (see the agent's nic-address verdict)",
+                                name);
+                return false;
+        }
+        lenv_quote(v, q, sizeof(q));
+        if (ipv4_cidr_parse(v, strlen(v), &c) < 0 || c.prefix_len == 0) {
+                add_err(env, "allocation-env", name, "%s=\"%s\" is not an IPv4 address with its prefix (a.b.c.d/len)",
+                        name, q);
+                return false;
+        }
+        if (ipv4_check_host(c.addr, c) < 0 || !ipv4_is_unicast(c.addr)) {
+                add_err(env, "allocation-env", name,
+                        "%s=\"%s\" cannot be a host's address (zero, loopback, multicast, or the network or broadcast "
+                        "address of its subnet)", name, q);
+                return false;
+        }
+        v = get_bounded(envp, env, "allocation-env", alloc_env_nic(name, sizeof(name), i, ALLOC_NIC_GATEWAY), 64);
+        if (!v) {
+                if (!lenv_get(envp, name))
+                        add_err(env, "allocation-env", name,
+                                "%s is not set (the device plugin sends it, empty when the NIC has no gateway)", name);
+                return false;
+        }
+        lenv_quote(v, q, sizeof(q));
+        if (*v && (ipv4_parse(v, strlen(v), &gw) < 0 || !ipv4_is_unicast(gw))) {
+                add_err(env, "allocation-env", name, "%s=\"%s\" is neither an IPv4 address (a.b.c.d) nor empty", name, q);
+                return false;
+        }
+        if (gw && (ipv4_check_host(gw, c) < 0 || gw == c.addr)) {
+                add_err(env, "allocation-env", name, "%s=%s is not another host of the subnet of SPINLANE_NIC_%u_IPV4=%s",
+                        name, q, i, ipv4_cidr_format(c, cidr));
+                return false;
+        }
+        ipv4_cidr_format(c, nic->ipv4);
+        if (gw)
+                ipv4_format(gw, nic->gateway);
+        else
+                nic->gateway[0] = '\0';
+        return true;
+}
+
 /* One NIC's SPINLANE_NIC_<i>_* variables; false on any error (already recorded). */
 static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, const char *bdf)
 {
@@ -202,8 +258,8 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
         nic->pci[bl] = '\0';
         nic->numa = -1;
 
-#define NICVAR(suffix) (snprintf(name, sizeof(name), "SPINLANE_NIC_%u_%s", i, suffix), name)
-        v = get_bounded(envp, env, "allocation-env", NICVAR("PCI"), 64);
+#define NICVAR(field) alloc_env_nic(name, sizeof(name), i, field)
+        v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_PCI), 64);
         if (v && strcmp(v, bdf) != 0) {
                 lenv_quote(v, q, sizeof(q));
                 add_err(env, "allocation-env", name,
@@ -211,7 +267,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                 ok = false;
         }
         /* empty: the kernel no longer knows it (a NIC bound to vfio), as the plugin sends it */
-        v = get_bounded(envp, env, "allocation-env", NICVAR("MAC"), 64);
+        v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_MAC), 64);
         if (v && *v) {
                 uint8_t mac[6];
                 lenv_quote(v, q, sizeof(q));
@@ -222,7 +278,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                         snprintf(nic->mac, sizeof(nic->mac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0],
                                  mac[1], mac[2], mac[3], mac[4], mac[5]);
         }
-        v = get_bounded(envp, env, "allocation-env", NICVAR("NUMA"), 64);
+        v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_NUMA), 64);
         if (v) {
                 lenv_quote(v, q, sizeof(q));
                 r = parse_int(v, -1, 1023, &nic->numa);
@@ -231,7 +287,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                         ok = false;
                 }
         }
-        v = get_bounded(envp, env, "allocation-env", NICVAR("KIND"), 64);
+        v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_KIND), 64);
         if (v) {
                 lenv_quote(v, q, sizeof(q));
                 if (strcmp(v, "ena") == 0)
@@ -245,7 +301,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                         ok = false;
                 }
         }
-        v = get_bounded(envp, env, "allocation-env", NICVAR("DRIVER"), 64);
+        v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_DRIVER), 64);
         if (!v) {
                 if (!lenv_get(envp, name))
                         add_err(env, "allocation-env", name, "%s is not set", name);
@@ -271,11 +327,11 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                 }
         }
         if (ok && nic->kind == LENV_KIND_MANA && !nic->mac[0]) {
-                add_err(env, "allocation-env", NICVAR("MAC"),
+                add_err(env, "allocation-env", NICVAR(ALLOC_NIC_MAC),
                         "%s is not set: a MANA port is selected by its MAC", name);
                 ok = false;
         }
-        v = get_bounded(envp, env, "allocation-env", NICVAR("DEVARGS"), sizeof(nic->devargs) - 1);
+        v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_DEVARGS), sizeof(nic->devargs) - 1);
         if (v) {
                 bl = strlen(bdf);
                 lenv_quote(v, q, sizeof(q));
@@ -297,7 +353,10 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
         else
                 snprintf(nic->devargs, sizeof(nic->devargs), "%s", bdf);
 
-        v = get_bounded(envp, env, "allocation-env", NICVAR("DEVICES"), 1024);
+        if (!parse_nic_address(envp, env, i, nic))
+                ok = false;
+
+        v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_DEVICES), 1024);
         if (!v) {
                 if (!lenv_get(envp, name))
                         add_err(env, "allocation-env", name,
@@ -327,10 +386,10 @@ static void parse_nics(const char *const *envp, launch_env *env)
         char list[LENV_MAX_NICS][16], q[80];
         unsigned n;
         bool ok = true;
-        const char *v = get_bounded(envp, env, "allocation-env", "SPINLANE_DPDK_NICS", 1024);
+        const char *v = get_bounded(envp, env, "allocation-env", ALLOC_ENV_DPDK_NICS, 1024);
 
         if (!v) {
-                if (!lenv_get(envp, "SPINLANE_DPDK_NICS"))
+                if (!lenv_get(envp, ALLOC_ENV_DPDK_NICS))
                         add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
                                 "SPINLANE_DPDK_NICS is not set: the container was granted no spinlane.io/dpdk-nic");
                 return;
@@ -365,7 +424,7 @@ static void parse_nics(const char *const *envp, launch_env *env)
 static void parse_memory(const char *const *envp, launch_env *env)
 {
         char q[80];
-        const char *v = get_bounded(envp, env, "hugepages", "SPINLANE_HUGEPAGE_DIR", sizeof(env->huge_dir) - 1);
+        const char *v = get_bounded(envp, env, "hugepages", ALLOC_ENV_HUGEPAGE_DIR, sizeof(env->huge_dir) - 1);
 
         snprintf(env->huge_dir, sizeof(env->huge_dir), "%s", LENV_DEFAULT_HUGE_DIR);
         if (v) {
@@ -514,6 +573,52 @@ static void parse_mtu(const char *const *envp, launch_env *env)
         env->aeron.mtu = n * mul;
 }
 
+/* A contract variable the pod set by hand: kept verbatim when it fits (the driver's own
+ * parser, which spinlane-launch runs in its aeron-bindings check, judges it). */
+static void parse_verbatim(const char *const *envp, launch_env *env, const char *name, char *buf, size_t size,
+                           bool *ret_set)
+{
+        const char *v = get_bounded(envp, env, "aeron-bindings", name, size - 1);
+
+        buf[0] = '\0';
+        if (ret_set)
+                *ret_set = v != NULL;
+        if (!v)
+                return;
+        if (!safe_chars(v, "_-.:/,+=@")) {
+                char q[80];
+                lenv_quote(v, q, sizeof(q));
+                add_err(env, "aeron-bindings", name, "%s=\"%s\" holds characters other than [A-Za-z0-9_.:/,+=@-]", name,
+                        q);
+                if (ret_set)
+                        *ret_set = false;
+                return;
+        }
+        snprintf(buf, size, "%s", v);
+}
+
+static void parse_bypass(const char *const *envp, launch_env *env)
+{
+        static const char *const roles[2] = { "SENDER", "RECEIVER" };
+        lenv_bypass *b = &env->bypass;
+        char name[48];
+
+        for (unsigned r = 0; r < 2; r++) {
+                snprintf(name, sizeof(name), "SPINLANE_%s_DEVICE", roles[r]);
+                parse_verbatim(envp, env, name, b->device[r], sizeof(b->device[r]), NULL);
+                snprintf(name, sizeof(name), "SPINLANE_%s_IPV4", roles[r]);
+                parse_verbatim(envp, env, name, b->ipv4[r], sizeof(b->ipv4[r]), NULL);
+                snprintf(name, sizeof(name), "SPINLANE_%s_GATEWAY", roles[r]);
+                parse_verbatim(envp, env, name, b->gateway[r], sizeof(b->gateway[r]), &b->gateway_set[r]);
+        }
+        parse_verbatim(envp, env, "AERON_DRIVER_DYNAMIC_LIBRARIES", b->libraries, sizeof(b->libraries), NULL);
+        parse_verbatim(envp, env, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", b->bindings, sizeof(b->bindings), NULL);
+        parse_verbatim(envp, env, "SPINLANE_AERON_LIBRARY", b->library, sizeof(b->library), NULL);
+        b->sparse_set = lenv_get(envp, "AERON_TERM_BUFFER_SPARSE_FILE") != NULL;
+        b->pretouch_set = lenv_get(envp, "AERON_PRE_TOUCH_MAPPED_MEMORY") != NULL;
+        b->per_send_set = lenv_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;
+}
+
 int lenv_parse(const char *const *envp, launch_env *ret)
 {
         launch_env *env = ret;
@@ -536,5 +641,6 @@ int lenv_parse(const char *const *envp, launch_env *ret)
         parse_ports(envp, env, "AERON_SENDER_WILDCARD_PORT_RANGE", &a->sender_ports_set, &a->sender_lo, &a->sender_hi);
         parse_ports(envp, env, "AERON_RECEIVER_WILDCARD_PORT_RANGE", &a->receiver_ports_set, &a->receiver_lo,
                     &a->receiver_hi);
+        parse_bypass(envp, env);
         return 0;
 }

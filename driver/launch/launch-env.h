@@ -32,6 +32,8 @@ typedef struct lenv_nic {
         char devargs[128];
         char devices[LENV_MAX_DEVICES][128];
         unsigned n_devices;
+        char ipv4[20];    /* SPINLANE_NIC_<i>_IPV4, canonical "a.b.c.d/len" (required: a host of its subnet) */
+        char gateway[16]; /* SPINLANE_NIC_<i>_GATEWAY, "a.b.c.d" in that subnet; "" = none (on-link only) */
 } lenv_nic;
 
 typedef struct lenv_err {
@@ -51,6 +53,21 @@ typedef struct lenv_aeron {
         unsigned sender_lo, sender_hi, receiver_lo, receiver_hi;
 } lenv_aeron;
 
+/* The bypass driver's contract as the pod may set it by hand (each "" = unset: the
+ * launcher fills it from the allocation), and Aeron's bindings variables. */
+#define LENV_BINDINGS_SYMBOL "spinlane_udp_channel_transport_bindings"
+#define LENV_BINDINGS_LIBRARY "libspinlane_aeron.so"
+typedef struct lenv_bypass {
+        char device[2][64];   /* SPINLANE_SENDER_DEVICE, SPINLANE_RECEIVER_DEVICE */
+        char ipv4[2][20];     /* SPINLANE_SENDER_IPV4, SPINLANE_RECEIVER_IPV4 */
+        char gateway[2][16];  /* SPINLANE_SENDER_GATEWAY, SPINLANE_RECEIVER_GATEWAY */
+        bool gateway_set[2];  /* set, possibly empty (= no gateway) */
+        char libraries[1024]; /* AERON_DRIVER_DYNAMIC_LIBRARIES */
+        char bindings[128];   /* AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA */
+        char library[1024];   /* SPINLANE_AERON_LIBRARY: where libspinlane_aeron.so is */
+        bool sparse_set, pretouch_set, per_send_set; /* the pod's own term-buffer / send settings */
+} lenv_bypass;
+
 typedef struct launch_env {
         bool have_cpus;         /* SPINLANE_ISOLATED_CPUS set and valid */
         cpuset cpus;
@@ -64,6 +81,7 @@ typedef struct launch_env {
         char pod_id[64];        /* sanitised SPINLANE_POD_UID / POD_UID / HOSTNAME */
         char eal_extra[1024];   /* SPINLANE_EAL_EXTRA_ARGS, appended verbatim */
         lenv_aeron aeron;
+        lenv_bypass bypass;
         lenv_err errs[LENV_MAX_ERRS];
         unsigned n_errs;
         unsigned n_errs_dropped;

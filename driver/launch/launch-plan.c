@@ -9,6 +9,7 @@
 #include "launch-report.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -254,6 +255,77 @@ static void assign_affinities(const launch_env *env, const lplan_topo *topo, lpl
         }
 }
 
+static void bypass_problem(lplan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bypass_problem(lplan *p, const char *fmt, ...)
+{
+        char text[320];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        (void)hostfs_fmt_append(p->bypass_problem, sizeof(p->bypass_problem), "%s%s", p->bypass_problem[0] ? "; " : "",
+                                text);
+}
+
+/* The bypass driver's contract and bindings, where the pod left them unset. */
+static int plan_bypass(const launch_env *env, lplan *p)
+{
+        static const char *const role[2] = { "sender", "receiver" };
+        static const char *const roleu[2] = { "SENDER", "RECEIVER" };
+        static const char *const dev_var[2] = { "SPINLANE_SENDER_DEVICE", "SPINLANE_RECEIVER_DEVICE" };
+        static const char *const ip_var[2] = { "SPINLANE_SENDER_IPV4", "SPINLANE_RECEIVER_IPV4" };
+        static const char *const gw_var[2] = { "SPINLANE_SENDER_GATEWAY", "SPINLANE_RECEIVER_GATEWAY" };
+        const lenv_bypass *b = &env->bypass;
+        int r;
+
+        p->bypass = !b->bindings[0] || strcmp(b->bindings, LENV_BINDINGS_SYMBOL) == 0;
+        p->bypass_problem[0] = '\0';
+        if (p->bypass) {
+                if (!b->libraries[0] && (r = add_var(p, "AERON_DRIVER_DYNAMIC_LIBRARIES",
+                                                     b->library[0] ? b->library : LENV_BINDINGS_LIBRARY, true)) < 0)
+                        return r;
+                if (!b->bindings[0] &&
+                    (r = add_var(p, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", LENV_BINDINGS_SYMBOL, true)) < 0)
+                        return r;
+        }
+        for (unsigned k = 0; k < 2; k++) {
+                /* one NIC: both roles on it; two or more: sender on the first, receiver on the second */
+                unsigned i = k == 1 && env->n_nics >= 2 ? 1 : 0;
+                const lenv_nic *nic = env->have_nics && i < env->n_nics ? &env->nics[i] : NULL;
+                if (!b->device[k][0]) {
+                        if (nic) {
+                                if ((r = add_var(p, dev_var[k], nic->pci, true)) < 0)
+                                        return r;
+                        } else
+                                bypass_problem(p, "no NIC for the %s: the allocation has no valid SPINLANE_DPDK_NICS and the pod sets no %s",
+                                               role[k], dev_var[k]);
+                }
+                if (!b->ipv4[k][0]) {
+                        if (nic && nic->ipv4[0]) {
+                                if ((r = add_var(p, ip_var[k], nic->ipv4, true)) < 0)
+                                        return r;
+                        } else if (nic)
+                                bypass_problem(p, "no address for the %s NIC %s: neither SPINLANE_NIC_%u_IPV4 (the allocation) nor SPINLANE_%s_IPV4 (the pod) is set",
+                                               role[k], nic->pci, i, roleu[k]);
+                        else if (b->device[k][0])
+                                bypass_problem(p, "no address for the %s NIC %s: SPINLANE_%s_IPV4 is not set", role[k],
+                                               b->device[k], roleu[k]);
+                }
+                if (!b->gateway_set[k] && nic && nic->gateway[0] && (r = add_var(p, gw_var[k], nic->gateway, true)) < 0)
+                        return r;
+        }
+        /* the rest of Aeron's low-latency profile: no page faults on the term buffers,
+         * two datagrams per send call */
+        if (!b->sparse_set && (r = add_var(p, "AERON_TERM_BUFFER_SPARSE_FILE", "false", true)) < 0)
+                return r;
+        if (!b->pretouch_set && (r = add_var(p, "AERON_PRE_TOUCH_MAPPED_MEMORY", "true", true)) < 0)
+                return r;
+        if (!b->per_send_set && (r = add_var(p, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND", "2", true)) < 0)
+                return r;
+        return 0;
+}
+
 int lplan_build(const launch_env *env, const lplan_pin *pin, const lplan_topo *topo, lplan *ret)
 {
         static const char *const aff_names[3] = { "AERON_SENDER_CPU_AFFINITY", "AERON_RECEIVER_CPU_AFFINITY",
@@ -351,6 +423,8 @@ int lplan_build(const launch_env *env, const lplan_pin *pin, const lplan_topo *t
                 return r;
         if (p->idle_conductor_defaulted &&
             (r = add_var(p, "AERON_CONDUCTOR_IDLE_STRATEGY", p->aeron.idle_conductor, true)) < 0)
+                return r;
+        if ((r = plan_bypass(env, p)) < 0)
                 return r;
         *ret = *p;
         return 0;

@@ -10,7 +10,7 @@
 #include "launch-env.h"
 #include "verdict.h"
 
-#define LPLAN_MAX_SET 16
+#define LPLAN_MAX_SET 32
 /* The largest Aeron MTU one DPDK packet buffer of the transport carries. */
 #define LPLAN_TRANSPORT_MTU_MAX 1408
 /* Aeron's frame alignment: an MTU must be a multiple of it. */
@@ -70,13 +70,21 @@ typedef struct lplan {
         bool idle_conductor_defaulted, aff_defaulted[3]; /* sender, receiver, conductor */
         lplan_var set[LPLAN_MAX_SET]; /* variables to put in the driver's environment */
         unsigned n_set;
+        bool bypass;               /* the driver loads spinlane's bindings (the pod did not choose others) */
+        char bypass_problem[640];  /* why the bypass contract is incomplete; "" when it is complete */
 } lplan;
 
 /* The most words SPINLANE_EAL_ARGS may hold: the transport's splitter refuses more
  * (TR_EAL_ARGS_MAX of driver/transport/eal_args.h; test-launch-plan checks they agree). */
 #define LPLAN_EAL_MAX_WORDS 64
 
-/* Compute the plan on pin->cpus (NULL: the grant, spinlane-pinned). env must have
+/* Compute the plan on pin->cpus (NULL: the grant, spinlane-pinned). Besides the EAL
+ * arguments and Aeron's low-latency profile (DEDICATED, noop sender/receiver, non-sparse
+ * pre-touched term buffers, 2 messages per send) it fills in the bypass driver's
+ * contract from the granted NICs (one NIC: both roles; two: sender on the first,
+ * receiver on the second) where the pod did not set it, and the bindings
+ * (AERON_DRIVER_DYNAMIC_LIBRARIES = env->bypass.library). What it cannot fill (no NIC,
+ * no address) is described in bypass_problem, for the aeron-bindings check. env must have
  * have_cpus and the pinned set must not be empty; -EINVAL otherwise, -ENAMETOOLONG when
  * the EAL arguments do not fit, -E2BIG when they are more than LPLAN_EAL_MAX_WORDS words.
  * *ret untouched on failure. */

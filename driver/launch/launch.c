@@ -4,6 +4,7 @@
  * driver's environment and execs it. The only place in the launcher that logs or exits. */
 #include "cleanup.h"
 #include "hostfs.h"
+#include "launch-bindings.h"
 #include "launch-checks.h"
 #include "launch-env.h"
 #include "launch-plan.h"
@@ -11,6 +12,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +22,66 @@ extern char **environ;
 
 #define DEFAULT_COMMAND "aeronmd"
 
+/* Where libspinlane_aeron.so is when SPINLANE_AERON_LIBRARY does not say: beside the
+ * launcher's own directory as installed (bin/../lib), or in the build tree
+ * (driver/launch/../aeron); else its bare name, for the loader's search. */
+static void default_library(char *buf, size_t size)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        static const char *const rel[] = { "../lib/" LENV_BINDINGS_LIBRARY, "../aeron/" LENV_BINDINGS_LIBRARY };
+
+        snprintf(buf, size, "%s", LENV_BINDINGS_LIBRARY);
+        if (n <= 0)
+                return;
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+                return;
+        *slash = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
+                char cand[PATH_MAX + 64], real[PATH_MAX];
+                snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+                if (realpath(cand, real) && access(real, R_OK) == 0 && strlen(real) < size) {
+                        memcpy(buf, real, strlen(real) + 1);
+                        return;
+                }
+        }
+}
+
+/* The driver's environment as it will be after exec: the plan's variables, then ours. */
+static char **driver_envp(const lplan *plan)
+{
+        size_t n = 0;
+        while (environ[n])
+                n++;
+        char **e = calloc(n + LPLAN_MAX_SET + 1, sizeof(char *));
+        if (!e)
+                return NULL;
+        size_t k = 0;
+        for (unsigned i = 0; plan && i < plan->n_set; i++)
+                if (asprintf(&e[k], "%s=%s", plan->set[i].name, plan->set[i].value) >= 0)
+                        k++;
+        for (size_t i = 0; i < n; i++)
+                e[k++] = strdup(environ[i]);
+        e[k] = NULL;
+        return e;
+}
+
+static void envp_free(char **e)
+{
+        for (size_t i = 0; e && e[i]; i++)
+                free(e[i]);
+        free(e);
+}
+
 static void usage(FILE *f)
 {
         fprintf(f, "usage: spinlane-launch [--root DIR] [--json] [--check-only] [--warn-only] [-- COMMAND ARGS...]\n"
                    "  Checks that this pod is fit for a busy-spinning DPDK media driver, prints one verdict\n"
-                   "  per check, then execs COMMAND (default: " DEFAULT_COMMAND ") with SPINLANE_EAL_ARGS and\n"
-                   "  the AERON_* defaults set. Exit 1 without starting anything when a check fails.\n"
+                   "  per check, then execs COMMAND (default: " DEFAULT_COMMAND " with spinlane's DPDK bindings) with\n"
+                   "  SPINLANE_EAL_ARGS, the bypass contract and the AERON_* defaults set. Exit 1 without\n"
+                   "  starting anything when a check fails.\n"
                    "  --root DIR     read /proc, /sys and /dev under DIR (tests)\n"
                    "  --json         one JSON object per line\n"
                    "  --check-only   print the verdicts and exit (0 ok, 1 a check failed)\n"
@@ -111,7 +167,16 @@ int main(int argc, char **argv)
                 return 2;
         }
         lenv_parse((const char *const *)environ, env);
+        if (!env->bypass.library[0])
+                default_library(env->bypass.library, sizeof(env->bypass.library));
         r = launch_checks_run(&h, env, &vl, plan, &have_plan);
+        if (r >= 0) {
+                /* last: it loads the bindings library, so only when everything is known */
+                char **denv = driver_envp(have_plan ? plan : NULL);
+                lbind_in bi = { .command = cmd[0], .envp = (const char *const *)denv, .plan = have_plan ? plan : NULL };
+                r = denv ? lbind_check(&bi, &vl) : -ENOMEM;
+                envp_free(denv);
+        }
         if (r < 0) {
                 fprintf(stderr, "spinlane-launch: running the checks: %s\n", strerror(-r));
                 verdict_list_free(&vl);

@@ -14,7 +14,15 @@ rm -rf "$out"
 mkdir -p "$out"
 "$py" "$src/tests/fixtures/make-node.py" "$out/nodes"
 "$py" "$src/tests/fixtures/make-node.py" "$out/prep" eks-x86 aks-mana broken
-printf '{"hugepages":{"per_node":{"0":64}}}\n' >"$out/config.json"
+# static addresses for the fixtures' vfio-bound NICs (eks-x86, graviton, big), whose MACs
+# are on no record: without them nic-address fails those nodes
+addrs='{"pci":"0000:00:06.0","ipv4":"10.0.6.10/24","gateway":"10.0.6.1"},{"pci":"0000:00:07.0","ipv4":"10.0.7.10/24"}'
+i=16
+while [ $i -lt 31 ]; do
+	addrs="$addrs,$(printf '{"pci":"0000:%02x:00.0","ipv4":"10.1.%d.10/24"}' $i $i)"
+	i=$((i + 1))
+done
+printf '{"hugepages":{"per_node":{"0":64}},"addresses":{"static":[%s]}}\n' "$addrs" >"$out/config.json"
 mkdir -p "$out/prep/broken/var/lib/spinlane"
 printf '{"version":1,"count":1,"nics":[{"pci":"0000:00:06.0","original_driver":"ena","driver":"vfio-pci","netdev":"eth1"}]}\n' \
 	>"$out/prep/broken/var/lib/spinlane/bind-state.json"

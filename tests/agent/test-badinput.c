@@ -157,7 +157,7 @@ int main(void)
         CHECK(has_problem("/sys/devices/system/cpu/cpu2/topology/core_id", -ERANGE));
         expect("core_id range", "isolated-cpus", VERDICT_PASS, "6 isolated physical cores");
 
-        /* a 1 MiB /proc/mounts is refused, not read */
+        /* a 1 MiB line in /proc/mounts is refused, not read (any number of lines is fine) */
         fresh();
         {
                 char *big = malloc(1 << 20);
@@ -166,7 +166,7 @@ int main(void)
                 put("/proc/cmdline", big, 1 << 20);
                 free(big);
         }
-        expect("1 MiB mounts", "hugetlbfs", VERDICT_SKIP, "/proc/mounts: File too large");
+        expect("1 MiB mount line", "hugetlbfs", VERDICT_SKIP, "/proc/mounts: a line longer than 64 KiB");
         CHECK(has_problem("/proc/cmdline", -EFBIG));
 
         /* under a --root, the host's init's mount table wins over /proc/mounts (which is
@@ -189,10 +189,19 @@ int main(void)
         PUT("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "2048\n"); /* more free than total */
         expect("free > total", "hugepages", VERDICT_SKIP, "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
 
-        /* a route table without its header */
+        /* the node's link usage (the recorded rtnetlink dump of a fake tree): missing, cut
+         * short, garbled - nothing is taken and primary-nic says why */
         fresh();
-        PUT("/proc/net/route", "eth0\t00000000\t0100A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n");
-        expect("route no header", "primary-nic", VERDICT_SKIP, "/proc/net/route");
+        snprintf(path, sizeof(path), "%s/eks-x86/spinlane-fixture/rtnetlink.dump", dir);
+        CHECK_INT(unlink(path), 0);
+        expect("no link usage", "primary-nic", VERDICT_FAIL,
+               "cannot tell which NICs the node uses: /spinlane-fixture/rtnetlink.dump: No such file or directory: "
+               "node preparation takes no NIC");
+        CHECK(has_problem("/spinlane-fixture/rtnetlink.dump", -ENOENT));
+        PUT("/spinlane-fixture/rtnetlink.dump", "\x14\0\0\0\x10\0\x02\0\x01\0\0\0\0\0\0\0");
+        expect("cut link usage", "primary-nic", VERDICT_FAIL, "ends inside the links dump");
+        PUT("/spinlane-fixture/rtnetlink.dump", "garbage and more garbage\n");
+        expect("garbled link usage", "primary-nic", VERDICT_FAIL, "a malformed answer in the links dump");
 
         /* an unreadable uevent (a directory) */
         fresh();

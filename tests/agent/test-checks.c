@@ -62,6 +62,7 @@ static void test_eks(void)
                 {"write-combining", VERDICT_PASS, "ENA memory BAR mapped write-combining for 0000:00:06.0, 0000:00:07.0"},
                 {"numa-alignment", VERDICT_PASS,
                  "isolated cores and free hugepages on the NUMA node of 0000:00:06.0 (node 0), 0000:00:07.0 (node 0)"},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
         };
         verdict_list l = {0};
         run("eks-x86", NULL, e, ELEMENTSOF(e), &l);
@@ -82,6 +83,7 @@ static void test_graviton(void)
                 {"primary-nic", VERDICT_PASS, NULL},
                 {"write-combining", VERDICT_SKIP, "not an x86 node: the PAT write-combining check does not apply"},
                 {"numa-alignment", VERDICT_PASS, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
         };
         verdict_list l = {0};
         run("graviton", NULL, e, ELEMENTSOF(e), &l);
@@ -103,6 +105,7 @@ static void test_aks(void)
                  "primary NIC 7870:00:00.0 (enP30832s1) carries the default route and stays on mana"},
                 {"write-combining", VERDICT_SKIP, "no ENA bound to vfio-pci or igb_uio"},
                 {"numa-alignment", VERDICT_PASS, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
         };
         verdict_list l = {0};
         run("aks-mana", NULL, e, ELEMENTSOF(e), &l);
@@ -119,15 +122,19 @@ static void test_broken(void)
                 {"hugetlbfs", VERDICT_FAIL, "no hugetlbfs mount in /proc/mounts"},
                 {"iommu", VERDICT_WARN, "no IOMMU and vfio no-IOMMU mode is off: vfio-pci cannot take an ENA here"},
                 {"nic-binding", VERDICT_FAIL,
-                 "no DPDK-ready NIC; not ready: 0000:00:06.0 (ena, eth1): bound to the kernel driver ena as eth1"},
+                 "no DPDK-ready NIC; not ready: 0000:00:06.0 (ena, eth1): bound to the kernel driver ena as eth1; "
+                 "the node uses it, never taken: eth1 has address 192.168.0.11/24, has route \"192.168.0.0/24 table "
+                 "main metric 100\""},
                 {"primary-nic", VERDICT_PASS, NULL},
                 {"write-combining", VERDICT_SKIP, NULL},
                 {"numa-alignment", VERDICT_SKIP, "no DPDK-ready NIC to align"},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
         };
         verdict_list l = {0};
         run("broken", NULL, e, ELEMENTSOF(e), &l);
         const verdict *v = verdict_find(&l, "nic-binding");
-        CHECK_STR(v->remedy, "0000:00:06.0: ip link set eth1 down; dpdk-devbind.py --bind=vfio-pci 0000:00:06.0");
+        CHECK_STR(v->remedy, "0000:00:06.0: the node uses eth1 (see why): leave it to the node, or take its addresses, "
+                             "routes, rules and master off first; spinlane never takes it as it is");
         v = verdict_find(&l, "smt-siblings");
         CHECK(strstr(v->remedy, "add CPUs 7 to isolcpus/nohz_full (or remove CPUs 3 from them)") != NULL);
         CHECK_INT(verdict_exit_code(&l), 1);
@@ -156,12 +163,87 @@ static void test_selection(void)
                  "would cut the node off"},
                 {"write-combining", VERDICT_SKIP, NULL},
                 {"numa-alignment", VERDICT_SKIP, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
         };
         checks_options o = {.nic_selected = select_all_ena, .bind_driver = "igb_uio"};
         verdict_list l = {0};
         run("broken", &o, e, ELEMENTSOF(e), &l);
         const verdict *v = verdict_find(&l, "nic-binding");
-        CHECK(strstr(v->remedy, "dpdk-devbind.py --bind=igb_uio 0000:00:06.0") != NULL);
+        CHECK(strstr(v->remedy, "0000:00:06.0: the node uses eth1") != NULL);
+        verdict_list_free(&l);
+}
+
+/* eks-al2023: the primary is the lowest default metric (ens5, 512); ens6 (513) and the
+ * VPC CNI's ens7 (table 2 only) are named by PCI address with why the node uses them;
+ * the untouched ens8 is the one to bind (with the configured driver). */
+static void test_al2023(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, NULL},
+                {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},
+                {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},
+                {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_FAIL,
+                 "no DPDK-ready NIC; not ready: 0000:00:06.0 (ena, ens6): bound to the kernel driver ena as ens6; the "
+                 "node uses it, never taken: ens6 has address 10.0.2.11/24, has route \"default via 10.0.2.1 table "
+                 "main metric 513\" (+1 more); 0000:00:07.0 (ena, ens7): bound to the kernel driver ena as ens7; the "
+                 "node uses it, never taken: ens7 has route \"default via 10.0.3.1 table 2 metric 0\" (+1 more); "
+                 "0000:00:08.0 (ena, ens8): bound to the kernel driver ena as ens8"},
+                {"primary-nic", VERDICT_PASS,
+                 "primary NIC 0000:00:05.0 (ens5) carries the lowest-metric default route (metric 512) and stays on "
+                 "ena; the OS also configured 0000:00:06.0 (ens6, default route metric 513): in use, never taken"},
+                {"write-combining", VERDICT_SKIP, NULL},
+                {"numa-alignment", VERDICT_SKIP, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
+        };
+        checks_options o = {.bind_driver = "igb_uio"};
+        verdict_list l = {0};
+        run("eks-al2023", &o, e, ELEMENTSOF(e), &l);
+        const verdict *v = verdict_find(&l, "nic-binding");
+        CHECK_STR(v->remedy, "0000:00:06.0: the node uses ens6 (see why): leave it to the node, or take its addresses, "
+                             "routes, rules and master off first; spinlane never takes it as it is; 0000:00:07.0: the "
+                             "node uses ens7 (see why): leave it to the node, or take its addresses, routes, rules and "
+                             "master off first; spinlane never takes it as it is; 0000:00:08.0: dpdk-devbind.py "
+                             "--bind=igb_uio 0000:00:08.0");
+        verdict_list_free(&l);
+}
+
+/* Link usage that cannot be read: primary-nic fails and says why; 2 100 routes are fine. */
+static void test_link_usage(void)
+{
+        verdict_list l = {0};
+        static const expect routes[] = {
+                {"isolated-cpus", VERDICT_PASS, NULL}, {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},     {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},     {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_PASS, NULL},
+                {"primary-nic", VERDICT_PASS, "primary NIC 0000:00:05.0 (eth0) carries the default route and stays on ena"},
+                {"write-combining", VERDICT_PASS, NULL}, {"numa-alignment", VERDICT_PASS, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
+        };
+        run("eks-x86-routes", NULL, routes, ELEMENTSOF(routes), &l);
+        verdict_list_free(&l);
+
+        char p[1024];
+        snprintf(p, sizeof(p), "%s/eks-x86-routes/spinlane-fixture/rtnetlink.dump", dir);
+        FILE *f = fopen(p, "r+");
+        CHECK(f && fseek(f, 40000, SEEK_SET) == 0 && fputs("garbage!", f) >= 0);
+        if (f)
+                fclose(f);
+        static const expect bad[] = {
+                {"isolated-cpus", VERDICT_PASS, NULL}, {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},     {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},     {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_WARN, NULL},
+                {"primary-nic", VERDICT_FAIL,
+                 "cannot tell which NICs the node uses: /spinlane-fixture/rtnetlink.dump: a malformed answer in the "
+                 "IPv4 routes dump: node preparation takes no NIC"},
+                {"write-combining", VERDICT_PASS, NULL}, {"numa-alignment", VERDICT_PASS, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
+        };
+        run("eks-x86-routes", NULL, bad, ELEMENTSOF(bad), &l);
         verdict_list_free(&l);
 }
 
@@ -179,6 +261,7 @@ static void test_big(void)
                 {"primary-nic", VERDICT_PASS, NULL},
                 {"write-combining", VERDICT_PASS, NULL},
                 {"numa-alignment", VERDICT_PASS, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
         };
         verdict_list l = {0};
         run("big", NULL, e, ELEMENTSOF(e), &l);
@@ -194,6 +277,8 @@ int main(void)
         test_broken();
         test_selection();
         test_big();
+        test_al2023();
+        test_link_usage();
         fixture_remove(dir);
         return test_done();
 }

@@ -78,15 +78,83 @@ int main(void)
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(out[0] != '{' && strstr(out, " info  ") != NULL);
 
-        /* a good node: 0, a broken one: 1 */
-        snprintf(args, sizeof(args), "preflight --root '%s/eks-x86'", dir);
+        /* a good node whose NICs have addresses: 0; without addresses, or a broken node: 1.
+         * eks-x86's two ENAs are on vfio-pci with no MAC on record: only static entries by
+         * PCI address can give them one, and the verdict says exactly that. */
+        char addr_cfg[1024], state[1024];
+        snprintf(addr_cfg, sizeof(addr_cfg), "%s/addr-config.json", dir);
+        fixture_write(addr_cfg, "{\"addresses\": {\"static\": ["
+                                "{\"pci\": \"0000:00:06.0\", \"ipv4\": \"10.0.6.10/24\", \"gateway\": \"10.0.6.1\"},"
+                                "{\"pci\": \"0000:00:07.0\", \"ipv4\": \"10.0.7.10/24\"}]}}");
+        snprintf(args, sizeof(args), "preflight --root '%s/eks-x86' --config '%s'", dir, addr_cfg);
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(strstr(out, "PASS isolated-cpus: 6 isolated physical cores (CPUs 2-7,10-15)\n") != NULL);
-        CHECK(strstr(out, "summary: 9 pass, 1 warn, 0 fail, 0 skip\n") != NULL);
+        CHECK(strstr(out, "PASS nic-address: every advertised NIC has an address: 0000:00:06.0 10.0.6.10/24 gateway "
+                          "10.0.6.1 (static), 0000:00:07.0 10.0.7.10/24, no gateway (static)\n") != NULL);
+        CHECK(strstr(out, "nic: 0000:00:06.0 1d0f:ec20 ena driver=vfio-pci numa=0 ipv4=10.0.6.10/24 gateway=10.0.6.1 "
+                          "(static): ") != NULL);
+        CHECK(strstr(out, "summary: 10 pass, 1 warn, 0 fail, 0 skip\n") != NULL);
+        snprintf(args, sizeof(args), "preflight --root '%s/eks-x86'", dir);
+        CHECK_INT(run(args, out, sizeof(out)), 1);
+        CHECK(strstr(out, "FAIL nic-address: 2 of 2 DPDK NICs without an address (listed Unhealthy to the kubelet): "
+                          "0000:00:06.0: on vfio-pci and its MAC is not recorded (bound outside spinlane, or before it "
+                          "recorded MACs), so AWS IMDS cannot be asked for its address; 0000:00:07.0: ") != NULL);
+        CHECK(strstr(out, "; remedy: 0000:00:06.0, 0000:00:07.0: only a static entry by PCI address can give them an "
+                          "address: \"addresses\": {\"static\": [{\"pci\": \"0000:00:06.0\", ") != NULL);
+        CHECK(strstr(out, "summary: 9 pass, 1 warn, 1 fail, 0 skip\n") != NULL);
+        /* their MACs recorded in the bind state (as spinlane records them when it binds):
+         * the metadata could tell, and only the running agent asks it */
+        snprintf(state, sizeof(state), "mkdir -p '%s/eks-x86/var/lib/spinlane'", dir);
+        CHECK_INT(system(state), 0);
+        snprintf(state, sizeof(state), "%s/eks-x86/var/lib/spinlane/bind-state.json", dir);
+        fixture_write(state, "{\"version\": 1, \"count\": 2, \"nics\": ["
+                             "{\"pci\": \"0000:00:06.0\", \"original_driver\": \"ena\", \"driver\": \"vfio-pci\","
+                             " \"netdev\": \"eth1\", \"mac\": \"0a:1b:2c:3d:4e:06\"},"
+                             "{\"pci\": \"0000:00:07.0\", \"original_driver\": \"ena\", \"driver\": \"vfio-pci\","
+                             " \"netdev\": \"eth2\", \"mac\": \"0a:1b:2c:3d:4e:07\"}]}");
+        CHECK_INT(run(args, out, sizeof(out)), 0);
+        CHECK(strstr(out, "SKIP nic-address: 0000:00:06.0: address from AWS IMDS: known only to the running agent "
+                          "(spinlane-agent run); this command does not ask the metadata service; 0000:00:07.0: ") != NULL);
+        CHECK(strstr(out, "summary: 9 pass, 1 warn, 0 fail, 1 skip\n") != NULL);
+        /* a static entry by that MAC overrides the metadata */
+        fixture_write(addr_cfg, "{\"addresses\": {\"static\": [{\"mac\": \"0a:1b:2c:3d:4e:07\", \"ipv4\": \"10.0.7.10/24\"}]}}");
+        snprintf(args, sizeof(args), "preflight --root '%s/eks-x86' --config '%s'", dir, addr_cfg);
+        CHECK_INT(run(args, out, sizeof(out)), 0);
+        CHECK(strstr(out, "SKIP nic-address: 0000:00:06.0: address from AWS IMDS: known only to the running agent "
+                          "(spinlane-agent run); this command does not ask the metadata service; known: 0000:00:07.0 "
+                          "10.0.7.10/24, no gateway (static)\n") != NULL);
+        snprintf(args, sizeof(args), "inventory --json --root '%s/eks-x86' --config '%s'", dir, addr_cfg);
+        CHECK_INT(run(args, out, sizeof(out)), 0);
+        {
+                json_t *j = json_loads(out, 0, NULL);
+                json_t *r = json_object_get(json_object_get(j, "resources"), "spinlane.io/dpdk-nic");
+                json_t *n0 = json_array_get(r, 0), *n1 = json_array_get(r, 1);
+                CHECK_STR(json_string_value(json_object_get(n0, "mac")), "0a:1b:2c:3d:4e:06");
+                CHECK(json_is_null(json_object_get(n0, "ipv4")));
+                CHECK_STR(json_string_value(json_object_get(n0, "address_state")), "agent-only");
+                CHECK_STR(json_string_value(json_object_get(n1, "ipv4")), "10.0.7.10/24");
+                CHECK(json_is_null(json_object_get(n1, "gateway")));
+                CHECK_STR(json_string_value(json_object_get(n1, "address_source")), "static");
+                CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "nics"), 1), "mac_source")),
+                          "bind-state");
+                json_decref(j);
+        }
+        /* a garbled state file: named on stderr, its MACs not used, the command goes on */
+        fixture_write(state, "{\"version\": 1, \"count\": 3");
+        snprintf(args, sizeof(args), "preflight --root '%s/eks-x86'", dir);
+        CHECK_INT(fixture_run(bin, args, "2>&1", out, sizeof(out)), 1);
+        CHECK(strstr(out, "spinlane-agent: /var/lib/spinlane/bind-state.json: state file is truncated or garbled: ") != NULL);
+        CHECK(strstr(out, "FAIL nic-address: 2 of 2 DPDK NICs without an address") != NULL);
+        CHECK_INT(unlink(state), 0);
+        fixture_write(addr_cfg, "{\"addresses\": {\"static\": ["
+                                "{\"pci\": \"0000:00:06.0\", \"ipv4\": \"10.0.6.10/24\", \"gateway\": \"10.0.6.1\"},"
+                                "{\"pci\": \"0000:00:07.0\", \"ipv4\": \"10.0.7.10/24\"}]}}");
+
         snprintf(args, sizeof(args), "preflight --root '%s/broken'", dir);
         CHECK_INT(run(args, out, sizeof(out)), 1);
         CHECK(strstr(out, "FAIL hugetlbfs: no hugetlbfs mount in /proc/mounts; remedy: mount -t hugetlbfs") != NULL);
-        CHECK(strstr(out, "summary: 2 pass, 3 warn, 3 fail, 2 skip\n") != NULL);
+        CHECK(strstr(out, "SKIP nic-address: no DPDK NIC is advertised\n") != NULL);
+        CHECK(strstr(out, "summary: 2 pass, 3 warn, 3 fail, 3 skip\n") != NULL);
 
         /* --json: one object per line, verdicts then the summary */
         snprintf(args, sizeof(args), "preflight --json --root '%s/broken'", dir);
@@ -113,8 +181,8 @@ int main(void)
                         last = o;
                         lines++;
                 }
-                CHECK_INT(verdicts, 10);
-                CHECK_INT(lines, 12); /* node, 10 verdicts, summary */
+                CHECK_INT(verdicts, 11);
+                CHECK_INT(lines, 13); /* node, 11 verdicts, summary */
                 json_t *sum = json_object_get(last, "summary");
                 CHECK_INT(json_integer_value(json_object_get(sum, "fail")), 3);
                 json_decref(last);
@@ -133,7 +201,8 @@ int main(void)
         /* --config: readable JSON object accepted (resource_prefix honoured), else 2 */
         snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
         FILE *f = fopen(cfg, "w");
-        fputs("{\"resource_prefix\": \"example.com\"}\n", f);
+        fputs("{\"resource_prefix\": \"example.com\", \"addresses\": {\"static\": [{\"pci\": \"0000:00:06.0\", "
+              "\"ipv4\": \"10.0.6.10/24\"}, {\"pci\": \"0000:00:07.0\", \"ipv4\": \"10.0.7.10/24\"}]}}\n", f);
         fclose(f);
         snprintf(args, sizeof(args), "inventory --json --root '%s/eks-x86' --config '%s'", dir, cfg);
         CHECK_INT(run(args, out, sizeof(out)), 0);

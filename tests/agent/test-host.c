@@ -24,7 +24,7 @@ int main(void)
         CHECK(cpuset_count(&inv->online) > 0);
         CHECK(inv->n_cores > 0);
         CHECK_INT(checks_node(inv, NULL, &l), 0);
-        CHECK_INT(l.n, 10);
+        CHECK_INT(l.n, 11);
         for (size_t i = 0; i < l.n; i++)
                 CHECK((unsigned)l.items[i].level < _VERDICT_MAX);
         json_t *j = inventory_to_json(inv, NULL);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Exact inventories of the generated fixture nodes (eks-x86, graviton, aks-mana, broken,
- * big): every JSON field the device plugin and node preparation rely on. */
+ * big): every JSON field the device plugin and node preparation rely on; which NIC is
+ * primary and which the node uses (eks-al2023), big route and mount tables read whole,
+ * and no link usage at all. */
 #include "fixture.h"
 #include "hostfs.h"
 #include "inventory.h"
@@ -33,6 +35,10 @@ static json_t *scan(const char *name, inventory **ret_inv)
         "{\"host_path\":\"/dev/vfio/vfio\",\"container_path\":\"/dev/vfio/vfio\",\"permissions\":\"rw\"}," \
         "{\"host_path\":\"" host "\",\"container_path\":\"/dev/vfio/" #g "\",\"permissions\":\"rw\"}"
 
+/* The address fields of a NIC the scan alone leaves unresolved (agent/addresses.c fills them). */
+#define ADDR_UNRESOLVED \
+        "\"ipv4\":null,\"gateway\":null,\"address_source\":null,\"address_state\":\"unresolved\",\"address_reason\":null,"
+
 static void test_eks(void)
 {
         inventory *inv;
@@ -41,9 +47,9 @@ static void test_eks(void)
         CHECK_JSON(j, "resources",
                    "{\"spinlane.io/dpdk-nic\":["
                    "{\"id\":\"0000:00:06.0\",\"pci\":\"0000:00:06.0\",\"kind\":\"ena\",\"driver\":\"vfio-pci\","
-                   "\"numa_node\":0,\"netdev\":null,\"mac\":null,\"devices\":[" VFIO_DEV(0, "/dev/vfio/noiommu-0") "]},"
+                   "\"numa_node\":0,\"netdev\":null,\"mac\":null," ADDR_UNRESOLVED "\"devices\":[" VFIO_DEV(0, "/dev/vfio/noiommu-0") "]},"
                    "{\"id\":\"0000:00:07.0\",\"pci\":\"0000:00:07.0\",\"kind\":\"ena\",\"driver\":\"vfio-pci\","
-                   "\"numa_node\":0,\"netdev\":null,\"mac\":null,\"devices\":[" VFIO_DEV(1, "/dev/vfio/noiommu-1") "]}],"
+                   "\"numa_node\":0,\"netdev\":null,\"mac\":null," ADDR_UNRESOLVED "\"devices\":[" VFIO_DEV(1, "/dev/vfio/noiommu-1") "]}],"
                    "\"spinlane.io/isolated-core\":["
                    "{\"id\":\"p0c2\",\"cpus\":[2,10],\"numa_node\":0},{\"id\":\"p0c3\",\"cpus\":[3,11],\"numa_node\":0},"
                    "{\"id\":\"p0c4\",\"cpus\":[4,12],\"numa_node\":0},{\"id\":\"p0c5\",\"cpus\":[5,13],\"numa_node\":0},"
@@ -51,17 +57,21 @@ static void test_eks(void)
         CHECK_JSON(j, "nics",
                    "[{\"pci\":\"0000:00:05.0\",\"ids\":\"1d0f:ec20\",\"class\":\"0x020000\",\"kind\":\"ena\","
                    "\"driver\":\"ena\",\"iommu_group\":-1,\"noiommu\":false,\"numa_node\":0,\"netdev\":\"eth0\","
-                   "\"mac\":\"0a:1b:2c:3d:4e:05\",\"primary\":true,\"has_ipv4\":true,\"dpdk_ready\":false,"
+                   "\"mac\":\"0a:1b:2c:3d:4e:05\",\"mac_source\":\"netdev\"," ADDR_UNRESOLVED "\"primary\":true,\"has_ipv4\":true,\"in_use\":true,"
+                   "\"in_use_reason\":\"eth0 has address 192.168.0.10/24, has route \\\"default via 192.168.0.1 table main "
+                   "metric 100\\\" (+1 more)\",\"dpdk_ready\":false,"
                    "\"dpdk_reason\":\"bound to the kernel driver ena as eth0\",\"devices\":[],"
                    "\"write_combining\":\"unknown\"},"
                    "{\"pci\":\"0000:00:06.0\",\"ids\":\"1d0f:ec20\",\"class\":\"0x020000\",\"kind\":\"ena\","
                    "\"driver\":\"vfio-pci\",\"iommu_group\":0,\"noiommu\":true,\"numa_node\":0,\"netdev\":null,"
-                   "\"mac\":null,\"primary\":false,\"has_ipv4\":false,\"dpdk_ready\":true,"
+                   "\"mac\":null,\"mac_source\":null," ADDR_UNRESOLVED "\"primary\":false,\"has_ipv4\":false,\"in_use\":false,\"in_use_reason\":null,"
+                   "\"dpdk_ready\":true,"
                    "\"dpdk_reason\":\"bound to vfio-pci, /dev/vfio/noiommu-0 present\",\"devices\":["
                    VFIO_DEV(0, "/dev/vfio/noiommu-0") "],\"write_combining\":true},"
                    "{\"pci\":\"0000:00:07.0\",\"ids\":\"1d0f:ec20\",\"class\":\"0x020000\",\"kind\":\"ena\","
                    "\"driver\":\"vfio-pci\",\"iommu_group\":1,\"noiommu\":true,\"numa_node\":0,\"netdev\":null,"
-                   "\"mac\":null,\"primary\":false,\"has_ipv4\":false,\"dpdk_ready\":true,"
+                   "\"mac\":null,\"mac_source\":null," ADDR_UNRESOLVED "\"primary\":false,\"has_ipv4\":false,\"in_use\":false,\"in_use_reason\":null,"
+                   "\"dpdk_ready\":true,"
                    "\"dpdk_reason\":\"bound to vfio-pci, /dev/vfio/noiommu-1 present\",\"devices\":["
                    VFIO_DEV(1, "/dev/vfio/noiommu-1") "],\"write_combining\":true}]");
         json_t *cpus = json_object_get(j, "cpus");
@@ -123,7 +133,7 @@ static void test_graviton(void)
         CHECK_JSON(j, "resources",
                    "{\"spinlane.io/dpdk-nic\":["
                    "{\"id\":\"0000:00:06.0\",\"pci\":\"0000:00:06.0\",\"kind\":\"ena\",\"driver\":\"vfio-pci\","
-                   "\"numa_node\":0,\"netdev\":null,\"mac\":null,\"devices\":[" VFIO_DEV(5, "/dev/vfio/5") "]}],"
+                   "\"numa_node\":0,\"netdev\":null,\"mac\":null," ADDR_UNRESOLVED "\"devices\":[" VFIO_DEV(5, "/dev/vfio/5") "]}],"
                    "\"spinlane.io/isolated-core\":["
                    "{\"id\":\"p0c2\",\"cpus\":[2],\"numa_node\":0},{\"id\":\"p0c3\",\"cpus\":[3],\"numa_node\":0},"
                    "{\"id\":\"p0c4\",\"cpus\":[4],\"numa_node\":0},{\"id\":\"p0c5\",\"cpus\":[5],\"numa_node\":0},"
@@ -151,7 +161,7 @@ static void test_aks(void)
         CHECK_JSON(j, "resources",
                    "{\"spinlane.io/dpdk-nic\":["
                    "{\"id\":\"8a3c:00:00.0\",\"pci\":\"8a3c:00:00.0\",\"kind\":\"mana\",\"driver\":\"mana\","
-                   "\"numa_node\":0,\"netdev\":\"enP35388s2\",\"mac\":\"00:0d:3a:aa:00:02\",\"devices\":["
+                   "\"numa_node\":0,\"netdev\":\"enP35388s2\",\"mac\":\"00:0d:3a:aa:00:02\"," ADDR_UNRESOLVED "\"devices\":["
                    "{\"host_path\":\"/dev/infiniband/uverbs1\",\"container_path\":\"/dev/infiniband/uverbs1\","
                    "\"permissions\":\"rw\"}]}],"
                    "\"spinlane.io/isolated-core\":["
@@ -225,6 +235,84 @@ static void test_big(void)
         inventory_free(inv);
 }
 
+/* Two ENIs with a default route each (amazon-ec2-net-utils: metric 512 + device index), a
+ * pod ENI whose routes live only in table 2 (VPC CNI), an untouched ENI: one primary (the
+ * lowest metric), three in use with the reason, one free. */
+static void test_al2023(void)
+{
+        inventory *inv;
+        json_t *j = scan("eks-al2023", &inv);
+
+        const inv_nic *n5 = inventory_find_nic(inv, "0000:00:05.0"), *n6 = inventory_find_nic(inv, "0000:00:06.0"),
+                      *n7 = inventory_find_nic(inv, "0000:00:07.0"), *n8 = inventory_find_nic(inv, "0000:00:08.0");
+        CHECK(n5 && n6 && n7 && n8);
+        if (n5 && n6 && n7 && n8) {
+                CHECK(n5->primary && n5->in_use == 1 && n5->has_default && n5->default_metric == 512);
+                CHECK(!n6->primary);
+                CHECK_INT(n6->in_use, 1);
+                CHECK(n6->has_default && n6->default_metric == 513);
+                CHECK_STR(n6->in_use_reason, "ens6 has address 10.0.2.11/24, has route \"default via 10.0.2.1 table main "
+                                             "metric 513\" (+1 more)");
+                CHECK(!n7->primary && !n7->has_default);
+                CHECK_INT(n7->in_use, 1);
+                CHECK_STR(n7->in_use_reason, "ens7 has route \"default via 10.0.3.1 table 2 metric 0\" (+1 more)");
+                CHECK(!n8->primary);
+                CHECK_INT(n8->in_use, 0);
+                CHECK_STR(n8->in_use_reason, "");
+        }
+        CHECK(inv->have_link_usage);
+        CHECK_JSON(j, "problems", "[]");
+        json_decref(j);
+        inventory_free(inv);
+}
+
+/* 2 100 routes (a /proc/net/route of 269 KB, past the 128 KiB the inventory once read
+ * whole) and 2 500 mounts (the host's table under --root, 400 KB): read whole, the
+ * primary still known, the host's hugetlbfs found in the host's table. */
+static void test_big_tables(void)
+{
+        inventory *inv;
+        json_t *j = scan("eks-x86-routes", &inv);
+        const inv_nic *prim = inventory_find_nic(inv, "0000:00:05.0");
+        CHECK(prim && prim->primary && prim->in_use == 1);
+        CHECK(inv->have_link_usage);
+        CHECK_JSON(j, "problems", "[]");
+        json_decref(j);
+        inventory_free(inv);
+
+        j = scan("eks-x86-mounts", &inv);
+        CHECK_INT(inv->n_mounts, 1);
+        CHECK_STR(inv->mounts[0].path, "/dev/hugepages");
+        CHECK_INT(inv->mounts[0].pagesize_kb, 2048);
+        CHECK_INT(inv->cgroup, INV_CGROUP_V2);
+        CHECK_JSON(j, "problems", "[]");
+        json_decref(j);
+        inventory_free(inv);
+}
+
+/* No recorded link usage in the fake tree: nothing is primary or free, and it says why. */
+static void test_no_link_usage(void)
+{
+        char p[1024];
+        inventory *inv;
+        snprintf(p, sizeof(p), "%s/eks-al2023/spinlane-fixture/rtnetlink.dump", dir);
+        CHECK_INT(unlink(p), 0);
+        json_t *j = scan("eks-al2023", &inv);
+        CHECK(!inv->have_link_usage);
+        CHECK_STR(inv->link_usage_error, "/spinlane-fixture/rtnetlink.dump: No such file or directory");
+        for (size_t i = 0; i < inv->n_nics; i++) {
+                CHECK(!inv->nics[i].primary);
+                CHECK_INT(inv->nics[i].in_use, -1);
+        }
+        CHECK_STR(inv->nics[3].in_use_reason,
+                  "cannot tell whether the node uses ens8: /spinlane-fixture/rtnetlink.dump: No such file or directory");
+        CHECK_INT(inv->n_problems, 1);
+        CHECK_STR(inv->problems[0].path, "/spinlane-fixture/rtnetlink.dump");
+        CHECK_INT(inv->problems[0].err, -ENOENT);
+        json_decref(j);
+        inventory_free(inv);
+}
+
 int main(void)
 {
         inventory *inv = (inventory *)0x1;
@@ -238,6 +326,9 @@ int main(void)
         test_aks();
         test_broken();
         test_big();
+        test_al2023();
+        test_big_tables();
+        test_no_link_usage();
         fixture_remove(dir);
         return test_done();
 }

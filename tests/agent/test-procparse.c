@@ -108,37 +108,6 @@ static void test_cmdline(void)
         CHECK_INT(strlen(f[0].value), sizeof(f[0].value) - 1);
 }
 
-static void test_route(void)
-{
-        static const char tab[] =
-                "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
-                "eth0\t00000000\t0100A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
-                "eth0\t0000A8C0\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n"
-                "eth1\tzzzz\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
-                "eth2\t0001A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0";
-        size_t pos = 0;
-        procparse_route r;
-
-        CHECK_INT(procparse_route_next(tab, sizeof(tab) - 1, &pos, &r), 1);
-        CHECK_STR(r.iface, "eth0");
-        CHECK(procparse_route_is_default(&r));
-        CHECK_INT(r.gateway, 0x0100A8C0); /* as printed: the raw big-endian word read on little-endian */
-        CHECK_INT(r.metric, 100);
-        CHECK_INT(procparse_route_next(tab, sizeof(tab) - 1, &pos, &r), 1);
-        CHECK(!procparse_route_is_default(&r));
-        CHECK_INT(procparse_route_next(tab, sizeof(tab) - 1, &pos, &r), -EINVAL);
-        CHECK_INT(procparse_route_next(tab, sizeof(tab) - 1, &pos, &r), 1);
-        CHECK_STR(r.iface, "eth2");
-        CHECK_INT(procparse_route_next(tab, sizeof(tab) - 1, &pos, &r), 0);
-        pos = 0;
-        CHECK_INT(procparse_route_next(S("garbage\n"), &pos, &r), -EBADMSG);
-        pos = 0;
-        CHECK_INT(procparse_route_next("", 0, &pos, &r), 0);
-        pos = 0;
-        CHECK_INT(procparse_route_next(S("Iface\nverylonginterfacename_over_32_chars\t0\t0\t1\t0\t0\t0\t0\n"), &pos, &r),
-                  -EINVAL);
-}
-
 static void test_uevent(void)
 {
         static const char ue[] = "DRIVER=ena\nPCI_CLASS=20000\nPCI_ID=1D0F:EC20\nPCI_SLOT_NAME=0000:00:06.0";
@@ -240,7 +209,6 @@ int main(void)
         test_mounts();
         test_size();
         test_cmdline();
-        test_route();
         test_uevent();
         test_meminfo();
         test_pci_resource();

@@ -5,7 +5,9 @@ launcher (`spinlane-launch`): nothing is shared but the AllocateResponse.
 For each fixture node (tests/fixtures/make-node.py: eks-x86 = ENA on vfio no-IOMMU,
 graviton = ENA with an IOMMU group, aks-mana = MANA): start the agent on it, let the
 kubelet stand-in ask GetPreferredAllocation and then Allocate for every healthy NIC and
-two isolated cores, exactly as a kubelet would; build the container's view of the world
+two isolated cores, exactly as a kubelet would (each NIC's address from a metadata
+stand-in, tests/cloud/fake_imds.py, by the MAC recorded in the bind state or the
+netdev's, or from a static entry of the config); build the container's view of the world
 from the AllocateResponses alone (DeviceSpecs' container paths as device files, the
 Mounts with a mountinfo line, a cgroup v2 with no quota whose cpuset is the granted
 CPUs, the host's topology and isolated files, the envs as the launcher's environment);
@@ -33,6 +35,8 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deviceplugin"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cloud"))
+from imds_standin import FakeImds  # noqa: E402
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, wait_for  # noqa: E402
 
 NIC = "spinlane.io/dpdk-nic"
@@ -43,17 +47,31 @@ POD_UID = "6f1c2a3e-0b7d-4c1e-9a55-2d3f4e5a6b7c"
 MEMORY_MB = 256
 CHECKS = ("allocation-env", "devices", "hugepages", "cpuset", "smt-siblings", "aeron-config")
 
-# What each fixture's NICs must turn into on the EAL command line: written down here,
-# from make-node.py's fixtures, not computed by either side.
+# What each fixture's NICs must turn into on the EAL command line and as addresses:
+# written down here, from make-node.py's fixtures and the metadata below, not computed by
+# either side. eks-x86: its ENAs are on vfio-pci with their MACs in the bind state (as the
+# agent records them when it binds); 06.0's address comes from AWS IMDS, 07.0's from a
+# static entry by MAC that overrides what IMDS says. graviton: no MAC on record, a static
+# entry by PCI address. aks-mana: Azure IMDS, by the netdev's MAC.
+BIND_MACS = {"eks-x86": {"0000:00:06.0": "0a:1b:2c:3d:4e:06", "0000:00:07.0": "0a:1b:2c:3d:4e:07"}}
+METADATA = [("aws", "0a:1b:2c:3d:4e:06", ["10.0.6.10"], "10.0.6.0/24"),
+            ("aws", "0a:1b:2c:3d:4e:07", ["10.0.7.10"], "10.0.7.0/24"),
+            ("azure", "00:0d:3a:aa:00:02", "10.1.0.4", "10.1.0.0", "24")]
 FIXTURES = {
     "eks-x86": {"nics": ["0000:00:06.0", "0000:00:07.0"],
                 "devargs": ["0000:00:06.0", "0000:00:07.0"],
                 "devices": {"/dev/vfio/vfio": "/dev/vfio/vfio", "/dev/vfio/0": "/dev/vfio/noiommu-0",
-                            "/dev/vfio/1": "/dev/vfio/noiommu-1"}},
+                            "/dev/vfio/1": "/dev/vfio/noiommu-1"},
+                "config": {"addresses": {"static": [{"mac": "0a:1b:2c:3d:4e:07", "ipv4": "192.168.7.7/24",
+                                                     "gateway": "192.168.7.1"}]}},
+                "ipv4": ["10.0.6.10/24", "192.168.7.7/24"], "gateway": ["10.0.6.1", "192.168.7.1"]},
     "graviton": {"nics": ["0000:00:06.0"], "devargs": ["0000:00:06.0"],
-                 "devices": {"/dev/vfio/vfio": "/dev/vfio/vfio", "/dev/vfio/5": "/dev/vfio/5"}},
+                 "devices": {"/dev/vfio/vfio": "/dev/vfio/vfio", "/dev/vfio/5": "/dev/vfio/5"},
+                 "config": {"addresses": {"static": [{"pci": "0000:00:06.0", "ipv4": "10.2.0.5/20"}]}},
+                 "ipv4": ["10.2.0.5/20"], "gateway": [""]},
     "aks-mana": {"nics": ["8a3c:00:00.0"], "devargs": ["8a3c:00:00.0,mac=00:0d:3a:aa:00:02"],
-                 "devices": {"/dev/infiniband/uverbs1": "/dev/infiniband/uverbs1"}},
+                 "devices": {"/dev/infiniband/uverbs1": "/dev/infiniband/uverbs1"},
+                 "config": {}, "ipv4": ["10.1.0.4/24"], "gateway": ["10.1.0.1"]},
 }
 
 failures = []
@@ -115,6 +133,12 @@ class Node:
         r = subprocess.run([sys.executable, args.make_node, tmp, name], capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit("make-node.py %s failed: %s" % (name, r.stderr))
+        macs = BIND_MACS.get(name)
+        if macs:  # as the agent records them before it unbinds a NIC
+            write(self.root, "/var/lib/spinlane/bind-state.json", json.dumps({
+                "version": 1, "count": len(macs), "nics": [
+                    {"pci": pci, "original_driver": "ena", "driver": "vfio-pci", "netdev": "", "mac": mac}
+                    for pci, mac in sorted(macs.items())]}))
         self.cfg = os.path.join(tmp, name + "-config.json")
         with open(self.cfg, "w") as f:
             json.dump(config, f)
@@ -125,7 +149,7 @@ class Node:
         self.agent = subprocess.Popen([args.agent, "run", "--root", self.root, "--config", self.cfg],
                                       stdout=self.log, stderr=subprocess.STDOUT)
         try:
-            self.kubelet.wait_registrations(2, 20)
+            self.kubelet.wait_registrations(2, 30)
         except TimeoutError:
             self.agent.kill()
             self.kubelet.stop()
@@ -136,8 +160,12 @@ class Node:
         self.core_watch = Watcher(self.core)
 
     def devices(self, watch):
-        got = watch.wait(lambda d: True, 10)
-        return got[1] if got else None
+        """The advertised devices once every one is Healthy (a NIC is Unhealthy until its
+        address is known); else the last list."""
+        got = watch.wait(lambda d: all(h == "Healthy" for h, _ in d.values()), 30)
+        if got:
+            return got[1]
+        return watch.lists[-1][1] if watch.lists else None
 
     def stop(self):
         for w in (self.nic_watch, self.core_watch):
@@ -146,7 +174,7 @@ class Node:
         self.core.close()
         self.agent.send_signal(signal.SIGTERM)
         try:
-            rc = self.agent.wait(15)
+            rc = self.agent.wait(30)
         except subprocess.TimeoutExpired:
             self.agent.kill()
             rc = "timeout"
@@ -222,7 +250,7 @@ def launch(args, view, env, extra):
 
 def test_fixture(args, api, tmp, name):
     want = FIXTURES[name]
-    node = Node(args, api, tmp, name, {})
+    node = Node(args, api, tmp, name, want["config"])
     try:
         nics = node.devices(node.nic_watch)
         cores = node.devices(node.core_watch)
@@ -234,8 +262,16 @@ def test_fixture(args, api, tmp, name):
         core_ids, core_resp = kubelet_allocate(node.core, cores, 2)
         specs = {d.container_path: d.host_path for d in nic_resp.devices}
         check(specs == want["devices"], "%s: DeviceSpecs %s, want %s" % (name, specs, want["devices"]))
+        # each NIC's address, in SPINLANE_DPDK_NICS order
+        env_nic = dict(nic_resp.envs)
+        got_addr = [(env_nic.get("SPINLANE_NIC_%d_IPV4" % i), env_nic.get("SPINLANE_NIC_%d_GATEWAY" % i))
+                    for i in range(len(want["nics"]))]
+        check(got_addr == list(zip(want["ipv4"], want["gateway"])),
+              "%s: SPINLANE_NIC_<i>_IPV4/_GATEWAY %s, want %s" % (name, got_addr, list(zip(want["ipv4"], want["gateway"]))))
         view = os.path.join(tmp, name + "-container")
         env, cpus = container_view(node.root, view, nic_resp, core_resp)
+        if args.bindings_lib:
+            env["SPINLANE_AERON_LIBRARY"] = args.bindings_lib
         check(sorted(env.get("SPINLANE_ISOLATED_CORES", "").split(",")) == sorted(core_ids),
               "%s: SPINLANE_ISOLATED_CORES %r names the granted cores %s" % (
                   name, env.get("SPINLANE_ISOLATED_CORES"), core_ids))
@@ -277,6 +313,15 @@ def test_fixture(args, api, tmp, name):
         check(r.returncode == 0 and got.get("SPINLANE_EAL_ARGS") == eal,
               "%s: SPINLANE_EAL_ARGS\n  got  %r\n  want %r\n(exit %d; %s)" % (
                   name, got.get("SPINLANE_EAL_ARGS"), eal, r.returncode, r.stderr.strip()))
+        # the allocation's addresses handed on to the bypass driver: one NIC carries both
+        # roles, two have one each (sender the first, receiver the second)
+        roles = {"SENDER": 0, "RECEIVER": 1 if len(want["nics"]) > 1 else 0}
+        for role, i in roles.items():
+            check(got.get("SPINLANE_%s_IPV4" % role) == want["ipv4"][i] and
+                  got.get("SPINLANE_%s_GATEWAY" % role, "") == want["gateway"][i],
+                  "%s: the driver gets SPINLANE_%s_IPV4=%r GATEWAY=%r, want %r %r" % (
+                      name, role, got.get("SPINLANE_%s_IPV4" % role), got.get("SPINLANE_%s_GATEWAY" % role),
+                      want["ipv4"][i], want["gateway"][i]))
         print("%s: %d NIC(s), cores %s, CPUs %s, %s" % (name, len(nic_ids), ",".join(core_ids), cpulist(cpus),
                                                         "FAILED" if failures else "launcher checks pass, EAL args as agreed"),
               flush=True)
@@ -301,7 +346,7 @@ def test_selection(args, api, tmp):
 
 def test_pod_mount_off(args, api, tmp):
     """hugetlbfs.pod_mount=false: no Mount, no SPINLANE_HUGEPAGE_DIR (the pod brings its own)."""
-    node = Node(args, api, tmp, "graviton", {"hugetlbfs": {"pod_mount": False}})
+    node = Node(args, api, tmp, "graviton", dict(FIXTURES["graviton"]["config"], hugetlbfs={"pod_mount": False}))
     try:
         nics = node.devices(node.nic_watch)
         if check(nics and "0000:00:06.0" in nics, "graviton with pod_mount=false advertises its NIC"):
@@ -319,15 +364,21 @@ def main():
     ap.add_argument("--launch", required=True)
     ap.add_argument("--proto-dir", required=True)
     ap.add_argument("--make-node", required=True)
+    ap.add_argument("--bindings-lib", default="", help="the bindings library spinlane-launch checks (a stand-in)")
     args = ap.parse_args()
     api, protodir = load_api(args.proto_dir)
     tmp = tempfile.mkdtemp(prefix="sl-contract-")
+    imds = FakeImds()  # every agent here inherits SPINLANE_IMDS_URL
+    for m in METADATA:
+        imds.aws(*m[1:]) if m[0] == "aws" else imds.azure(*m[1:])
+    os.environ["SPINLANE_IMDS_URL"] = imds.url
     try:
         for name in FIXTURES:
             test_fixture(args, api, tmp, name)
         test_selection(args, api, tmp)
         test_pod_mount_off(args, api, tmp)
     finally:
+        imds.close()
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(protodir, ignore_errors=True)
     print("%d checks, %d failed" % (checks, len(failures)))

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tests of deploy/: the kustomize manifests, their config, the example pod, the Dockerfiles.
 
-    test-deploy.py render|config|example|dockerfile
+    test-deploy.py render|config|example|dockerfile|probes
 
 Rendering uses a real kubectl (`kubectl kustomize`, no cluster); the configs and the
 DaemonSet's command line run through the built spinlane-agent on fixture nodes from
@@ -94,7 +94,19 @@ def fixture(tmp, name):
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit("make-node.py %s failed: %s" % (name, r.stderr))
-    return os.path.join(tmp, name)
+    root = os.path.join(tmp, name)
+    # the NICs on vfio-pci as the agent leaves them: their MACs recorded in the bind state
+    # before the unbind (the shipped configs take addresses from the cloud's metadata,
+    # which preflight leaves to the running agent: nic-address skips, not fails)
+    devs = os.path.join(root, "sys/bus/pci/devices")
+    vfio = sorted(d for d in os.listdir(devs) if os.path.basename(os.path.realpath(os.path.join(devs, d, "driver"))) == "vfio-pci")
+    if vfio:
+        os.makedirs(os.path.join(root, "var/lib/spinlane"), exist_ok=True)
+        with open(os.path.join(root, "var/lib/spinlane/bind-state.json"), "w") as f:
+            json.dump({"version": 1, "count": len(vfio), "nics": [
+                {"pci": d, "original_driver": "ena", "driver": "vfio-pci", "netdev": "", "mac": "0a:00:00:00:%02x:%02x" % (i, i)}
+                for i, d in enumerate(vfio)]}, f)
+    return root
 
 
 def need_agent():
@@ -151,7 +163,7 @@ def test_render():
             check(ns["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged",
                   "%s: namespace spinlane does not allow privileged pods" % target)
         for d in docs:
-            if d["kind"] != "Namespace":
+            if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):  # cluster-scoped
                 check(d["metadata"].get("namespace") == "spinlane",
                       "%s: %s %s not in namespace spinlane" % (target, d["kind"], d["metadata"]["name"]))
         ds, spec, c = agent_pod(docs)
@@ -198,6 +210,126 @@ def test_render():
         for v in vols.values():
             if "hostPath" in v:
                 check(v["hostPath"]["path"].startswith("/"), "%s: hostPath %s" % (t, v["hostPath"]))
+        check_cluster_reporting(t, docs, spec, c, vols, mounts)
+
+
+# What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC).
+RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
+              {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+METRICS_PORT = 9470  # the agent's default --metrics-bind-address :9470
+
+
+def check_cluster_reporting(t, docs, spec, c, vols, mounts):
+    """RBAC exactly as the code needs, the token mounted where in-cluster clients look, NODE_NAME
+    from the downward API, the probes on the agent's endpoints."""
+    sa = spec.get("serviceAccountName")
+    role = one(docs, "ClusterRole", "spinlane-agent")
+    if role:
+        check(role.get("rules") == RBAC_RULES, "%s: ClusterRole rules %s, want exactly %s" % (t, role.get("rules"), RBAC_RULES))
+    crb = one(docs, "ClusterRoleBinding", "spinlane-agent")
+    if crb:
+        check(crb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "spinlane-agent"},
+              "%s: ClusterRoleBinding roleRef %s" % (t, crb["roleRef"]))
+        check(crb.get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "spinlane"}],
+              "%s: ClusterRoleBinding subjects %s" % (t, crb.get("subjects")))
+    check(not [d for d in docs if d["kind"] in ("Role", "RoleBinding")] and
+          len([d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]) == 2,
+          "%s: exactly one ClusterRole and one binding" % t)
+    env = {e["name"]: e for e in c.get("env", [])}
+    check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
+          "%s: NODE_NAME from spec.nodeName: %s" % (t, env.get("NODE_NAME")))
+    m = mounts.get(SA_DIR)
+    if check(m is not None and m.get("readOnly"), "%s: the token mounted read-only at %s" % (t, SA_DIR)):
+        srcs = vols.get(m["name"], {}).get("projected", {}).get("sources", [])
+        tok = [x["serviceAccountToken"] for x in srcs if "serviceAccountToken" in x]
+        ca = [x["configMap"] for x in srcs if "configMap" in x]
+        check(tok and tok[0].get("path") == "token" and 600 <= tok[0].get("expirationSeconds", 0) <= 86400,
+              "%s: a bound, expiring token at token: %s" % (t, tok))
+        check(ca and ca[0]["name"] == "kube-root-ca.crt" and {"key": "ca.crt", "path": "ca.crt"} in ca[0].get("items", []),
+              "%s: the cluster CA at ca.crt: %s" % (t, ca))
+    check(spec.get("automountServiceAccountToken") is False, "%s: no second, automounted token" % t)
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"), ("startupProbe", "/healthz")):
+        g = c.get(probe, {}).get("httpGet", {})
+        check(g.get("path") == path and g.get("port") in (METRICS_PORT, "metrics"), "%s: %s %s" % (t, probe, g))
+    ports = [p for p in c.get("ports", []) if p.get("containerPort") == METRICS_PORT]
+    check(len(ports) == 1 and ports[0].get("name") == "metrics", "%s: containerPort %d named metrics" % (t, METRICS_PORT))
+    argv = c.get("command", []) + c.get("args", [])
+    check("--metrics-bind-address" not in argv or argv[argv.index("--metrics-bind-address") + 1] == ":%d" % METRICS_PORT,
+          "%s: the probes' port is the one the agent binds" % t)
+
+
+# ---------------------------------------------------------------- probes
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_probes():
+    """The DaemonSet's own command line, env and probes against a fixture node: the probe
+    paths answer (liveness 200; readiness 503 without a kubelet to register with), NODE_NAME
+    set but no API server in reach: reporting says so once and the device plugins serve.
+    The port is a free one (the default 9470 is checked in render)."""
+    import http.client
+    import time
+    need_agent()
+    if not os.access(AGENT_RUN, os.X_OK):
+        raise SystemExit("spinlane-agent-run not built at %s" % AGENT_RUN)
+    docs = render("deploy/overlays/eks")
+    ds, spec, c = agent_pod(docs) if docs else (None, None, None)
+    if not ds:
+        return
+    tmp = tempfile.mkdtemp(prefix="sl-deploy-")
+    p = None
+    try:
+        cfg = os.path.join(tmp, "config.json")
+        with open(cfg, "w") as f:
+            f.write(config_of(docs, spec, c))
+        root = fixture(tmp, "eks-x86")
+        os.makedirs(os.path.join(root, DP_DIR.lstrip("/")), exist_ok=True)
+        argv = [AGENT] + (c.get("command", []) + c.get("args", []))[1:]
+        argv[argv.index("--root") + 1] = root
+        argv[argv.index("--config") + 1] = cfg
+        port = free_port()
+        argv += ["--metrics-bind-address", "127.0.0.1:%d" % port]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
+        env["NODE_NAME"] = "ip-10-0-1-17.ec2.internal"  # what spec.nodeName gives on EKS
+        log = os.path.join(tmp, "agent.log")
+        p = subprocess.Popen(argv, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env)
+
+        def get(path):
+            try:
+                h = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                h.request("GET", path)
+                r = h.getresponse()
+                return r.status
+            except OSError:
+                return None
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and get("/healthz") != 200 and p.poll() is None:
+            time.sleep(0.05)
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            path = c[probe]["httpGet"]["path"]
+            want = 503 if probe == "readinessProbe" else 200
+            st = get(path)
+            check(st == want, "%s %s: HTTP %s, want %d (no kubelet: not ready)" % (probe, path, st, want))
+        text = open(log).read()
+        check(text.count("cluster reporting off: not in a cluster") == 1, "no API server: reporting off, said once")
+        check("serving on" in text, "the device plugins serve")
+        p.send_signal(15)
+        check(p.wait(30) == 0, "the agent exits 0 on SIGTERM")
+    finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- config
@@ -424,9 +556,14 @@ def test_dockerfile():
     m = re.search(r"pkgs=\(([^)]*)\)", deps)
     listed = set(m.group(1).split()) if m else set()
     check(listed, "no pkgs=( ... ) list in scripts/install-deps.sh")
-    # Build packages: whatever ships the pkg-config modules CMakeLists.txt requires, and protoc-c.
-    with open(os.path.join(SRC, "CMakeLists.txt")) as f:
-        cm = f.read()
+    # Build packages: whatever ships the pkg-config modules the CMakeLists.txt files require
+    # (the top level and every folder's), and protoc-c.
+    cm = ""
+    for d, dirs, files in os.walk(SRC):
+        dirs[:] = [x for x in dirs if not x.startswith(("build", ".")) and x != "tests"]
+        if "CMakeLists.txt" in files:
+            with open(os.path.join(d, "CMakeLists.txt")) as f:
+                cm += f.read()
     build_need = set()
     for mod in re.findall(r"pkg_check_modules\(\w+ REQUIRED IMPORTED_TARGET (\S+)\)", cm):
         r = subprocess.run(["pkg-config", "--variable=pcfiledir", mod], capture_output=True, text=True)
@@ -507,7 +644,7 @@ def test_dockerfile():
 
 
 def main(argv):
-    tests = {"render": test_render, "config": test_config, "example": test_example, "dockerfile": test_dockerfile}
+    tests = {"render": test_render, "config": test_config, "example": test_example, "dockerfile": test_dockerfile, "probes": test_probes}
     if len(argv) != 2 or argv[1] not in tests:
         print("usage: test-deploy.py %s" % "|".join(tests), file=sys.stderr)
         return 2

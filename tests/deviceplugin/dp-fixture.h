@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A small device list for the device plugin's unit tests and fuzz target: ENA on vfio
- * (IOMMU), ENA on vfio no-IOMMU, MANA, an unhealthy NIC; four cores on two NUMA nodes. */
+ * (IOMMU), ENA on vfio no-IOMMU, MANA, an unhealthy NIC (no address); four cores on two
+ * NUMA nodes. */
 #ifndef SPIN_TEST_DP_FIXTURE_H
 #define SPIN_TEST_DP_FIXTURE_H
 
@@ -22,6 +23,13 @@ static inline void fixture_nic(dp_device_list *l, const char *pci, const char *k
         snprintf(d.mac, sizeof(d.mac), "%s", mac);
         d.numa_node = numa;
         d.healthy = healthy;
+        /* its address: 10.0.<slot>.10/24, the gateway .1 (the MANA VF: none) */
+        unsigned slot = 0;
+        if (sscanf(pci, "%*x:%*x:%x.", &slot) == 1 && healthy) {
+                snprintf(d.ipv4, sizeof(d.ipv4), "10.0.%u.10/24", slot & 0xff);
+                if (strcmp(kind, "mana") != 0)
+                        snprintf(d.gateway, sizeof(d.gateway), "10.0.%u.1", slot & 0xff);
+        }
         if (strcmp(driver, "vfio-pci") == 0) {
                 snprintf(d.devnodes[0].host, DP_DEVPATH_LEN, "/dev/vfio/vfio");
                 snprintf(d.devnodes[0].container, DP_DEVPATH_LEN, "/dev/vfio/vfio");

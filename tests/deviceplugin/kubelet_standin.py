@@ -4,6 +4,7 @@ on <root>/var/lib/kubelet/device-plugins/kubelet.sock (real gRPC over a unix soc
 a client for a plugin's DevicePlugin service. Messages come from proto/api.proto compiled
 with grpc_tools.protoc into a temporary directory at run time."""
 import importlib
+import json
 import os
 import queue
 import shutil
@@ -117,12 +118,12 @@ class Plugin:
         self.unknown = c.unary_unary(svc + "NoSuchMethod", request_serializer=lambda b: b,
                                      response_deserializer=lambda b: b)
 
-    def alloc(self, *containers, timeout=5):
+    def alloc(self, *containers, timeout=30):
         req = self.api.AllocateRequest(container_requests=[
             self.api.ContainerAllocateRequest(devices_ids=list(ids)) for ids in containers])
         return self.allocate(req, timeout=timeout * SCALE)
 
-    def prefer(self, available, must, size, timeout=5):
+    def prefer(self, available, must, size, timeout=30):
         req = self.api.PreferredAllocationRequest(container_requests=[
             self.api.ContainerPreferredAllocationRequest(available_deviceIDs=available,
                                                          must_include_deviceIDs=must, allocation_size=size)])
@@ -189,9 +190,16 @@ class Watcher:
         self.t.join(5)
 
 
+# The MACs of the fake node's two vfio-bound ENAs, as spinlane recorded them in the bind
+# state before unbinding (the kernel no longer shows them); the MANA VF keeps its netdev.
+TREE_MACS = {"0000:00:06.0": "0a:00:00:00:00:06", "0000:00:07.0": "0a:00:00:00:00:07", "7870:00:00.0": "00:0d:3a:11:22:33"}
+
+
 def make_tree(root):
     """A small fake node: 8 CPUs as 4 SMT cores on 2 NUMA nodes, 3 isolated cores; an ENA
-    on vfio (IOMMU), an ENA on vfio no-IOMMU, a MANA VF, and the primary ENA."""
+    on vfio (IOMMU), an ENA on vfio no-IOMMU (both with their MACs in the bind state), a
+    MANA VF, and the primary ENA. Their addresses come from a metadata stand-in
+    (tests/cloud/imds_standin.py) given TREE_MACS."""
     def w(path, data):
         p = os.path.join(root, path.lstrip("/"))
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -254,6 +262,9 @@ def make_tree(root):
     w("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "512\n")
     for n in ("/dev/vfio/vfio", "/dev/vfio/7", "/dev/vfio/noiommu-3", "/dev/infiniband/uverbs0"):
         w(n, "")
+    w("/var/lib/spinlane/bind-state.json", json.dumps({"version": 1, "count": 2, "nics": [
+        {"pci": pci, "original_driver": "ena", "driver": "vfio-pci", "netdev": "eth%d" % (i + 2), "mac": TREE_MACS[pci]}
+        for i, pci in enumerate(("0000:00:06.0", "0000:00:07.0"))]}))
     os.makedirs(os.path.join(root, PLUGIN_DIR), exist_ok=True)
 
 

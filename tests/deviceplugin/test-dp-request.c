@@ -88,6 +88,11 @@ static void test_allocate_nics(void)
                 CHECK_STR(env(c, "SPINLANE_NIC_0_DEVICES"), "/dev/vfio/vfio,/dev/vfio/7");
                 CHECK_STR(env(c, "SPINLANE_NIC_0_MAC"), "0a:00:00:00:00:06");
                 CHECK_STR(env(c, "SPINLANE_NIC_0_NUMA"), "0");
+                CHECK_STR(env(c, "SPINLANE_NIC_0_IPV4"), "10.0.6.10/24");
+                CHECK_STR(env(c, "SPINLANE_NIC_0_GATEWAY"), "10.0.6.1");
+                CHECK_STR(env(c, "SPINLANE_NIC_1_IPV4"), "10.0.7.10/24");
+                CHECK_STR(env(c, "SPINLANE_NIC_2_IPV4"), "10.0.0.10/24");
+                CHECK_STR(env(c, "SPINLANE_NIC_2_GATEWAY"), ""); /* none: sent empty */
                 CHECK_STR(env(c, "SPINLANE_NIC_1_DEVICES"), "/dev/vfio/vfio,/dev/vfio/3");
                 CHECK_STR(env(c, "SPINLANE_NIC_2_KIND"), "mana");
                 CHECK_STR(env(c, "SPINLANE_NIC_2_DRIVER"), "mana");

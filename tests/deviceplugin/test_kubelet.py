@@ -4,9 +4,12 @@ speaking the real device plugin API (Python grpcio) over unix sockets.
 
 usage: test_kubelet.py --agent PATH --proto-dir DIR [--quick] [--wrapper "valgrind ..."]
 --quick: fewer kubelet restarts and streams. --wrapper: run the agent under this command
-(e.g. valgrind); every timeout and time bound is then multiplied by --scale (default 20
-with a wrapper). The agent must still exit 0 on SIGTERM (valgrind: --error-exitcode
-makes a leak or memory error a failure).
+(e.g. valgrind); every timeout is then multiplied by --scale (default 20 with a wrapper).
+The agent must still exit 0 on SIGTERM (valgrind: --error-exitcode makes a leak or memory
+error a failure). Nothing here asserts a latency (bench/deviceplugin.py measures them):
+each step waits for its event up to a generous bound (T, scaled), and where a safety-net
+timer could stand in for the event under test it is set far away, so the event is what
+made it happen. Latencies are printed.
 Exit 0 all passed, 1 a check failed, 77 skipped (grpcio/grpc_tools missing)."""
 import argparse
 import os
@@ -27,7 +30,9 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cloud"))
 import kubelet_standin  # noqa: E402
+from imds_standin import FakeImds  # noqa: E402
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, make_tree, rm_tree, wait_for, PLUGIN_DIR  # noqa: E402
 
 NIC = "spinlane.io/dpdk-nic"
@@ -35,6 +40,7 @@ CORE = "spinlane.io/isolated-core"
 NIC_SOCK = "spinlane-dpdk-nic.sock"
 CORE_SOCK = "spinlane-isolated-core.sock"
 
+T = 30.0       # generous bound (s, before scaling) for one expected event
 failures = []
 checks = 0
 WRAPPER = []   # command prefix for the agent (--wrapper)
@@ -85,7 +91,7 @@ class Agent:
         with open(self.path) as f:
             return f.read()
 
-    def stop(self, sig=signal.SIGTERM, timeout=10):
+    def stop(self, sig=signal.SIGTERM, timeout=T):
         self.p.send_signal(sig)
         try:
             rc = self.p.wait(timeout * S)
@@ -94,6 +100,10 @@ class Agent:
             rc = self.p.wait()
             rc = "timeout"
         self.log.close()
+        # gRPC's own teardown ended before the exit (else, under valgrind, its connections
+        # would be reported as lost; natively nothing else would show it)
+        check("has not finished closing" not in self.text(), "%s: gRPC's teardown finished before the exit" %
+              os.path.basename(self.path))
         return rc
 
 
@@ -118,44 +128,47 @@ def test_all(args, api, root):
     with open(os.path.join(kdir, NIC_SOCK), "w") as f:
         f.write("stale")
 
-    agent = Agent(args.agent, root, os.path.join(root, "agent.log"))
+    # the 10 s safety re-scan far away: health changes must come from inotify
+    agent = Agent(args.agent, root, os.path.join(root, "agent.log"), env={"SPINLANE_RESCAN_MS": "600000"})
     kubelet = Kubelet(api, root)
     try:
         # serving before any kubelet; no registration attempt loops while kubelet.sock is absent
-        check(wait_for(lambda: all(os.path.exists(os.path.join(kdir, s)) for s in (NIC_SOCK, CORE_SOCK)), 10),
+        check(wait_for(lambda: all(os.path.exists(os.path.join(kdir, s)) for s in (NIC_SOCK, CORE_SOCK)), T),
               "both plugin sockets served without a kubelet")
         check_exec(agent)
         nic = Plugin(api, root, NIC_SOCK)
         core = Plugin(api, root, CORE_SOCK)
-        opts = nic.options(api.Empty(), timeout=5 * S)
+        opts = nic.options(api.Empty(), timeout=T * S)
         check(opts.get_preferred_allocation_available and not opts.pre_start_required,
               "options: preferred allocation available, no PreStartContainer")
         c0 = cpu_seconds(agent.p.pid)
-        time.sleep(1.0 * S if WRAPPER else 1.5)
+        time.sleep(3.0 if WRAPPER else 1.5)  # a window with a few 1 s checks in it
         check("Register" not in agent.text(), "no Register attempts while kubelet.sock is absent")
         if not WRAPPER:  # the wrapper's own CPU time would count
             check(cpu_seconds(agent.p.pid) - c0 < 0.2, "waiting for the kubelet does not spin")
         n = agent.text().count("waiting for %s" % os.path.join(kdir, "kubelet.sock"))
         check(n == 1, "'waiting for kubelet.sock' logged once (%d times)" % n)
 
-        # kubelet appears: both register within 1 s
+        # kubelet appears: both register (no attempt before, so kubelet.sock's creation
+        # started them, or the 1 s check did)
         t0 = time.monotonic()
         kubelet.start(wipe=False)
-        regs = kubelet.wait_registrations(2, 5)
+        regs = kubelet.wait_registrations(2, T)
         for res, sock in ((NIC, NIC_SOCK), (CORE, CORE_SOCK)):
             t, req = regs[res]
             check(req.version == "v1beta1" and req.endpoint == sock, "%s Register fields %s" % (res, req))
             check(req.options.get_preferred_allocation_available, "%s Register options" % res)
-            check(t - t0 < 1.0 * S, "%s registered %.3f s after kubelet.sock appeared" % (res, t - t0))
+            print("%s registered %.3f s after kubelet.sock appeared" % (res, t - t0), flush=True)
 
         # exact device lists with topology
         nw, cw = Watcher(nic), Watcher(core)
         want_nics = {"0000:00:06.0": ("Healthy", [0]), "0000:00:07.0": ("Healthy", [1]),
                      "7870:00:00.0": ("Healthy", None)}
         want_cores = {"p0c1": ("Healthy", [0]), "p0c2": ("Healthy", [1]), "p0c3": ("Healthy", [1])}
-        got = nw.wait(lambda d: True, 5)
-        check(got and got[1] == want_nics, "NIC list %s" % (got and got[1]))
-        got = cw.wait(lambda d: True, 5)
+        # (the NICs turn Healthy once the metadata stand-in has given their addresses)
+        got = nw.wait(lambda d: d == want_nics, T)
+        check(got and got[1] == want_nics, "NIC list %s" % (nw.lists[-1][1] if nw.lists else None))
+        got = cw.wait(lambda d: True, T)
         check(got and got[1] == want_cores, "core list %s" % (got and got[1]))
 
         # Allocate: ENA vfio (IOMMU), ENA vfio no-IOMMU, MANA in one container
@@ -172,6 +185,9 @@ def test_all(args, api, root):
               e.get("SPINLANE_NIC_2_DEVARGS") == "7870:00:00.0,mac=00:0d:3a:11:22:33" and
               e.get("SPINLANE_NIC_2_DEVICES") == "/dev/infiniband/uverbs0", "MANA env %s" % e)
         check(e.get("SPINLANE_HUGEPAGE_DIR") == "/dev/hugepages", "hugepage dir env")
+        check(e.get("SPINLANE_NIC_0_IPV4") == "10.0.6.10/24" and e.get("SPINLANE_NIC_0_GATEWAY") == "10.0.6.1" and
+              e.get("SPINLANE_NIC_0_MAC") == "0a:00:00:00:00:06" and e.get("SPINLANE_NIC_2_IPV4") == "10.1.0.4/24",
+              "NIC addresses (from the metadata stand-in) and the recorded MAC %s" % e)
         s = specs(r)
         check(s == {"/dev/vfio/vfio": ("/dev/vfio/vfio", "rw"), "/dev/vfio/7": ("/dev/vfio/7", "rw"),
                     "/dev/vfio/3": ("/dev/vfio/noiommu-3", "rw"),
@@ -194,18 +210,18 @@ def test_all(args, api, root):
                             ([], "no devices")):
             code, msg = status_of(lambda: nic.alloc(ids))
             check(code == grpc.StatusCode.INVALID_ARGUMENT and needle in msg, "Allocate %s -> %s %s" % (ids, code, msg))
-        code, msg = status_of(lambda: nic.allocate(api.AllocateRequest(), timeout=5 * S))
+        code, msg = status_of(lambda: nic.allocate(api.AllocateRequest(), timeout=T * S))
         check(code == grpc.StatusCode.INVALID_ARGUMENT, "empty AllocateRequest -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a\x05\x0a\x7f\x41", timeout=5 * S))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a\x05\x0a\x7f\x41", timeout=T * S))
         check(code == grpc.StatusCode.INVALID_ARGUMENT and "malformed" in msg, "garbage -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a" + b"\xff" * 9, timeout=5 * S))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x0a" + b"\xff" * 9, timeout=T * S))
         check(code == grpc.StatusCode.INVALID_ARGUMENT, "bad varint -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.allocate_raw(b"\x00" * (2 << 20), timeout=5 * S))
+        code, msg = status_of(lambda: nic.allocate_raw(b"\x00" * (2 << 20), timeout=T * S))
         check(code == grpc.StatusCode.RESOURCE_EXHAUSTED, "2 MiB request -> %s %s" % (code, msg))
-        code, msg = status_of(lambda: nic.unknown(b"", timeout=5 * S))
+        code, msg = status_of(lambda: nic.unknown(b"", timeout=T * S))
         check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown method -> %s" % code)
         # refusals are answered on the gRPC thread, reported (logged) by the loop thread
-        check(wait_for(lambda: "request refused (status 3): " in agent.text() and "0000:00:99.0" in agent.text(), 2),
+        check(wait_for(lambda: "request refused (status 3): " in agent.text() and "0000:00:99.0" in agent.text(), T),
               "Allocate refusal logged")
 
         # preferred allocation
@@ -218,31 +234,35 @@ def test_all(args, api, root):
         code, msg = status_of(lambda: core.prefer(allc, ["p9c9"], 1))
         check(code == grpc.StatusCode.INVALID_ARGUMENT and "p9c9" in msg, "preferred unknown must_include -> %s" % msg)
 
-        # health: a device node disappears -> Unhealthy within 1 s; back -> Healthy
+        # health: a device node disappears -> Unhealthy (inotify: the re-scan timer is at
+        # 600 s); back -> Healthy
         node = os.path.join(root, "dev/vfio/7")
         t0 = time.monotonic()
         n0 = len(nw.lists)
         os.unlink(node)
-        got = nw.wait(lambda d: d.get("0000:00:06.0", ("",))[0] == "Unhealthy", 3, since=n0)
-        check(got is not None and got[0] - t0 < 1.0 * S,
-              "NIC Unhealthy after its device node went (%.3f s)" % ((got[0] - t0) if got else -1))
+        got = nw.wait(lambda d: d.get("0000:00:06.0", ("",))[0] == "Unhealthy", T, since=n0)
+        check(got is not None, "NIC Unhealthy after its device node went")
+        if got:
+            print("NIC Unhealthy %.3f s after its device node went" % (got[0] - t0), flush=True)
         code, msg = status_of(lambda: nic.alloc(["0000:00:06.0"]))
         check(code == grpc.StatusCode.INVALID_ARGUMENT and "unhealthy" in msg, "Allocate unhealthy -> %s" % msg)
         n0 = len(nw.lists)
         open(node, "w").close()
-        got = nw.wait(lambda d: d.get("0000:00:06.0", ("",))[0] == "Healthy", 3, since=n0)
+        got = nw.wait(lambda d: d.get("0000:00:06.0", ("",))[0] == "Healthy", T, since=n0)
         check(got is not None, "NIC Healthy again")
         # a core stops being isolated
         t0 = time.monotonic()
         n0 = len(cw.lists)
         with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
             f.write("1-3,6-7\n")
-        got = cw.wait(lambda d: d.get("p0c1", ("",))[0] == "Unhealthy", 3, since=n0)
-        check(got is not None and got[0] - t0 < 1.0 * S, "core Unhealthy after a sibling left the isolated set")
+        got = cw.wait(lambda d: d.get("p0c1", ("",))[0] == "Unhealthy", T, since=n0)
+        check(got is not None, "core Unhealthy after a sibling left the isolated set")
+        if got:
+            print("core Unhealthy %.3f s after the isolated set changed" % (got[0] - t0), flush=True)
         n0 = len(cw.lists)
         with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
             f.write("1-3,5-7\n")
-        check(cw.wait(lambda d: d.get("p0c1", ("",))[0] == "Healthy", 3, since=n0) is not None,
+        check(cw.wait(lambda d: d.get("p0c1", ("",))[0] == "Healthy", T, since=n0) is not None,
               "core Healthy again")
 
         # 100 parallel Allocate calls
@@ -252,15 +272,15 @@ def test_all(args, api, root):
 
         # 100 ListAndWatch streams, then cancelled; cancelled mid-stream repeatedly
         ws = [Watcher(nic) for _ in range(args.streams)]
-        check(all(w.wait(lambda d: len(d) == 3, 10) for w in ws), "%d streams got the list" % args.streams)
+        check(all(w.wait(lambda d: len(d) == 3, T) for w in ws), "%d streams got the list" % args.streams)
         for w in ws:
             w.cancel()
         for _ in range(args.streams // 5):
             w = Watcher(core)
             w.cancel()
-        check(nic.options(api.Empty(), timeout=5 * S).get_preferred_allocation_available, "alive after cancels")
+        check(nic.options(api.Empty(), timeout=T * S).get_preferred_allocation_available, "alive after cancels")
 
-        # kubelet restarts: sockets wiped, kubelet.sock re-created -> serve again + register < 1 s
+        # kubelet restarts: sockets wiped, kubelet.sock re-created -> serve again + register
         nw.cancel()
         cw.cancel()
         worst = 0.0
@@ -270,16 +290,15 @@ def test_all(args, api, root):
             t0 = time.monotonic()
             kubelet.start(wipe=True)
             try:
-                regs = kubelet.wait_registrations(2, 5)
+                regs = kubelet.wait_registrations(2, T)
             except TimeoutError as e:
                 check(False, "restart %d: %s" % (i, e))
                 continue
             dt = max(t for t, _ in regs.values()) - t0
             worst = max(worst, dt)
-            check(dt < 1.0 * S, "restart %d: re-registered in %.3f s" % (i, dt))
             p = Plugin(api, root, NIC_SOCK)
             w = Watcher(p)
-            check(w.wait(lambda d: len(d) == 3, 5) is not None, "restart %d: ListAndWatch on the new socket" % i)
+            check(w.wait(lambda d: len(d) == 3, T) is not None, "restart %d: ListAndWatch on the new socket" % i)
             w.cancel()
             p.close()
         print("kubelet restarts: %d, worst re-registration %.3f s" % (args.restarts, worst), flush=True)
@@ -288,20 +307,20 @@ def test_all(args, api, root):
         kubelet.stop()
         kubelet = Kubelet(api, root, reject="plugin rejected for the test")
         kubelet.start(wipe=True)
-        n = wait_for(lambda: kubelet.registrations.qsize() >= 4, 5)
+        n = wait_for(lambda: kubelet.registrations.qsize() >= 4, T)
         check(n, "Register retried after rejection (%d attempts)" % kubelet.registrations.qsize())
         check("plugin rejected for the test" in agent.text(), "rejection message logged")
         kubelet.reject = None
         kubelet.registrations = __import__("queue").Queue()
-        check(kubelet.wait_registrations(2, 5), "registered once accepted")
+        check(kubelet.wait_registrations(2, T), "registered once accepted")
 
         # clean shutdown: streams ended, sockets removed, exit 0 (ASan: no leaks)
         nic = Plugin(api, root, NIC_SOCK)
         w = Watcher(nic)
-        w.wait(lambda d: True, 5)
+        w.wait(lambda d: True, T)
         rc = agent.stop()
         check(rc == 0, "agent exit code %s" % rc)
-        w.t.join(5 * S)
+        w.t.join(T * S)
         check(w.ended is not None, "open stream ended on SIGTERM (%s)" % w.ended)
         check(not os.path.exists(os.path.join(kdir, NIC_SOCK)) and not os.path.exists(os.path.join(kdir, CORE_SOCK)),
               "plugin sockets removed on exit")
@@ -326,15 +345,18 @@ def test_cdi(args, api, root):
     kubelet.start(wipe=True)
     agent = Agent(args.agent, root, os.path.join(root, "agent-cdi.log"), ["--config", cfg])
     try:
-        kubelet.wait_registrations(2, 10)
+        kubelet.wait_registrations(2, T)
         nic = Plugin(api, root, NIC_SOCK)
+        w = Watcher(nic)  # Healthy once its address is known
+        check(w.wait(lambda d: d.get("0000:00:07.0", ("",))[0] == "Healthy", T) is not None, "CDI: NIC Healthy")
+        w.cancel()
         r = nic.alloc(["0000:00:07.0"])
         c = r.container_responses[0]
         check([d.name for d in c.cdi_devices] == ["spinlane.io/dpdk-nic=0000:00:07.0"] and not c.devices and
               not c.mounts, "CDI Allocate answer %s" % c)
         check(dict(c.envs).get("SPINLANE_DPDK_NICS") == "0000:00:07.0", "CDI answer keeps the env")
         spec_path = os.path.join(root, "var/run/cdi/spinlane.io-dpdk-nic.json")
-        spec = json.load(open(spec_path)) if wait_for(lambda: os.path.exists(spec_path), 3) else {}
+        spec = json.load(open(spec_path)) if wait_for(lambda: os.path.exists(spec_path), T) else {}
         devs = {d["name"]: d["containerEdits"]["deviceNodes"] for d in spec.get("devices", [])}
         check(spec.get("kind") == "spinlane.io/dpdk-nic" and set(devs) == {"0000:00:06.0", "0000:00:07.0",
                                                                               "7870:00:00.0"}, "CDI spec %s" % spec)
@@ -353,38 +375,41 @@ def test_cdi(args, api, root):
 
 
 def test_uevents(args, api, root):
-    """Kernel uevents reach the loop and trigger a re-scan (< 1 s), with the safety timer
-    far away. Needs root and a writable sysfs: writing "change" to a CPU's uevent file
+    """Kernel uevents reach the loop and trigger a re-scan, with the safety timer far away
+    (600 s: the re-scan can only come from the uevent). Needs root and a writable sysfs: writing "change" to a CPU's uevent file
     makes the kernel send a real (synthetic) uevent. Under a fake --root the agent does
     not listen by itself; SPINLANE_UEVENTS=1 makes it."""
     trigger = "/sys/devices/system/cpu/cpu0/uevent"
+    # what the machine may lack, decided before anything runs
+    can_trigger = os.geteuid() == 0 and os.access(trigger, os.W_OK)
+    if not can_trigger:
+        print("SKIP (uevent part): not root or %s not writable" % trigger, flush=True)
     # one agent per root at a time: they would take each other's sockets
     plain = Agent(args.agent, root, os.path.join(root, "agent-plain.log"), env={"SPINLANE_UEVENTS": ""})
     agent = None
     try:
-        check(wait_for(lambda: "running (" in plain.text(), 10), "plain agent running")
+        check(wait_for(lambda: "running (" in plain.text(), T), "plain agent running")
         check("re-scan on inotify, and every 10000 ms" in plain.text(),
               "fake root: no uevents, 10 s safety re-scan: %s" %
               [line for line in plain.text().splitlines() if "running" in line])
         check(plain.stop() == 0, "plain agent exit 0")
         agent = Agent(args.agent, root, os.path.join(root, "agent-uevent.log"),
                       env={"SPINLANE_UEVENTS": "1", "SPINLANE_DEBUG": "1", "SPINLANE_RESCAN_MS": "600000"})
-        check(wait_for(lambda: "running (" in agent.text(), 10), "uevent agent running")
+        check(wait_for(lambda: "running (" in agent.text(), T), "uevent agent running")
         check("re-scan on kernel uevents and inotify, and every 600000 ms" in agent.text(),
               "uevents on when forced: %s" % [line for line in agent.text().splitlines() if "running" in line])
-        if os.geteuid() != 0 or not os.access(trigger, os.W_OK):
-            print("SKIP (uevent part): not root or %s not writable" % trigger, flush=True)
+        if not can_trigger:
+            check(agent.stop() == 0, "uevent agent exit 0")
             return
-        wait_for(lambda: "re-scan (" in agent.text(), 2)  # the one after node preparation
-        time.sleep(0.1 * S)
+        check(wait_for(lambda: "re-scan (after node preparation)" in agent.text(), T), "first re-scan")
         before = agent.text().count("re-scan (uevent)")
         t0 = time.monotonic()
         with open(trigger, "w") as f:
             f.write("change")
-        ok = wait_for(lambda: agent.text().count("re-scan (uevent)") > before, 1.0)
-        dt = time.monotonic() - t0
-        check(ok and dt < 1.0 * S, "re-scan %.3f s after a kernel uevent" % dt)
-        check("uevent change /devices/system/cpu/cpu0 (cpu)" in agent.text(), "uevent logged (debug)")
+        # other uevents on this machine may add re-scans of their own, never remove ours
+        check(wait_for(lambda: "uevent change /devices/system/cpu/cpu0 (cpu)" in agent.text() and
+                       agent.text().count("re-scan (uevent)") > before, T), "re-scan after a kernel uevent")
+        print("re-scan %.3f s after the kernel uevent" % (time.monotonic() - t0), flush=True)
         check("re-scan (every" not in agent.text(), "no periodic re-scan within 600 s")
         check(agent.stop() == 0, "uevent agent exit 0")
     finally:
@@ -408,23 +433,24 @@ def test_config_change(args, api, root):
     agent = Agent(args.agent, root, os.path.join(root, "agent-sel.log"), ["--config", cfg],
                   env={"SPINLANE_RESCAN_MS": "600000"})
     try:
-        kubelet.wait_registrations(2, 10)
+        kubelet.wait_registrations(2, T)
         nic = Plugin(api, root, NIC_SOCK)
         w = Watcher(nic)
-        check(w.wait(lambda d: len(d) == 3 and all(h == "Healthy" for h, _ in d.values()), 5) is not None,
+        check(w.wait(lambda d: len(d) == 3 and all(h == "Healthy" for h, _ in d.values()), T) is not None,
               "config change: 3 healthy NICs first")
         n0 = len(w.lists)
         t0 = time.monotonic()
         with open(cfg + ".tmp", "w") as f:  # as an editor saves: a new file renamed over
             json.dump({"nics": {"pci": ["0000:00:06.0", "7870:00:00.0"]}}, f)
         os.rename(cfg + ".tmp", cfg)
-        got = w.wait(lambda d: d.get("0000:00:07.0", ("",))[0] == "Unhealthy", 3, since=n0)
-        check(got is not None and got[0] - t0 < 1.5 * S,
-              "NIC left out by the changed config is Unhealthy (%.3f s)" % ((got[0] - t0) if got else -1))
+        got = w.wait(lambda d: d.get("0000:00:07.0", ("",))[0] == "Unhealthy", T, since=n0)
+        check(got is not None, "NIC left out by the changed config is Unhealthy (the re-scan timer is at 600 s)")
+        if got:
+            print("config change reached the device plugin in %.3f s" % (got[0] - t0), flush=True)
         with open(cfg + ".tmp", "w") as f:
             json.dump({"resource_prefix": "example.com"}, f)
         os.rename(cfg + ".tmp", cfg)
-        check(wait_for(lambda: "take effect at the next start" in agent.text(), 2 * S),
+        check(wait_for(lambda: "take effect at the next start" in agent.text(), T),
               "a changed resource_prefix is said to wait for the next start")
         w.cancel()
         nic.close()
@@ -438,6 +464,44 @@ def test_config_change(args, api, root):
             print("---- config-change agent log ----\n" + "\n".join(agent.text().splitlines()[-40:]))
 
 
+def test_silent_kubelet(args, api, root):
+    """A kubelet that accepts connections and never answers (hung): each Register attempt
+    runs to its timeout, is reported and retried; SIGTERM with an attempt in flight still
+    exits 0, and only once gRPC has closed that connection (the agent's bound for gRPC's
+    teardown outlasts an attempt)."""
+    import socket
+    kdir = os.path.join(root, PLUGIN_DIR)
+    for name in os.listdir(kdir):
+        os.unlink(os.path.join(kdir, name))
+    lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lsock.bind(os.path.join(kdir, "kubelet.sock"))
+    lsock.listen(64)
+    lsock.settimeout(T * S)
+    conns = []
+    agent = Agent(args.agent, root, os.path.join(root, "agent-silent.log"))
+    try:
+        for _ in range(2):  # one attempt per plugin
+            conns.append(lsock.accept()[0])
+        check(wait_for(lambda: agent.text().count("Register with the kubelet failed") >= 2, T),
+              "silent kubelet: both Register attempts reported failed")
+        conns.append(lsock.accept()[0])  # a retry: an attempt in flight now
+        rc = agent.stop()
+        check(rc == 0, "silent kubelet: agent exit %s with a Register attempt in flight" % rc)
+        check(not os.path.exists(os.path.join(kdir, NIC_SOCK)), "silent kubelet: plugin socket removed")
+    except socket.timeout:
+        check(False, "silent kubelet: the agent never connected to kubelet.sock")
+    finally:
+        if agent.p.poll() is None:
+            agent.p.kill()
+            agent.p.wait()
+        for c in conns:
+            c.close()
+        lsock.close()
+        os.unlink(os.path.join(kdir, "kubelet.sock"))
+        if failures:
+            print("---- silent-kubelet agent log ----\n" + "\n".join(agent.text().splitlines()[-30:]))
+
+
 def test_dir_gone(args, api, root):
     """The device-plugins dir absent at start, then created; later removed and re-created
     (with a kubelet): the agent serves and registers each time, and a missing dir is one
@@ -447,8 +511,8 @@ def test_dir_gone(args, api, root):
     agent = Agent(args.agent, root, os.path.join(root, "agent-dir.log"))
     kubelet = None
     try:
-        check(wait_for(lambda: "running (" in agent.text(), 10 * S), "agent running without the dir")
-        time.sleep(2.5 * S)  # two or more 1 s checks
+        check(wait_for(lambda: "running (" in agent.text(), T), "agent running without the dir")
+        time.sleep(2.5 if not WRAPPER else 5.0)  # a few 1 s checks: none may repeat the line
         log = agent.text()
         n = log.count("cannot serve on")
         check(n == 2, "a missing dir: 'cannot serve' once per plugin (%d times)" % n)
@@ -456,21 +520,21 @@ def test_dir_gone(args, api, root):
               "no gRPC error lines while the dir is missing")
         kubelet = Kubelet(api, root)
         kubelet.start(wipe=True)  # creates the dir
-        check(kubelet.wait_registrations(2, 5) is not None, "registered once the dir appeared")
+        check(kubelet.wait_registrations(2, T) is not None, "registered once the dir appeared")
         for i in range(2):
             kubelet.stop()
             rm_tree(kdir)
-            time.sleep(0.3 * S)
+            time.sleep(0.3 if not WRAPPER else 1.0)  # let the agent see the dir go (or not: either way it recovers)
             kubelet = Kubelet(api, root)
             kubelet.start(wipe=True)
             try:
-                kubelet.wait_registrations(2, 5)
+                kubelet.wait_registrations(2, T)
             except TimeoutError as e:
                 check(False, "dir re-created %d: %s" % (i, e))
                 continue
             p = Plugin(api, root, NIC_SOCK)
             w = Watcher(p)
-            check(w.wait(lambda d: len(d) == 3, 5 * S) is not None, "dir re-created %d: ListAndWatch" % i)
+            check(w.wait(lambda d: len(d) == 3, T) is not None, "dir re-created %d: ListAndWatch" % i)
             w.cancel()
             p.close()
         check("chttp2" not in agent.text(), "no gRPC error lines after the dir came and went")
@@ -505,18 +569,22 @@ def main():
         args.streams = 20 if args.quick else 100
     api, gen = load_api(args.proto_dir)
     root = tempfile.mkdtemp(prefix="sl-dp-root-")
+    # the NICs' addresses: a metadata stand-in knows the tree's MACs (every agent here
+    # inherits SPINLANE_IMDS_URL); without addresses the NICs would be Unhealthy
+    imds = FakeImds()
+    macs = kubelet_standin.TREE_MACS
+    imds.aws(macs["0000:00:06.0"], ["10.0.6.10"], "10.0.6.0/24")
+    imds.aws(macs["0000:00:07.0"], ["10.0.7.10"], "10.0.7.0/24")
+    imds.azure(macs["7870:00:00.0"], "10.1.0.4", "10.1.0.0", "24")
+    os.environ["SPINLANE_IMDS_URL"] = imds.url
     try:
         make_tree(root)
-        test_all(args, api, root)
-        test_cdi(args, api, root)
-        test_uevents(args, api, root)
-        # Not under valgrind: removing the dir under live connections leaves gRPC closing
-        # transports on its own threads at exit, which memcheck (loaded machine) reports
-        # as "possibly lost" absl::Status payloads inside gRPC; ASan/LSan run it.
-        if not WRAPPER:
-            test_dir_gone(args, api, root)
-        test_config_change(args, api, root)
+        for t in (test_all, test_cdi, test_uevents, test_silent_kubelet, test_dir_gone, test_config_change):
+            t0 = time.monotonic()
+            t(args, api, root)
+            print("%s: %.1f s" % (t.__name__, time.monotonic() - t0), flush=True)
     finally:
+        imds.close()
         rm_tree(root)
         rm_tree(gen)
     print("%d checks, %d failed" % (checks, len(failures)))

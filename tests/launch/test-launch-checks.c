@@ -24,7 +24,7 @@ static const char *BASE_ENV[] = {
         "SPINLANE_NIC_0_KIND=ena",
         "SPINLANE_NIC_0_DRIVER=vfio-pci",
         "SPINLANE_NIC_0_DEVARGS=0000:00:06.0",
-        "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7",
+        "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1",
         "SPINLANE_POD_UID=pod-a",
 };
 
@@ -435,7 +435,7 @@ int main(void)
         p = good(FX_V2);
         {
                 const char *extra[] = { "SPINLANE_NIC_0_KIND=mana", "SPINLANE_NIC_0_DRIVER=mana", "SPINLANE_NIC_0_DEVARGS=",
-                                        "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio", NULL };
+                                        "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1", NULL };
                 run("mana-empty-devargs", &p, extra, "FPPPPPSP", &vl, NULL);
         }
         CHECK(strstr(msg(&vl, "allocation-env"), "SPINLANE_NIC_0_DEVARGS=\"\" must be the NIC's PCI address") != NULL);

@@ -25,6 +25,12 @@ static const char *GOOD[] = {
         "AERON_SENDER_CPU_AFFINITY=3",
         "AERON_RECEIVER_WILDCARD_PORT_RANGE=21000   21999",
         "AERON_MTU_LENGTH=1k",
+        "SPINLANE_NIC_0_IPV4=10.0.1.10/24",
+        "SPINLANE_NIC_0_GATEWAY=10.0.1.1",
+        "SPINLANE_RECEIVER_IPV4=10.0.2.10/24",
+        "AERON_DRIVER_DYNAMIC_LIBRARIES=/opt/spinlane/lib/libspinlane_aeron.so",
+        "SPINLANE_NIC_1_IPV4=10.0.2.10/32", /* GOOD[22, 23] */
+        "SPINLANE_NIC_1_GATEWAY=",
         NULL,
 };
 
@@ -38,6 +44,16 @@ static void test_good(void)
                 fprintf(stderr, "unexpected: %s\n", env.errs[i].msg);
         CHECK(env.have_cpus && env.have_nics && env.have_cores);
         CHECK_INT(cpuset_count(&env.cpus), 4);
+        /* the NICs' addresses and the pod's own bypass values */
+        CHECK_STR(env.nics[0].ipv4, "10.0.1.10/24");
+        CHECK_STR(env.nics[0].gateway, "10.0.1.1");
+        CHECK_STR(env.nics[1].ipv4, "10.0.2.10/32");
+        CHECK_STR(env.nics[1].gateway, ""); /* empty: none, on-link peers only */
+        CHECK_STR(env.bypass.ipv4[1], "10.0.2.10/24");
+        CHECK_STR(env.bypass.ipv4[0], "");
+        CHECK(!env.bypass.gateway_set[0]);
+        CHECK_STR(env.bypass.libraries, "/opt/spinlane/lib/libspinlane_aeron.so");
+        CHECK_STR(env.bypass.bindings, "");
         CHECK_INT(env.n_cores, 2);
         CHECK_INT(env.n_nics, 2);
         CHECK_STR(env.nics[0].devargs, "0000:00:06.0");
@@ -56,6 +72,28 @@ static void test_good(void)
         CHECK_INT(env.aeron.receiver_hi, 21999);
         CHECK_INT(env.aeron.mtu, 1024);
 
+        /* every NIC's address variables are required (the device plugin always sends
+         * them): each one missing is named */
+        static const unsigned addr_vars[] = { 18, 19, 22, 23 };
+        for (unsigned a = 0; a < ELEMENTSOF(addr_vars); a++) {
+                unsigned k = addr_vars[a];
+                const char *envp[ELEMENTSOF(GOOD)];
+                unsigned n = 0;
+                for (unsigned j = 0; GOOD[j]; j++)
+                        if (j != k)
+                                envp[n++] = GOOD[j];
+                envp[n] = NULL;
+                char want[48];
+                snprintf(want, sizeof(want), "%.*s", (int)(strchr(GOOD[k], '=') - GOOD[k]), GOOD[k]);
+                CHECK_INT(lenv_parse(envp, &env), 0);
+                CHECK_INT(env.n_errs, 1);
+                CHECK(!env.have_nics);
+                if (env.n_errs == 1) {
+                        CHECK_STR(env.errs[0].var, want);
+                        CHECK(strstr(env.errs[0].msg, "is not set") != NULL);
+                }
+        }
+
         /* the device plugin's own core ids ("p<package>c<core>") */
         const char *plugin[] = { "SPINLANE_ISOLATED_CORES=p0c2,p0c3", GOOD[0], NULL };
         lenv_parse(plugin, &env);
@@ -65,14 +103,15 @@ static void test_good(void)
         /* an empty MAC is "unknown" (the plugin's value for a NIC bound to vfio) */
         const char *nomac[] = { "SPINLANE_NIC_0_MAC=", GOOD[0], GOOD[2], GOOD[4], GOOD[5], GOOD[7],
                                 "SPINLANE_NIC_1_KIND=ena", "SPINLANE_NIC_1_DRIVER=vfio-pci",
-                                "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/8", NULL };
+                                "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/8",
+                                GOOD[18], GOOD[19], GOOD[22], GOOD[23], NULL };
         CHECK_INT(lenv_parse(nomac, &env), 0);
         CHECK_INT(env.n_errs, 0);
         CHECK_STR(env.nics[0].mac, "");
         CHECK_STR(env.nics[1].devargs, "0000:00:07.0");
         /* but a MANA port is chosen by its MAC: empty is an error there */
         const char *manamac[] = { "SPINLANE_NIC_1_MAC=", "SPINLANE_NIC_0_MAC=", GOOD[0], GOOD[2], GOOD[4], GOOD[5],
-                                  GOOD[7], GOOD[8], GOOD[9], GOOD[11], NULL };
+                                  GOOD[7], GOOD[8], GOOD[9], GOOD[11], GOOD[18], GOOD[19], GOOD[22], GOOD[23], NULL };
         CHECK_INT(lenv_parse(manamac, &env), 0);
         CHECK_INT(env.n_errs, 1);
         if (env.n_errs == 1)
@@ -128,6 +167,24 @@ static const struct {
         { "AERON_SENDER_WILDCARD_PORT_RANGE=1 65536", "AERON_SENDER_WILDCARD_PORT_RANGE", "aeron-config" },
         { "AERON_THREADING_MODE=", "AERON_THREADING_MODE", "aeron-config" },
         { "AERON_SENDER_IDLE_STRATEGY=a b", "AERON_SENDER_IDLE_STRATEGY", "aeron-config" },
+        { "SPINLANE_NIC_0_IPV4=10.0.1.10", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=127.0.0.1/8", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_1_IPV4=10.0.2.300/24", "SPINLANE_NIC_1_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.1.1/24", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=10.0.1.10/33", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=10.0.1.10/0", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=10.0.1.0/24", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=010.0.1.10/24", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=224.0.1.10/24", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_IPV4=", "SPINLANE_NIC_0_IPV4", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.7.1", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.1.10", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=10.0.1.255", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_0_GATEWAY=gw", "SPINLANE_NIC_0_GATEWAY", "allocation-env" },
+        { "SPINLANE_NIC_1_GATEWAY=10.0.2.1", "SPINLANE_NIC_1_GATEWAY", "allocation-env" }, /* a /32 has no other host */
+        { "SPINLANE_SENDER_IPV4=10.0.1.10/24;x", "SPINLANE_SENDER_IPV4", "aeron-bindings" },
+        { "SPINLANE_RECEIVER_DEVICE=net af", "SPINLANE_RECEIVER_DEVICE", "aeron-bindings" },
+        { "AERON_DRIVER_DYNAMIC_LIBRARIES=/lib/a.so;rm", "AERON_DRIVER_DYNAMIC_LIBRARIES", "aeron-bindings" },
 };
 
 static void test_bad(void)

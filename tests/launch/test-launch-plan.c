@@ -177,8 +177,8 @@ int main(void)
 
         /* two NICs on NUMA node 1, three cores: conductor, sender, receiver in order */
         const char *e1[] = { "SPINLANE_ISOLATED_CPUS=2-4,10-12", "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0",
-                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=1", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio",
-                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio",
+                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=1", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1",
+                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_1_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_GATEWAY=10.0.1.1",
                              "SPINLANE_NIC_1_DEVARGS=0000:00:07.0,llq_policy=1", "SPINLANE_DPDK_MEMORY_MB=512",
                              "SPINLANE_POD_UID=1234-abcd", "SPINLANE_EAL_EXTRA_ARGS=--log-level=pmd.net.ena:8", NULL };
         parse(&env, e1);
@@ -220,8 +220,8 @@ int main(void)
 
         /* NICs on different nodes: -m; the pod's own affinities and modes are kept */
         const char *e2[] = { "SPINLANE_ISOLATED_CPUS=2-4,10-12", "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0",
-                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=0", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio",
-                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio",
+                             "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_NUMA=0", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_0_IPV4=10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.0.1",
+                             "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=1", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio", "SPINLANE_NIC_1_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_GATEWAY=10.0.1.1",
                              "AERON_SENDER_CPU_AFFINITY=4", "AERON_THREADING_MODE=DEDICATED",
                              "AERON_SENDER_IDLE_STRATEGY=spinning", NULL };
         parse(&env, e2);
@@ -295,6 +295,67 @@ int main(void)
                 lplan_pin none = { .mode = LPLAN_PIN_KUBELET };
                 cpuset_zero(&none.cpus);
                 CHECK_INT(lplan_build(&env, &none, &topo, &p), -EINVAL);
+        }
+
+        /* the bypass: two NICs, sender on the first and receiver on the second, addresses
+         * from the allocation or the pod, the bindings, the low-latency profile */
+        {
+                const char *e[] = { "SPINLANE_ISOLATED_CPUS=2-4", "SPINLANE_DPDK_NICS=0000:00:06.0,0000:00:07.0",
+                                    "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio",
+                                    "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio",
+                                    "SPINLANE_NIC_0_IPV4=10.0.1.10/24", "SPINLANE_NIC_0_GATEWAY=10.0.1.1",
+                                    "SPINLANE_NIC_1_IPV4=10.0.2.10/24", "SPINLANE_NIC_1_GATEWAY=",
+                                    "SPINLANE_RECEIVER_IPV4=10.0.2.99/24", "SPINLANE_AERON_LIBRARY=/x/libspinlane_aeron.so",
+                                    "AERON_PRE_TOUCH_MAPPED_MEMORY=false", NULL };
+                parse(&env, e);
+                CHECK_INT(env.n_errs, 0);
+                CHECK_INT(lplan_build(&env, NULL, &topo, &p), 0);
+                CHECK(p.bypass);
+                CHECK_STR(p.bypass_problem, "");
+                CHECK_STR(get(&p, "SPINLANE_SENDER_DEVICE"), "0000:00:06.0");
+                CHECK_STR(get(&p, "SPINLANE_RECEIVER_DEVICE"), "0000:00:07.0");
+                CHECK_STR(get(&p, "SPINLANE_SENDER_IPV4"), "10.0.1.10/24");
+                CHECK(get(&p, "SPINLANE_RECEIVER_IPV4") == NULL); /* the pod's, left alone */
+                CHECK_STR(get(&p, "SPINLANE_SENDER_GATEWAY"), "10.0.1.1");
+                CHECK(get(&p, "SPINLANE_RECEIVER_GATEWAY") == NULL);
+                CHECK_STR(get(&p, "AERON_DRIVER_DYNAMIC_LIBRARIES"), "/x/libspinlane_aeron.so");
+                CHECK_STR(get(&p, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA"), "spinlane_udp_channel_transport_bindings");
+                CHECK_STR(get(&p, "AERON_TERM_BUFFER_SPARSE_FILE"), "false");
+                CHECK(get(&p, "AERON_PRE_TOUCH_MAPPED_MEMORY") == NULL);
+                CHECK_STR(get(&p, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND"), "2");
+
+                /* one NIC: both roles on it, with its address (no gateway: none set) */
+                const char *e1n[] = { "SPINLANE_ISOLATED_CPUS=2-4", "SPINLANE_DPDK_NICS=0000:00:06.0",
+                                      "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio",
+                                      "SPINLANE_NIC_0_IPV4=10.0.1.10/24", "SPINLANE_NIC_0_GATEWAY=", NULL };
+                parse(&env, e1n);
+                CHECK_INT(env.n_errs, 0);
+                CHECK_INT(lplan_build(&env, NULL, &topo, &p), 0);
+                CHECK_STR(get(&p, "SPINLANE_SENDER_DEVICE"), "0000:00:06.0");
+                CHECK_STR(get(&p, "SPINLANE_RECEIVER_DEVICE"), "0000:00:06.0");
+                CHECK_STR(get(&p, "SPINLANE_SENDER_IPV4"), "10.0.1.10/24");
+                CHECK_STR(get(&p, "SPINLANE_RECEIVER_IPV4"), "10.0.1.10/24");
+                CHECK(get(&p, "SPINLANE_SENDER_GATEWAY") == NULL);
+                CHECK_STR(get(&p, "AERON_DRIVER_DYNAMIC_LIBRARIES"), "libspinlane_aeron.so"); /* the loader's search */
+                CHECK_STR(p.bypass_problem, "");
+                /* an allocation without the NIC's address is refused (allocation-env names the
+                 * variable): the bypass gets no NIC from it */
+                const char *e1x[] = { "SPINLANE_ISOLATED_CPUS=2-4", "SPINLANE_DPDK_NICS=0000:00:06.0",
+                                      "SPINLANE_NIC_0_DRIVER=vfio-pci", "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio", NULL };
+                parse(&env, e1x);
+                CHECK_INT(env.n_errs, 1);
+                CHECK_STR(env.errs[0].var, "SPINLANE_NIC_0_IPV4");
+                CHECK(!env.have_nics);
+                CHECK_INT(lplan_build(&env, NULL, &topo, &p), 0);
+                CHECK(strstr(p.bypass_problem, "no NIC for the sender: the allocation has no valid SPINLANE_DPDK_NICS") != NULL);
+
+                /* the pod opts out: Aeron's default bindings, no library */
+                const char *eo[] = { "SPINLANE_ISOLATED_CPUS=2-4", "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA=default", NULL };
+                parse(&env, eo);
+                CHECK_INT(lplan_build(&env, NULL, &topo, &p), 0);
+                CHECK(!p.bypass);
+                CHECK(get(&p, "AERON_DRIVER_DYNAMIC_LIBRARIES") == NULL);
+                CHECK(strstr(p.bypass_problem, "no NIC for the sender") != NULL);
         }
 
         /* no granted CPUs: no plan, *ret untouched */

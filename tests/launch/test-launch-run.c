@@ -14,6 +14,9 @@
 #include <jansson.h>
 
 static const char *launcher;
+static const char *fakes;          /* the build's stand-ins: fake-aeron/bin/aeronmd, fake-bindings/ */
+static char libenv[1200];          /* SPINLANE_AERON_LIBRARY=<the stand-in bindings library> */
+static char fake_aeronmd[1024];    /* prints the environment it was started with */
 
 #define BASE_ENV                                                                                   \
         "SPINLANE_ISOLATED_CPUS=1-3,5-7", "SPINLANE_ISOLATED_CORES=1,2,3",                         \
@@ -22,6 +25,8 @@ static const char *launcher;
                 "SPINLANE_NIC_0_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "SPINLANE_NIC_1_KIND=ena",    \
                 "SPINLANE_NIC_1_DRIVER=vfio-pci", "SPINLANE_NIC_1_NUMA=0",                         \
                 "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "HOSTNAME=aeron-md-0",        \
+                "SPINLANE_NIC_0_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_IPV4=10.0.2.10/24",             \
+                "SPINLANE_NIC_0_GATEWAY=", "SPINLANE_NIC_1_GATEWAY=10.0.2.1", libenv,               \
                 "PATH=/usr/bin:/bin"
 
 static char *find_env(void)
@@ -37,7 +42,8 @@ static void test_exec(const char *root)
 {
         char *out, buf[1024];
         char *envp[] = { BASE_ENV, "AERON_RECEIVER_IDLE_STRATEGY=spinning", "AERON_DIR=/dev/shm/aeron", NULL };
-        char *argv[] = { (char *)launcher, "--root", (char *)root, "--", find_env(), NULL };
+        /* the shared-library aeronmd stand-in: aeron-bindings passes too */
+        char *argv[] = { (char *)launcher, "--root", (char *)root, "--", fake_aeronmd, NULL };
 
         int rc = run_capture(argv, envp, NULL, &out);
         CHECK_INT(rc, 0);
@@ -55,7 +61,51 @@ static void test_exec(const char *root)
         CHECK_STR(env_line(out, "AERON_DIR", buf, sizeof(buf)), "/dev/shm/aeron");
         CHECK_STR(env_line(out, "SPINLANE_PIN_MODE", buf, sizeof(buf)), "spinlane-pinned");
         CHECK_STR(env_line(out, "SPINLANE_PINNED_CPUS", buf, sizeof(buf)), "1-3,5-7");
-        CHECK(strstr(out, "summary: 8 pass, 0 warn, 0 fail, 0 skip\n") != NULL);
+        /* the bypass: two NICs, sender on the first, receiver on the second, addresses
+         * from the allocation; the bindings; the rest of the low-latency profile */
+        CHECK_STR(env_line(out, "SPINLANE_SENDER_DEVICE", buf, sizeof(buf)), "0000:00:06.0");
+        CHECK_STR(env_line(out, "SPINLANE_RECEIVER_DEVICE", buf, sizeof(buf)), "0000:00:07.0");
+        CHECK_STR(env_line(out, "SPINLANE_SENDER_IPV4", buf, sizeof(buf)), "10.0.1.10/24");
+        CHECK_STR(env_line(out, "SPINLANE_RECEIVER_IPV4", buf, sizeof(buf)), "10.0.2.10/24");
+        CHECK(env_line(out, "SPINLANE_SENDER_GATEWAY", buf, sizeof(buf)) == NULL);
+        CHECK_STR(env_line(out, "SPINLANE_RECEIVER_GATEWAY", buf, sizeof(buf)), "10.0.2.1");
+        CHECK_STR(env_line(out, "AERON_DRIVER_DYNAMIC_LIBRARIES", buf, sizeof(buf)), libenv + strlen("SPINLANE_AERON_LIBRARY="));
+        CHECK_STR(env_line(out, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", buf, sizeof(buf)),
+                  "spinlane_udp_channel_transport_bindings");
+        CHECK_STR(env_line(out, "AERON_TERM_BUFFER_SPARSE_FILE", buf, sizeof(buf)), "false");
+        CHECK_STR(env_line(out, "AERON_PRE_TOUCH_MAPPED_MEMORY", buf, sizeof(buf)), "true");
+        CHECK_STR(env_line(out, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND", buf, sizeof(buf)), "2");
+        CHECK(strstr(out, "PASS aeron-bindings: ") != NULL);
+        CHECK(strstr(out, "summary: 9 pass, 0 warn, 0 fail, 0 skip\n") != NULL);
+        free(out);
+
+        /* the pod's own contract values win; one NIC takes both roles */
+        char *envp1[] = { "SPINLANE_DPDK_NICS=0000:00:06.0", "SPINLANE_SENDER_IPV4=192.168.7.7/16",
+                          "SPINLANE_RECEIVER_IPV4=192.168.7.7/16", "SPINLANE_SENDER_DEVICE=net_af_packet0",
+                          "SPINLANE_RECEIVER_DEVICE=net_af_packet0", "AERON_TERM_BUFFER_SPARSE_FILE=true", BASE_ENV, NULL };
+        rc = run_capture(argv, envp1, NULL, &out);
+        CHECK_INT(rc, 0);
+        CHECK_STR(env_line(out, "SPINLANE_SENDER_IPV4", buf, sizeof(buf)), "192.168.7.7/16");
+        CHECK_STR(env_line(out, "SPINLANE_SENDER_DEVICE", buf, sizeof(buf)), "net_af_packet0");
+        CHECK_STR(env_line(out, "SPINLANE_RECEIVER_DEVICE", buf, sizeof(buf)), "net_af_packet0");
+        CHECK_STR(env_line(out, "AERON_TERM_BUFFER_SPARSE_FILE", buf, sizeof(buf)), "true");
+        CHECK(strstr(out, "PASS aeron-bindings: ") != NULL && strstr(out, "sender and receiver on net_af_packet0 192.168.7.7/16"));
+        free(out);
+
+        /* an allocation whose NIC has no address: allocation-env fails naming the variable
+         * (the device plugin always sends one), nothing starts */
+        char *envp2[] = { "SPINLANE_NIC_1_IPV4=", BASE_ENV, NULL };
+        rc = run_capture(argv, envp2, NULL, &out);
+        CHECK_INT(rc, 1);
+        CHECK(strstr(out, "FAIL allocation-env: SPINLANE_NIC_1_IPV4=\"\" is not an IPv4 address with its prefix (a.b.c.d/len)") != NULL);
+        CHECK(strstr(out, "not starting") != NULL);
+        free(out);
+
+        /* a bindings library that is not there: fails before anything starts */
+        char *envp3[] = { "SPINLANE_AERON_LIBRARY=/nonexistent/libspinlane_aeron.so", BASE_ENV, NULL };
+        rc = run_capture(argv, envp3, NULL, &out);
+        CHECK_INT(rc, 1);
+        CHECK(strstr(out, "FAIL aeron-bindings: /nonexistent/libspinlane_aeron.so (AERON_DRIVER_DYNAMIC_LIBRARIES) does not exist") != NULL);
         free(out);
 }
 
@@ -84,7 +134,7 @@ static void test_exec_kubelet(void)
         CHECK(env_line(out, "AERON_CONDUCTOR_CPU_AFFINITY", buf, sizeof(buf)) == NULL); /* two cores: it floats */
         CHECK(strstr(out, "PASS cpuset: kubelet-pinned: the kubelet's static CPU manager chose cores {1,5},{2,6} (CPUs 1-2,5-6); "
                           "spinlane's grant {2,6},{3,7} (CPUs 2-3,6-7) differs: pinning to the kubelet's exclusive CPUs\n") != NULL);
-        CHECK(strstr(out, "summary: 8 pass, 0 warn, 0 fail, 0 skip\n") != NULL);
+        CHECK(strstr(out, "summary: 8 pass, 1 warn, 0 fail, 0 skip\n") != NULL); /* env(1) is no aeronmd */
         free(out);
 
         /* the same cgroup with half a core (no full-pcpus-only): nothing starts */
@@ -159,7 +209,7 @@ static void test_json(const char *root)
                         CHECK_INT(json_integer_value(json_object_get(s, "fail")), 1);
                 json_decref(o);
         }
-        CHECK_INT(lines, 9);
+        CHECK_INT(lines, 10);
         CHECK_INT(fails, 1);
         free(out);
 }
@@ -182,7 +232,9 @@ static void test_usage(const char *root)
         free(out);
         CHECK_INT(run_capture(a4, envp, NULL, &out), 2);
         free(out);
-        CHECK_INT(run_capture(a5, envp, NULL, &out), 127);
+        /* a driver that is not there fails aeron-bindings before anything starts */
+        CHECK_INT(run_capture(a5, envp, NULL, &out), 1);
+        CHECK(strstr(out, "FAIL aeron-bindings: the driver \"/nonexistent/sl-launch-cmd\" is not an executable file") != NULL);
         free(out);
         /* "--" with nothing after it runs the default aeronmd (found on PATH), as a pod
          * with command: ["spinlane-launch", "--"] and no args expects */
@@ -243,7 +295,7 @@ static void test_json_paths(const char *root)
 
         CHECK_INT(run_capture(argv, envp, NULL, &out), 0);
         json_t *last = json_lines(out, &n);
-        CHECK_INT(n, 10); /* 8 verdicts, summary, exec */
+        CHECK_INT(n, 11); /* 9 verdicts, summary, exec */
         CHECK(last && json_is_array(json_object_get(last, "exec")));
         CHECK(last && json_is_object(json_object_get(last, "env")));
         json_decref(last);
@@ -282,6 +334,9 @@ int main(int argc, char **argv)
         if (argc < 2)
                 TEST_SKIP("usage: test-launch-run PATH-TO-spinlane-launch");
         launcher = argv[1];
+        fakes = argc > 2 ? argv[2] : ".";
+        snprintf(libenv, sizeof(libenv), "SPINLANE_AERON_LIBRARY=%s/fake-bindings/libfake-bindings-ok.so", fakes);
+        snprintf(fake_aeronmd, sizeof(fake_aeronmd), "%s/fake-aeron/bin/aeronmd", fakes);
         char *root = fx_new_root();
         fx_pod p = { .cg = FX_V2, .cgroup_path = "/", .free_hugepages = 512, .cpus_allowed = "1-3,5-7" };
         fx_build(root, &p);

@@ -6,6 +6,9 @@
  * else silently nothing. */
 #include "sysfs-emu.h"
 
+#include "../agent/nlbuild.h"
+#include "netlink.h"
+
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -50,11 +53,8 @@ int emu_init(emu *e)
         hostfs_mkdir_p(&e->h, "/sys/bus/pci/drivers");
         hostfs_mkdir_p(&e->h, "/sys/devices/pci0000:00");
         emu_write_file(e, "/sys/bus/pci/drivers_probe", "");
-        emu_write_file(e, "/proc/net/route",
-                       "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n");
-        emu_write_file(e, "/proc/net/ipv6_route", "");
-        emu_write_file(e, "/proc/net/if_inet6", "");
-        return 0;
+        e->net_managed = true;
+        return emu_net_sync(e);
 }
 
 static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -102,7 +102,17 @@ static bool dev_exists(emu *e, const char *pci)
 }
 
 /* Link the device to driver ("" = unlink) and create/remove its netdev. */
+static void set_driver_files(emu *e, const char *pci, const char *driver);
+/* Link the device to driver ("" = unlink), its netdev with it, and the kernel's rtnetlink
+ * view follows. */
 static void set_driver(emu *e, const char *pci, const char *driver)
+{
+        set_driver_files(e, pci, driver);
+        if (e->net_managed)
+                emu_net_sync(e);
+}
+
+static void set_driver_files(emu *e, const char *pci, const char *driver)
 {
         char d[PATH_MAX], link[PATH_MAX + 16], target[128], net[PATH_MAX + 64];
         emu_dev *dev = find_dev(e, pci);
@@ -420,4 +430,120 @@ int emu_adopt(emu *e, const char *root)
         }
         closedir(d);
         return 0;
+}
+
+/* ---- rtnetlink ---- */
+
+static int net_index(emu *e, const char *ifname)
+{
+        for (int i = 0; i < e->n_devs; i++)
+                if (strcmp(e->devs[i].netdev, ifname) == 0)
+                        return emu_has_netdev(e, e->devs[i].pci) ? 10 + i : 0;
+        int extra = 0;
+        for (int i = 0; i < e->n_net; i++)
+                if (e->net[i].kind == 'l') {
+                        if (strcmp(e->net[i].ifname, ifname) == 0)
+                                return 200 + extra;
+                        extra++;
+                }
+        return 0;
+}
+
+static const char *master_of(emu *e, const char *ifname)
+{
+        for (int i = 0; i < e->n_net; i++)
+                if (e->net[i].kind == 'm' && strcmp(e->net[i].ifname, ifname) == 0)
+                        return e->net[i].y;
+        return NULL;
+}
+
+int emu_net_sync(emu *e)
+{
+        char path[PATH_MAX], dir[PATH_MAX];
+        nlfacts f;
+
+        memset(&f, 0, sizeof(f));
+        nlf_link(&f, 1, "lo", 0, 0, "");
+        nlf_addr(&f, 1, "127.0.0.1/8");
+        for (int i = 0; i < e->n_devs; i++)
+                if (e->devs[i].netdev[0] && emu_has_netdev(e, e->devs[i].pci)) {
+                        const char *m = master_of(e, e->devs[i].netdev);
+                        nlf_link(&f, 10 + i, e->devs[i].netdev, m ? (uint32_t)net_index(e, m) : 0, 0, "");
+                }
+        for (int i = 0; i < e->n_net; i++)
+                if (e->net[i].kind == 'l')
+                        nlf_link(&f, net_index(e, e->net[i].ifname), e->net[i].ifname, 0, 0, "bridge");
+        for (int i = 0; i < e->n_net; i++) {
+                const emu_net_fact *x = &e->net[i];
+                int idx = net_index(e, x->ifname);
+                if (x->kind == 'a' && idx)
+                        nlf_addr(&f, idx, x->x);
+                else if (x->kind == 'r' && idx)
+                        nlf_route(&f, x->x, *x->y ? x->y : NULL, idx, x->table, x->metric);
+                else if (x->kind == 'u')
+                        nlf_rule(&f, x->metric, x->ifname, NULL, x->table);
+        }
+        snprintf(dir, sizeof(dir), "%s", NETLINK_RECORDED_DUMP);
+        *strrchr(dir, '/') = '\0';
+        hostfs_mkdir_p(&e->h, dir);
+        full(e, NETLINK_RECORDED_DUMP, path, sizeof(path));
+        int r = nlf_write(&f, path);
+        nlf_free(&f);
+        return r;
+}
+
+static emu_net_fact *net_add(emu *e, char kind, const char *ifname)
+{
+        if (e->n_net >= EMU_MAX_NET)
+                abort();
+        emu_net_fact *x = &e->net[e->n_net++];
+        memset(x, 0, sizeof(*x));
+        x->kind = kind;
+        snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
+        e->net_managed = true;
+        return x;
+}
+
+void emu_net_addr(emu *e, const char *ifname, const char *cidr)
+{
+        snprintf(net_add(e, 'a', ifname)->x, sizeof(e->net[0].x), "%s", cidr);
+        emu_net_sync(e);
+}
+
+void emu_net_route(emu *e, const char *ifname, const char *dst, const char *gw, unsigned table, unsigned metric)
+{
+        emu_net_fact *x = net_add(e, 'r', ifname);
+        snprintf(x->x, sizeof(x->x), "%s", dst);
+        snprintf(x->y, sizeof(x->y), "%s", gw ? gw : "");
+        x->table = table;
+        x->metric = metric;
+        emu_net_sync(e);
+}
+
+void emu_net_rule(emu *e, const char *ifname, unsigned table, unsigned pref)
+{
+        emu_net_fact *x = net_add(e, 'u', ifname);
+        x->table = table;
+        x->metric = pref;
+        emu_net_sync(e);
+}
+
+void emu_net_link(emu *e, const char *ifname, const char *master)
+{
+        if (master)
+                snprintf(net_add(e, 'm', ifname)->y, sizeof(e->net[0].y), "%s", master);
+        else
+                net_add(e, 'l', ifname);
+        emu_net_sync(e);
+}
+
+void emu_net_clear(emu *e)
+{
+        int k = 0;
+        for (int i = 0; i < e->n_net; i++)
+                if (e->net[i].kind == 'l')
+                        e->net[k++] = e->net[i];
+        e->n_net = k;
+        e->net_managed = true;
+        emu_net_sync(e);
 }

@@ -14,6 +14,7 @@
 #define EMU_MAX_LOG 64
 #define EMU_MAX_DEV 64
 #define EMU_MAX_FAULTS 8
+#define EMU_MAX_NET 64
 
 typedef struct emu_fault {
         char path[256];   /* host path the fault applies to (exact) */
@@ -31,6 +32,15 @@ typedef struct emu_dev {
         char netdev[16]; /* created under net/ while bound to native ("" none) */
 } emu_dev;
 
+/* One fact of the emulated kernel's rtnetlink: an address, a route, a rule, an extra
+ * link (a bridge, ...) or a master of a netdev. */
+typedef struct emu_net_fact {
+        char kind;        /* 'a' address, 'r' route, 'u' rule, 'l' link, 'm' master */
+        char ifname[16];
+        char x[48], y[48]; /* address / destination, gateway / master name */
+        unsigned table, metric;
+} emu_net_fact;
+
 typedef struct emu {
         hostfs h;
         char root[256];
@@ -40,10 +50,13 @@ typedef struct emu {
         int n_faults;
         emu_dev devs[EMU_MAX_DEV];
         int n_devs;
+        emu_net_fact net[EMU_MAX_NET];
+        int n_net;
+        bool net_managed; /* the emu writes the recorded rtnetlink dump (not a fixture's) */
 } emu;
 
-/* Make an empty tree in a fresh temp dir with sys/bus/pci/{devices,drivers,drivers_probe},
- * proc/net/{route,ipv6_route,if_inet6}. */
+/* Make an empty tree in a fresh temp dir with sys/bus/pci/{devices,drivers,drivers_probe}
+ * and the recorded rtnetlink dump (agent/netlink.h) of a node with no netdev yet. */
 int emu_init(emu *e);
 void emu_cleanup(emu *e); /* rm -rf the tree */
 /* Take over a tree made by tests/fixtures/make-node.py: add the binding control files
@@ -58,6 +71,23 @@ int emu_add_nic(emu *e, const char *pci, const char *vendor, const char *device,
                 const char *driver, const char *netdev);
 /* Write a file under the root (creating parent dirs). */
 int emu_write_file(emu *e, const char *path, const char *text);
+/* The emulated kernel's rtnetlink, written as the tree's recorded dump
+ * (NETLINK_RECORDED_DUMP) after every change: a link for every emulated netdev that
+ * exists now (bound to its native driver; ifindex 10 + its place), the extra links, and
+ * the facts of the links that exist. A tree taken over with emu_adopt() keeps the
+ * fixture's own dump until the first of these calls. */
+void emu_net_addr(emu *e, const char *ifname, const char *cidr);
+/* dst "default" or a prefix; gw NULL for none; table 254 is main. */
+void emu_net_route(emu *e, const char *ifname, const char *dst, const char *gw, unsigned table, unsigned metric);
+/* A policy rule "iif <ifname> lookup <table>". */
+void emu_net_rule(emu *e, const char *ifname, unsigned table, unsigned pref);
+/* An extra link (kind "bridge", ...), or (master non-NULL) ifname enslaved to master. */
+void emu_net_link(emu *e, const char *ifname, const char *master);
+/* No facts any more (the links stay). */
+void emu_net_clear(emu *e);
+/* Rewrite the dump now (the calls above do). */
+int emu_net_sync(emu *e);
+
 /* Add a fault; returns it for tweaks. */
 emu_fault *emu_fault_add(emu *e, const char *path, const char *data, int err);
 void emu_reset_log(emu *e);

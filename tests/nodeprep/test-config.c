@@ -40,6 +40,10 @@ static void test_defaults(void)
         CHECK(c.tuning.reapply_on_reset);
         CHECK(!c.cdi.enabled);
         CHECK_STR(c.cdi.spec_dir, "/var/run/cdi");
+        CHECK_INT(c.addresses.n_sources, 2);
+        CHECK_INT(c.addresses.sources[0], CONFIG_ADDR_STATIC);
+        CHECK_INT(c.addresses.sources[1], CONFIG_ADDR_METADATA);
+        CHECK_INT(c.addresses.n_entries, 0);
 }
 
 static void test_full(void)
@@ -54,7 +58,11 @@ static void test_full(void)
                 "\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/huge\",\"page_size\":1048576,\"pod_mount\":false},"
                 "\"cores\":{\"cpus\":\"2-7,10-15\"},"
                 "\"tuning\":{\"interrupt_moderation_off\":true,\"irq_core\":0,\"reapply_on_reset\":false},"
-                "\"cdi\":{\"enabled\":true,\"spec_dir\":\"/etc/cdi\"}}";
+                "\"cdi\":{\"enabled\":true,\"spec_dir\":\"/etc/cdi\"},"
+                "\"addresses\":{\"sources\":[\"metadata\",\"static\"],\"static\":["
+                "{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\",\"gateway\":\"10.0.1.1\"},"
+                "{\"mac\":\"0A:1b:2c:3d:4e:5f\",\"ipv4\":\"192.168.7.9/32\"},"
+                "{\"pci\":\"0000:00:07.0\",\"mac\":\"0a:00:00:00:00:07\",\"ipv4\":\"10.0.2.7/23\",\"gateway\":\"10.0.3.254\"}]}}";
         config c, back;
         char err[CONFIG_ERR_LEN], buf[64];
 
@@ -94,6 +102,21 @@ static void test_full(void)
         CHECK(!c.tuning.reapply_on_reset);
         CHECK(c.cdi.enabled);
         CHECK_STR(c.cdi.spec_dir, "/etc/cdi");
+        CHECK_INT(c.addresses.n_sources, 2);
+        CHECK_INT(c.addresses.sources[0], CONFIG_ADDR_METADATA);
+        CHECK_INT(c.addresses.sources[1], CONFIG_ADDR_STATIC);
+        CHECK_INT(c.addresses.n_entries, 3);
+        CHECK_STR(c.addresses.entries[0].pci, "0000:00:06.0");
+        CHECK(!c.addresses.entries[0].has_mac);
+        CHECK_INT(c.addresses.entries[0].ipv4.addr, 0x0a000114);
+        CHECK_INT(c.addresses.entries[0].ipv4.prefix_len, 24);
+        CHECK_INT(c.addresses.entries[0].gateway, 0x0a000101);
+        CHECK_STR(c.addresses.entries[1].pci, "");
+        CHECK(c.addresses.entries[1].has_mac && c.addresses.entries[1].mac[0] == 0x0a && c.addresses.entries[1].mac[5] == 0x5f);
+        CHECK_INT(c.addresses.entries[1].ipv4.prefix_len, 32);
+        CHECK_INT(c.addresses.entries[1].gateway, 0);
+        CHECK(c.addresses.entries[2].has_mac && c.addresses.entries[2].pci[0]);
+        CHECK_INT(c.addresses.entries[2].gateway, 0x0a0003fe);
 
         /* Round trip through the JSON form. */
         json_t *j = config_to_json(&c);
@@ -197,6 +220,50 @@ static const struct {
          "config: \"resource_prefix\": expected a string of 1 to 63 characters, got \"\""},
         {"[]", -EINVAL, "config: \"\": expected the config to be a JSON object, got []"},
         {"{\"cdi\":{\"enabled\":true},\"cdi\":{\"enabled\":false}}", -EINVAL, NULL /* duplicate key: jansson's text */},
+        {"{\"addresses\":[]}", -EINVAL, "config: \"addresses\": expected an object, got []"},
+        {"{\"addresses\":{\"source\":[]}}", -EINVAL, "config: \"addresses.source\": unknown key"},
+        {"{\"addresses\":{\"sources\":[]}}", -EINVAL,
+         "config: \"addresses.sources\": expected an array of \"static\" and/or \"metadata\", in the order to ask them, got []"},
+        {"{\"addresses\":{\"sources\":[\"imds\"]}}", -EINVAL,
+         "config: \"addresses.sources[0]\": expected \"static\" or \"metadata\", got \"imds\""},
+        {"{\"addresses\":{\"sources\":[\"static\",\"static\"]}}", -EINVAL,
+         "config: \"addresses.sources[1]\": listed twice, got \"static\""},
+        {"{\"addresses\":{\"static\":{}}}", -EINVAL, "config: \"addresses.static\": expected an array, got {}"},
+        {"{\"addresses\":{\"static\":[{\"ipv4\":\"10.0.1.20/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[0]\": needs \"pci\" or \"mac\" (or both) to name its NIC"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].ipv4\": missing (the NIC's address, \"a.b.c.d/len\")"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\",\"netmask\":\"x\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].netmask\": unknown key"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"00:06.0\",\"ipv4\":\"10.0.1.20/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].pci\": expected a PCI address such as \"0000:00:06.0\", got \"00:06.0\""},
+        {"{\"addresses\":{\"static\":[{\"mac\":\"0a1b2c3d4e5f\",\"ipv4\":\"10.0.1.20/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].mac\": expected a MAC address such as \"0a:1b:2c:3d:4e:5f\", got \"0a1b2c3d4e5f\""},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].ipv4\": expected \"a.b.c.d/len\" (len 1..32), got \"10.0.1.20\""},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.256/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].ipv4\": expected \"a.b.c.d/len\" (len 1..32), got \"10.0.1.256/24\""},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.255/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].ipv4\": \"10.0.1.255/24\" is the network or broadcast address of its subnet"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":24}]}}", -EINVAL,
+         "config: \"addresses.static[0].ipv4\": expected \"a.b.c.d/len\", got 24"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\",\"gateway\":\"10.0.2.1\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].gateway\": 10.0.2.1 is not another host of the subnet of 10.0.1.20/24"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\",\"gateway\":\"10.0.1.20\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].gateway\": 10.0.1.20 is not another host of the subnet of 10.0.1.20/24"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\",\"gateway\":\"10.0.1.1/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[0].gateway\": expected \"a.b.c.d\", got \"10.0.1.1/24\""},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\",\"gateway\":null}]}}", -EINVAL,
+         "config: \"addresses.static[0].gateway\": expected \"a.b.c.d\", got null"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\"},"
+         "{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.21/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[1]\": names the same NIC as addresses.static[0]"},
+        {"{\"addresses\":{\"static\":[{\"mac\":\"0a:00:00:00:00:07\",\"ipv4\":\"10.0.1.20/24\"},"
+         "{\"mac\":\"0A:00:00:00:00:07\",\"ipv4\":\"10.0.1.21/24\"}]}}", -EINVAL,
+         "config: \"addresses.static[1]\": names the same NIC as addresses.static[0]"},
+        {"{\"addresses\":{\"static\":[{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\"},"
+         "{\"pci\":\"0000:00:07.0\",\"ipv4\":\"10.0.1.20/25\"}]}}", -EINVAL,
+         "config: \"addresses.static[1].ipv4\": 10.0.1.20 is already the address of addresses.static[0]"},
         {"{\"nics\":", -EINVAL, NULL},
         {"", -EINVAL, NULL},
 };
@@ -228,6 +295,13 @@ static void test_bad(void)
         strcat(big, "]}}");
         CHECK_INT(parse(big, &c, err), -E2BIG);
         CHECK_STR(err, "config: \"nics.pci\": at most 64 entries are allowed, got 65");
+        char many[8192] = "{\"addresses\":{\"static\":[";
+        for (int i = 0; i <= CONFIG_MAX_ADDRESSES; i++)
+                snprintf(many + strlen(many), sizeof(many) - strlen(many), "%s{\"pci\":\"0000:00:%02x.0\",\"ipv4\":\"10.0.%d.9/24\"}",
+                         i ? "," : "", i, i);
+        strcat(many, "]}}");
+        CHECK_INT(parse(many, &c, err), -E2BIG);
+        CHECK_STR(err, "config: \"addresses.static\": at most 64 entries are allowed, got 65");
         size_t n = CONFIG_MAX_TEXT + 1;
         char *huge = malloc(n);
         memset(huge, ' ', n);
@@ -277,6 +351,20 @@ static void test_load(void)
         CHECK_INT(config_load(dir, &c, &from_file, err, sizeof(err)), -EINVAL);
         unlink(path);
         rmdir(dir);
+
+        /* The default path named explicitly (as the DaemonSet does) must exist too; only no
+         * path at all may fall back to the defaults, and only when that file is absent. */
+        if (access(CONFIG_PATH_DEFAULT, F_OK) != 0) {
+                config d;
+                config_init(&d);
+                CHECK_INT(config_load(CONFIG_PATH_DEFAULT, &c, &from_file, err, sizeof(err)), -ENOENT);
+                CHECK_STR(err, "config: cannot open \"" CONFIG_PATH_DEFAULT "\": No such file or directory");
+                from_file = true;
+                CHECK_INT(config_load(NULL, &c, &from_file, err, sizeof(err)), 0);
+                CHECK(!from_file);
+                CHECK(config_equal(&c, &d));
+        } else
+                printf("not checked: %s exists on this machine\n", CONFIG_PATH_DEFAULT);
 }
 
 int main(void)

@@ -7,6 +7,7 @@
 
 #include "cleanup.h"
 #include "log.h"
+#include "nodeprep-test.h"
 #include "sysfs-emu.h"
 #include "testutil.h"
 
@@ -57,7 +58,8 @@ static int fake_coalesce(void *ud, const char *ifname)
         return 0;
 }
 
-/* Run the loop until cond holds or timeout_ms passes. */
+/* Run the loop until cond holds or timeout_ms passes (a bound, TEST_WAIT_MS: the check
+ * after it says whether cond came). */
 #define RUN_UNTIL(l, cond, timeout_ms)                                                     \
         do {                                                                               \
                 uint64_t _end = loop_now_ms() + (timeout_ms);                              \
@@ -93,15 +95,16 @@ static int sh(const char *cmd)
  * back, the loop sees it and re-applies tuning. */
 static void test_real_netlink(void)
 {
-        if (geteuid() != 0) {
-                printf("SKIP real rtnetlink: not root\n");
+        const char *missing = test_netns_missing();
+        if (missing) {
+                printf("SKIP real rtnetlink: %s\n", missing);
                 return;
         }
-        sh("ip netns del sl-np-daemon");
-        if (sh("ip netns add sl-np-daemon") != 0) {
-                printf("SKIP real rtnetlink: ip netns add refused\n");
+        sh("ip netns del sl-np-daemon"); /* a leftover of an interrupted run */
+        int r = sh("ip netns add sl-np-daemon");
+        CHECK_INT(r, 0); /* the machine can (checked above): a failure, and nothing to go on with */
+        if (r != 0)
                 return;
-        }
         CHECK_INT(sh("ip -n sl-np-daemon link add sl-np-d0 type veth peer name sl-np-d1"), 0);
         CHECK_INT(sh("ip -n sl-np-daemon link set sl-np-d1 up"), 0);
         CHECK_INT(sh("ip -n sl-np-daemon link set sl-np-d0 up"), 0);
@@ -128,7 +131,8 @@ static void test_real_netlink(void)
         CHECK_INT(sh("ip link set sl-np-d1 down"), 0);
         RUN_UNTIL(l, 0, 100);
         CHECK_INT(sh("ip link set sl-np-d1 up"), 0);
-        RUN_UNTIL(l, prep_daemon_get_stats(d).resets_seen >= 1, 3000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).resets_seen >= 1 && prep_daemon_get_stats(d).retunes >= 1,
+                  TEST_WAIT_MS);
         prep_daemon_stats st = prep_daemon_get_stats(d);
         printf("real: rtnetlink in netns -> %u reset(s) seen, %u re-tune(s)\n", st.resets_seen, st.retunes);
         CHECK(st.resets_seen >= 1);
@@ -197,7 +201,7 @@ static void test_configmap(loop *l, emu *e, const prep_daemon_options *base)
         CHECK_STR(emu_read(e, NR), "4");
 
         cm_version(dir, 2, "{\"hugepages\":{\"per_node\":{\"0\":12}}}");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 2, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 2, TEST_WAIT_MS);
         CHECK_INT(prep_daemon_get_stats(d).applies, 2);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 12);
         CHECK_STR(emu_read(e, NR), "12");
@@ -205,14 +209,14 @@ static void test_configmap(loop *l, emu *e, const prep_daemon_options *base)
 
         /* A bad update: rejected, the last good config stays. */
         cm_version(dir, 3, "{\"hugepages\":{\"per_node\":{\"0\":\"many\"}}}");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 1, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 1, TEST_WAIT_MS);
         CHECK_INT(prep_daemon_get_stats(d).reloads_rejected, 1);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 12);
         CHECK_STR(emu_read(e, NR), "12");
 
         /* Fixed again. */
         cm_version(dir, 4, "{\"hugepages\":{\"per_node\":{\"0\":6}}}");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 3, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 3, TEST_WAIT_MS);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 6);
         CHECK_STR(emu_read(e, NR), "6");
         CHECK_INT(changed_calls, 2); /* not for the rejected one */
@@ -273,7 +277,7 @@ int main(void)
         /* A bad config arrives: rejected, the last good one stays, nothing re-applied. */
         emu_reset_log(&e);
         write_config("{\"hugepages\":{\"per_node\":{\"0\":16}},\"tuning\":{\"irq_core\":\"one\"}}");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 1, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 1, TEST_WAIT_MS);
         st = prep_daemon_get_stats(d);
         CHECK_INT(st.reloads_rejected, 1);
         CHECK_INT(st.applies, 1);
@@ -283,7 +287,7 @@ int main(void)
 
         /* A good change: applied. */
         write_config("{\"hugepages\":{\"per_node\":{\"0\":16}},\"tuning\":{\"irq_core\":1,\"interrupt_moderation_off\":true}}");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 2, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 2, TEST_WAIT_MS);
         CHECK_INT(prep_daemon_get_stats(d).applies, 2);
         CHECK_STR(emu_read(&e, NR), "16");
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 16);
@@ -314,7 +318,7 @@ int main(void)
 
         /* A reset the link events missed: the drift timer catches the IRQ. */
         emu_write_file(&e, "/proc/irq/30/smp_affinity_list", "0-1\n");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).retunes == 2, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).retunes == 2, TEST_WAIT_MS);
         CHECK_INT(prep_daemon_get_stats(d).retunes, 2);
         CHECK_STR(emu_read(&e, "/proc/irq/30/smp_affinity_list"), "1");
         /* And nothing more while it stays put. */
@@ -326,7 +330,7 @@ int main(void)
         /* The config file disappears: defaults are not forced on a running node? The
          * path is not the default one, so it is an error and the last config stays. */
         unlink(cfg_path);
-        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 2, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).reloads_rejected == 2, TEST_WAIT_MS);
         CHECK_INT(prep_daemon_get_stats(d).reloads_rejected, 2);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 16);
 
@@ -338,13 +342,13 @@ int main(void)
                 loop_run_once(l, 20);
         CHECK_INT(mkdir(cfg_dir, 0700), 0);
         write_config("{\"hugepages\":{\"per_node\":{\"0\":24}}}");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 4, 3000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 4, TEST_WAIT_MS);
         CHECK_INT(prep_daemon_get_stats(d).applies, 4);
         CHECK_INT(prep_daemon_config(d)->huge[0].pages[0], 24);
         CHECK_STR(emu_read(&e, NR), "24");
         /* and still watched: the next edit is seen */
         write_config("{\"hugepages\":{\"per_node\":{\"0\":20}}}");
-        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 5, 2000);
+        RUN_UNTIL(l, prep_daemon_get_stats(d).applies == 5, TEST_WAIT_MS);
         CHECK_STR(emu_read(&e, NR), "20");
 
         prep_daemon_free(d);

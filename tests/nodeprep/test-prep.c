@@ -28,9 +28,8 @@ static void eks_node(emu *e)
         emu_add_nic(e, ENA1, "0x1d0f\n", "0xec20\n", "ena", "ena", "eth1");
         emu_add_nic(e, ENA2, "0x1d0f\n", "0xec21\n", "ena", "ena", "eth2");
         emu_add_nic(e, VIRT, "0x1af4\n", "0x1041\n", "virtio-pci", "virtio-pci", "eth3");
-        emu_write_file(e, "/proc/net/route",
-                       "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
-                       "eth0\t00000000\t0100000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n");
+        emu_net_addr(e, "eth0", "10.0.0.5/24");
+        emu_net_route(e, "eth0", "default", "10.0.0.1", 254, 0);
         emu_write_file(e, "/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "0\n");
         emu_write_file(e, "/proc/meminfo", "Hugepagesize:       2048 kB\n");
         emu_write_file(e, "/proc/mounts", "proc /proc proc rw 0 0\n");
@@ -228,20 +227,21 @@ static void test_fault_one_nic(void)
         prep_report_free(rep);
 
         /* A secondary with an address the scan did not know about: refused, a warning. */
-        emu_write_file(&e, "/proc/net/if_inet6", "20010db8000000000000000000000002 05 40 00 80 eth2\n");
+        emu_net_addr(&e, "eth2", "2001:db8::2/64");
         c = test_config("{}");
         n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
         CHECK_INT(verdict_lvl(rep, PREP_CHECK_NIC_BINDING), VERDICT_WARN);
         CHECK_STR(verdict_msg(rep, PREP_CHECK_NIC_BINDING),
-                  "0 bound, 1 already bound; " ENA2 ": refused: eth2 has an IPv6 address; nothing changed");
+                  "0 bound, 1 already bound; " ENA2 ": refused: the node uses it: eth2 has address 2001:db8::2/64; "
+                  "nothing changed");
         const verdict *v = verdict_find(&rep->verdicts, PREP_CHECK_NIC_BINDING);
         CHECK(v && v->remedy && strstr(v->remedy, "without addresses or routes"));
         prep_report_free(rep);
 
         /* Refused for another reason (the driver is not loaded): the remedy says that, not
          * "addresses or routes". */
-        emu_write_file(&e, "/proc/net/if_inet6", "");
+        emu_net_clear(&e);
         c = test_config("{\"binding\":{\"ena\":\"igb_uio\"},\"nics\":{\"pci\":[\"" ENA2 "\"]}}");
         n = emu_scan_nics(&e, nics);
         CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);

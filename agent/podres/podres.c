@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* PodResources List over the gRPC C core. Threads: the pump thread drains this client's
+ * completion queue and only records the finished tag and writes the eventfd; decoding and
+ * the callback run on the loop thread. One call at a time. Never logs. */
+#include "podres.h"
+
+#include "cleanup.h"
+
+#include <errno.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/support/time.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+typedef struct podres_call {
+        grpc_call *call;
+        grpc_byte_buffer *send_buf, *recv_buf;
+        grpc_metadata_array md_initial, md_trailing;
+        grpc_status_code status;
+        grpc_slice details;
+        char prefix[PODRES_RESOURCE_LEN];
+        podres_done_fn fn;
+        void *userdata;
+        bool cancelled; /* by podres_client_free: no callback */
+} podres_call;
+
+struct podres_client {
+        loop *l;
+        char target[4200];
+        grpc_completion_queue *cq;
+        grpc_channel *channel;
+        pthread_t pump;
+        bool pump_started;
+        int efd;
+        pthread_mutex_t mu; /* done, done_ok */
+        bool done, done_ok;
+        podres_call *call;  /* the call in flight */
+};
+
+static void *pump_main(void *arg)
+{
+        podres_client *c = arg;
+        for (;;) {
+                grpc_event ev = grpc_completion_queue_next(c->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+                if (ev.type == GRPC_QUEUE_SHUTDOWN)
+                        break;
+                if (ev.type != GRPC_OP_COMPLETE)
+                        continue;
+                pthread_mutex_lock(&c->mu);
+                c->done = true; /* one call at a time: one tag outstanding */
+                c->done_ok = ev.success != 0;
+                pthread_mutex_unlock(&c->mu);
+                uint64_t one = 1;
+                ssize_t w = write(c->efd, &one, sizeof(one));
+                (void)w; /* a full counter is still readable */
+        }
+        return NULL;
+}
+
+static void call_free(podres_call *k)
+{
+        if (!k)
+                return;
+        if (k->call)
+                grpc_call_unref(k->call);
+        if (k->send_buf)
+                grpc_byte_buffer_destroy(k->send_buf);
+        if (k->recv_buf)
+                grpc_byte_buffer_destroy(k->recv_buf);
+        grpc_metadata_array_destroy(&k->md_initial);
+        grpc_metadata_array_destroy(&k->md_trailing);
+        grpc_slice_unref(k->details);
+        free(k);
+}
+
+/* The reply bytes (new), bounded. */
+static int reply_bytes(grpc_byte_buffer *bb, uint8_t **ret, size_t *ret_len)
+{
+        grpc_byte_buffer_reader rd;
+        if (!bb) {
+                *ret = NULL;
+                *ret_len = 0;
+                return 0;
+        }
+        if (grpc_byte_buffer_length(bb) > PODRES_MAX_REPLY)
+                return -E2BIG;
+        if (!grpc_byte_buffer_reader_init(&rd, bb))
+                return -EBADMSG;
+        grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
+        grpc_byte_buffer_reader_destroy(&rd);
+        size_t n = GRPC_SLICE_LENGTH(sl);
+        uint8_t *b = malloc(n ? n : 1);
+        if (!b) {
+                grpc_slice_unref(sl);
+                return -ENOMEM;
+        }
+        memcpy(b, GRPC_SLICE_START_PTR(sl), n);
+        grpc_slice_unref(sl);
+        *ret = b;
+        *ret_len = n;
+        return 0;
+}
+
+static void finish(podres_client *c, bool ok)
+{
+        podres_call *k = c->call;
+        char msg[PODRES_MSG_LEN], details[160], err[160];
+        podres_table t = {0};
+        _cleanup_free_ uint8_t *bytes = NULL;
+        size_t len = 0;
+        int r;
+
+        c->call = NULL;
+        if (!k)
+                return;
+        if (k->cancelled) {
+                call_free(k);
+                return;
+        }
+        size_t dl = GRPC_SLICE_LENGTH(k->details);
+        if (dl >= sizeof(details))
+                dl = sizeof(details) - 1;
+        memcpy(details, GRPC_SLICE_START_PTR(k->details), dl);
+        details[dl] = '\0';
+        for (size_t i = 0; i < dl; i++)
+                if ((unsigned char)details[i] < 0x20 || (unsigned char)details[i] >= 0x7f)
+                        details[i] = '?';
+        if (!ok) {
+                r = -EPROTO;
+                snprintf(msg, sizeof(msg), "the List call failed in gRPC");
+        } else if (k->status == GRPC_STATUS_UNAVAILABLE) {
+                r = -EHOSTDOWN;
+                snprintf(msg, sizeof(msg), "%s: unavailable (%s)", c->target + 5, details[0] ? details : "no details");
+        } else if (k->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+                r = -ETIMEDOUT;
+                snprintf(msg, sizeof(msg), "%s: no answer to List in time", c->target + 5);
+        } else if (k->status == GRPC_STATUS_RESOURCE_EXHAUSTED) {
+                r = -EBADMSG;
+                snprintf(msg, sizeof(msg), "List reply beyond %u bytes (%s)", PODRES_MAX_REPLY, details);
+        } else if (k->status != GRPC_STATUS_OK) {
+                r = -EPROTO;
+                snprintf(msg, sizeof(msg), "List failed: gRPC status %d: %s", (int)k->status,
+                         details[0] ? details : "no details");
+        } else if ((r = reply_bytes(k->recv_buf, &bytes, &len)) < 0) {
+                snprintf(msg, sizeof(msg), "List reply unreadable: %s", strerror(-r));
+                r = r == -ENOMEM ? r : -EBADMSG;
+        } else if ((r = podres_parse_list(bytes, len, k->prefix, &t, err, sizeof(err))) < 0) {
+                snprintf(msg, sizeof(msg), "List reply: %s", err);
+                r = r == -ENOMEM ? r : -EBADMSG;
+        } else {
+                snprintf(msg, sizeof(msg), "%zu devices held by pods", t.n);
+        }
+        podres_done_fn fn = k->fn;
+        void *ud = k->userdata;
+        call_free(k);
+        fn(r, msg, r < 0 ? NULL : &t, ud);
+        podres_table_free(&t);
+}
+
+static int on_efd(loop *l, int fd, uint32_t events, void *ud)
+{
+        podres_client *c = ud;
+        uint64_t cnt;
+        bool done, ok;
+        (void)l, (void)events;
+
+        if (read(fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+                return 0;
+        pthread_mutex_lock(&c->mu);
+        done = c->done;
+        ok = c->done_ok;
+        c->done = false;
+        pthread_mutex_unlock(&c->mu);
+        if (done)
+                finish(c, ok);
+        return 0;
+}
+
+int podres_client_new(loop *l, const char *socket_path, podres_client **ret)
+{
+        podres_client *c;
+        int r;
+
+        if (!l || !socket_path || !*socket_path || !ret || strlen(socket_path) > 4096)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->l = l;
+        snprintf(c->target, sizeof(c->target), "unix:%s", socket_path);
+        pthread_mutex_init(&c->mu, NULL);
+        c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (c->efd < 0) {
+                r = -errno;
+                pthread_mutex_destroy(&c->mu);
+                free(c);
+                return r;
+        }
+        grpc_init();
+        c->cq = grpc_completion_queue_create_for_next(NULL);
+        /* a private subchannel: a kubelet that restarts is found again quickly, and no
+         * other channel's backoff applies */
+        grpc_arg args[4];
+        args[0].type = GRPC_ARG_INTEGER;
+        args[0].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
+        args[0].value.integer = 1;
+        args[1].type = GRPC_ARG_INTEGER;
+        args[1].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+        args[1].value.integer = (int)PODRES_MAX_REPLY;
+        args[2].type = GRPC_ARG_INTEGER;
+        args[2].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
+        args[2].value.integer = 100;
+        args[3].type = GRPC_ARG_INTEGER;
+        args[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
+        args[3].value.integer = 1000;
+        grpc_channel_args ca = {.num_args = 4, .args = args};
+        grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+        c->channel = grpc_channel_create(c->target, creds, &ca);
+        grpc_channel_credentials_release(creds);
+        if (pthread_create(&c->pump, NULL, pump_main, c) != 0) {
+                c->pump_started = false;
+                podres_client_free(c);
+                return -EAGAIN;
+        }
+        c->pump_started = true;
+        r = loop_add_fd(l, c->efd, EPOLLIN, on_efd, c);
+        if (r < 0) {
+                podres_client_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+int podres_list(podres_client *c, const char *prefix, uint32_t timeout_ms, podres_done_fn fn, void *userdata)
+{
+        grpc_op ops[6];
+
+        if (!c || !fn || !prefix || !*prefix || strlen(prefix) >= PODRES_RESOURCE_LEN - 2 || timeout_ms == 0)
+                return -EINVAL;
+        if (c->call)
+                return -EBUSY;
+        podres_call *k = calloc(1, sizeof(*k));
+        if (!k)
+                return -ENOMEM;
+        snprintf(k->prefix, sizeof(k->prefix), "%s", prefix);
+        k->fn = fn;
+        k->userdata = userdata;
+        k->details = grpc_empty_slice();
+        grpc_metadata_array_init(&k->md_initial);
+        grpc_metadata_array_init(&k->md_trailing);
+        /* ListPodResourcesRequest has no fields: zero bytes */
+        grpc_slice empty = grpc_empty_slice();
+        k->send_buf = grpc_raw_byte_buffer_create(&empty, 1);
+        grpc_slice method = grpc_slice_from_static_string("/v1.PodResourcesLister/List");
+        k->call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, method, NULL,
+                                           gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                                        gpr_time_from_millis(timeout_ms, GPR_TIMESPAN)),
+                                           NULL);
+        memset(ops, 0, sizeof(ops));
+        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+        ops[1].op = GRPC_OP_SEND_MESSAGE;
+        ops[1].data.send_message.send_message = k->send_buf;
+        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+        ops[3].data.recv_initial_metadata.recv_initial_metadata = &k->md_initial;
+        ops[4].op = GRPC_OP_RECV_MESSAGE;
+        ops[4].data.recv_message.recv_message = &k->recv_buf;
+        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+        ops[5].data.recv_status_on_client.trailing_metadata = &k->md_trailing;
+        ops[5].data.recv_status_on_client.status = &k->status;
+        ops[5].data.recv_status_on_client.status_details = &k->details;
+        if (!k->call || grpc_call_start_batch(k->call, ops, 6, k, NULL) != GRPC_CALL_OK) {
+                call_free(k);
+                return -EIO;
+        }
+        c->call = k;
+        return 0;
+}
+
+void podres_client_free(podres_client *c)
+{
+        if (!c)
+                return;
+        if (c->call) {
+                /* cancel, then wait (bounded) for the tag: a call must be released before
+                 * its queue shuts down */
+                c->call->cancelled = true;
+                grpc_call_cancel(c->call->call, NULL);
+                for (int i = 0; i < 100 && c->call; i++) {
+                        struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
+                        if (poll(&pfd, 1, 100) > 0)
+                                on_efd(c->l, c->efd, POLLIN, c);
+                }
+        }
+        if (c->l)
+                (void)loop_remove_fd(c->l, c->efd);
+        if (c->channel)
+                grpc_channel_destroy(c->channel);
+        if (c->cq) {
+                grpc_completion_queue_shutdown(c->cq);
+                if (c->pump_started)
+                        pthread_join(c->pump, NULL);
+                else /* no pump: drain the queue here */
+                        while (grpc_completion_queue_next(c->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+                               GRPC_QUEUE_SHUTDOWN)
+                                ;
+                grpc_completion_queue_destroy(c->cq);
+                grpc_shutdown();
+        }
+        close(c->efd);
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+}

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Parsing of the bypass driver's environment contract. Pure: no I/O, no globals, never
+ * logs; every value is length-limited and checked, and every problem names its variable. */
+#include "spa-env.h"
+
+#include "eal_args.h"
+#include "parse.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct problems {
+        char *buf;
+        size_t size, len;
+        unsigned n;
+};
+
+static void problem(struct problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(struct problems *p, const char *fmt, ...)
+{
+        va_list ap;
+
+        p->n++;
+        if (!p->buf || p->size == 0 || p->len + 1 >= p->size)
+                return;
+        if (p->len) {
+                int k = snprintf(p->buf + p->len, p->size - p->len, "; ");
+                p->len = k < 0 ? p->len : p->len + (size_t)k >= p->size ? p->size - 1 : p->len + (size_t)k;
+        }
+        va_start(ap, fmt);
+        int k = vsnprintf(p->buf + p->len, p->size - p->len, fmt, ap);
+        va_end(ap);
+        if (k > 0)
+                p->len = p->len + (size_t)k >= p->size ? p->size - 1 : p->len + (size_t)k;
+}
+
+/* Printable copy for messages: anything outside printable ASCII becomes '?', long
+ * values are cut with "...". */
+static void quote(const char *s, char *buf, size_t size)
+{
+        size_t n = 0, len = strnlen(s, SPA_VALUE_MAX + 1);
+
+        for (size_t i = 0; i < len && n + 1 < size; i++) {
+                if (len > 64 && i == 61 && size > 4) {
+                        snprintf(buf + n, size - n, "...");
+                        n = strlen(buf);
+                        break;
+                }
+                unsigned char c = (unsigned char)s[i];
+                buf[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+        }
+        buf[n] = '\0';
+}
+
+static const char *get(const char *const *envp, const char *name)
+{
+        size_t n = strlen(name);
+
+        if (!envp)
+                return NULL;
+        for (size_t i = 0; envp[i] && i < SPA_ENV_MAX; i++)
+                if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+                        return envp[i] + n + 1;
+        return NULL;
+}
+
+/* One octet: 1-3 digits, no leading zero (except "0"), <= 255; advances *s. */
+static int octet(const char **s, unsigned *ret)
+{
+        const char *p = *s;
+        unsigned v = 0, n = 0;
+
+        while (p[n] >= '0' && p[n] <= '9' && n < 4)
+                v = v * 10 + (unsigned)(p[n++] - '0');
+        if (n == 0 || n > 3 || v > 255 || (n > 1 && p[0] == '0'))
+                return -EINVAL;
+        *s = p + n;
+        *ret = v;
+        return 0;
+}
+
+static int ipv4_prefix(const char *s, bool want_prefix, uint32_t *ret_ip, uint8_t *ret_len)
+{
+        unsigned o[4], len = 32;
+        const char *p = s;
+
+        if (!s)
+                return -EINVAL;
+        for (unsigned i = 0; i < 4; i++) {
+                if (octet(&p, &o[i]) < 0)
+                        return -EINVAL;
+                if (i < 3 && *p++ != '.')
+                        return -EINVAL;
+        }
+        if (want_prefix) {
+                if (*p++ != '/')
+                        return -EINVAL;
+                if (octet(&p, &len) < 0 || len < 1 || len > 32)
+                        return -EINVAL;
+        }
+        if (*p != '\0')
+                return -EINVAL;
+        *ret_ip = htonl((uint32_t)o[0] << 24 | (uint32_t)o[1] << 16 | (uint32_t)o[2] << 8 | (uint32_t)o[3]);
+        if (ret_len)
+                *ret_len = (uint8_t)len;
+        return 0;
+}
+
+int spa_parse_ipv4_prefix(const char *s, uint32_t *ret_ip, uint8_t *ret_len)
+{
+        return ipv4_prefix(s, true, ret_ip, ret_len);
+}
+
+int spa_parse_ipv4(const char *s, uint32_t *ret_ip)
+{
+        return ipv4_prefix(s, false, ret_ip, NULL);
+}
+
+bool spa_ipv4_host_ok(uint32_t ip, uint8_t prefix_len)
+{
+        uint32_t h = ntohl(ip);
+        uint8_t first = (uint8_t)(h >> 24);
+
+        if (first == 0 || first == 127 || first >= 224 || prefix_len < 1 || prefix_len > 32)
+                return false;
+        if (prefix_len >= 31)
+                return true;
+        uint32_t host_mask = 0xffffffffu >> prefix_len;
+        return (h & host_mask) != 0 && (h & host_mask) != host_mask;
+}
+
+static uint32_t mask_of(uint8_t len)
+{
+        return len >= 32 ? 0xffffffffu : htonl(~(0xffffffffu >> len));
+}
+
+static bool device_ok(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n == 0 || n >= SPA_DEVICE_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '.' || c == ':' || c == '-'))
+                        return false;
+        }
+        return true;
+}
+
+/* A bounded variable: NULL when unset; too long is a problem and NULL. */
+static const char *bounded(const char *const *envp, struct problems *pr, const char *name, size_t max)
+{
+        const char *v = get(envp, name);
+        if (v && strnlen(v, max + 1) > max) {
+                problem(pr, "%s is longer than %zu characters", name, max);
+                return NULL;
+        }
+        return v;
+}
+
+static void parse_role(const char *const *envp, struct problems *pr, const char *role, struct spa_role *r, bool *ok)
+{
+        char name[48], q[80];
+        const char *v;
+
+        snprintf(name, sizeof(name), "SPINLANE_%s_DEVICE", role);
+        v = bounded(envp, pr, name, SPA_VALUE_MAX);
+        if (!v) {
+                if (!get(envp, name))
+                        problem(pr, "%s is not set (a DPDK device name: a PCI address or a vdev name such as net_af_packet0)",
+                                name);
+                *ok = false;
+        } else if (!device_ok(v)) {
+                quote(v, q, sizeof(q));
+                problem(pr, "%s=\"%s\" is not a DPDK device name ([A-Za-z0-9_.:-], at most %d characters)", name, q,
+                        SPA_DEVICE_MAX - 1);
+                *ok = false;
+        } else
+                snprintf(r->device, sizeof(r->device), "%s", v);
+
+        snprintf(name, sizeof(name), "SPINLANE_%s_IPV4", role);
+        v = bounded(envp, pr, name, SPA_VALUE_MAX);
+        if (!v) {
+                if (!get(envp, name))
+                        problem(pr, "%s is not set (this NIC's address as a.b.c.d/len)", name);
+                *ok = false;
+        } else if (spa_parse_ipv4_prefix(v, &r->ipv4, &r->prefix_len) < 0) {
+                quote(v, q, sizeof(q));
+                problem(pr, "%s=\"%s\" is not an IPv4 address with a prefix length (a.b.c.d/len, len 1..32)", name, q);
+                *ok = false;
+        } else if (!spa_ipv4_host_ok(r->ipv4, r->prefix_len)) {
+                quote(v, q, sizeof(q));
+                problem(pr, "%s=\"%s\" cannot be a host's address (zero, loopback, multicast, broadcast or the subnet's own address)",
+                        name, q);
+                *ok = false;
+        }
+
+        snprintf(name, sizeof(name), "SPINLANE_%s_GATEWAY", role);
+        v = bounded(envp, pr, name, SPA_VALUE_MAX);
+        r->gateway = 0;
+        if (v && *v) {
+                uint32_t gw;
+                quote(v, q, sizeof(q));
+                if (spa_parse_ipv4(v, &gw) < 0) {
+                        problem(pr, "%s=\"%s\" is not an IPv4 address (a.b.c.d)", name, q);
+                        *ok = false;
+                } else if (r->prefix_len && ((gw & mask_of(r->prefix_len)) != (r->ipv4 & mask_of(r->prefix_len)) ||
+                                             gw == r->ipv4 || !spa_ipv4_host_ok(gw, r->prefix_len))) {
+                        problem(pr, "%s=\"%s\" is not another host of the subnet of SPINLANE_%s_IPV4", name, q, role);
+                        *ok = false;
+                } else
+                        r->gateway = gw;
+        }
+}
+
+static void parse_u32(const char *const *envp, struct problems *pr, const char *name, uint32_t min, uint32_t max,
+                      uint32_t def, uint32_t *ret, bool *ok)
+{
+        const char *v = bounded(envp, pr, name, 32);
+        uint64_t n;
+
+        *ret = def;
+        if (!v)
+                return;
+        if (parse_u64(v, max, &n) < 0 || n < min) {
+                char q[80];
+                quote(v, q, sizeof(q));
+                problem(pr, "%s=\"%s\" is not a number in %u..%u", name, q, min, max);
+                *ok = false;
+                return;
+        }
+        *ret = (uint32_t)n;
+}
+
+int spa_env_parse(const char *const *envp, struct spa_config *ret, char *err, size_t errlen)
+{
+        struct problems pr = { .buf = err, .size = errlen };
+        struct spa_config c;
+        bool ok = true;
+        const char *v;
+        char q[80];
+
+        if (err && errlen)
+                err[0] = '\0';
+        memset(&c, 0, sizeof(c));
+
+        v = bounded(envp, &pr, "SPINLANE_EAL_ARGS", SPA_EAL_ARGS_MAX);
+        if (!v) {
+                if (!get(envp, "SPINLANE_EAL_ARGS"))
+                        problem(&pr, "SPINLANE_EAL_ARGS is not set (the DPDK EAL arguments: lcores, memory, devices)");
+                ok = false;
+        } else {
+                struct tr_eal_args probe; /* ~4.7 KB on the stack: only its result matters */
+                int r = tr_eal_args_split(v, strlen(v), "aeronmd", &probe);
+                if (r == -E2BIG) {
+                        problem(&pr, "SPINLANE_EAL_ARGS has more than %d words", TR_EAL_ARGS_MAX);
+                        ok = false;
+                } else if (r < 0) {
+                        quote(v, q, sizeof(q));
+                        problem(&pr, "SPINLANE_EAL_ARGS=\"%s\" holds a control or non-ASCII character", q);
+                        ok = false;
+                } else if (probe.argc < 2) {
+                        problem(&pr, "SPINLANE_EAL_ARGS is empty");
+                        ok = false;
+                } else
+                        snprintf(c.eal_args, sizeof(c.eal_args), "%s", v);
+        }
+        parse_role(envp, &pr, "SENDER", &c.sender, &ok);
+        parse_role(envp, &pr, "RECEIVER", &c.receiver, &ok);
+        if (c.sender.device[0] && c.receiver.device[0]) {
+                c.shared = strcmp(c.sender.device, c.receiver.device) == 0;
+                if (c.shared && c.sender.ipv4 && c.receiver.ipv4 &&
+                    (c.sender.ipv4 != c.receiver.ipv4 || c.sender.prefix_len != c.receiver.prefix_len ||
+                     c.sender.gateway != c.receiver.gateway)) {
+                        problem(&pr, "SPINLANE_SENDER_DEVICE and SPINLANE_RECEIVER_DEVICE name one port (%s) but SPINLANE_SENDER_IPV4/_GATEWAY and SPINLANE_RECEIVER_IPV4/_GATEWAY differ",
+                                c.sender.device);
+                        ok = false;
+                }
+                if (!c.shared && c.sender.ipv4 && c.sender.ipv4 == c.receiver.ipv4) {
+                        problem(&pr, "SPINLANE_SENDER_IPV4 and SPINLANE_RECEIVER_IPV4 are the same address on two ports (%s, %s)",
+                                c.sender.device, c.receiver.device);
+                        ok = false;
+                }
+        }
+        parse_u32(envp, &pr, "SPINLANE_LINK_WAIT_MS", 0, SPA_MAX_LINK_WAIT_MS, SPA_DEFAULT_LINK_WAIT_MS,
+                  &c.link_wait_ms, &ok);
+        parse_u32(envp, &pr, "SPINLANE_HANDOFF_SLOTS", SPA_MIN_HANDOFF_SLOTS, SPA_MAX_HANDOFF_SLOTS,
+                  SPA_DEFAULT_HANDOFF_SLOTS, &c.handoff_slots, &ok);
+        if ((c.handoff_slots & (c.handoff_slots - 1)) != 0) {
+                problem(&pr, "SPINLANE_HANDOFF_SLOTS=%u is not a power of two", c.handoff_slots);
+                ok = false;
+        }
+        c.host_local = true;
+        v = bounded(envp, &pr, "SPINLANE_HOST_LOCAL", 32);
+        if (v) {
+                if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+                        c.host_local = true;
+                else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0)
+                        c.host_local = false;
+                else {
+                        quote(v, q, sizeof(q));
+                        problem(&pr, "SPINLANE_HOST_LOCAL=\"%s\" is not 1, 0, true or false", q);
+                        ok = false;
+                }
+        }
+        if (!ok || pr.n)
+                return -EINVAL;
+        *ret = c;
+        return 0;
+}

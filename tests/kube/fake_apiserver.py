@@ -1,0 +1,421 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A TLS server on loopback that behaves like the Kubernetes API server for the calls the
+agent makes (python3 http.server + ssl; the CA and certificate made with openssl at
+start): bearer-token check (401 Status), GET/PATCH /api/v1/nodes/NAME with RFC 7386 merge
+patch semantics on one stored Node (application/merge-patch+json only: 415 otherwise;
+metadata.resourceVersion as a precondition: 409; label syntax: 422), POST and merge-PATCH
+of events.k8s.io/v1 Events in namespace default with the schema checks the API server
+makes (eventTime with microseconds, type, reason, action, reportingController,
+reportingInstance, note <= 1024, series count >= 2; 422 otherwise; 409 AlreadyExists).
+
+Prints "READY port=P dir=D" (D/ca.pem is the CA, D/otherca.pem another one). Commands on
+stdin, each answered by one line:
+  tokens T1,T2         the bearer tokens accepted from now on                -> ok
+  label KEY VALUE      someone else sets a label on the Node (rv changes)    -> ok
+  conflict N           the next N Node PATCHes lose a race: 409              -> ok
+  fail METHOD PREFIX KIND [N] [RETRY_AFTER]
+                       the next N requests matching answer KIND: a status
+                       code (a Status object), hang, reset, garbage, bigerror -> ok
+  last                 the last API request: {"method","path","ctype","body","auth"}
+  node                 the stored Node as JSON
+  event NAME           the stored Event as JSON (or null)
+  count                {"requests": N, "unauth": N, "gets": N, "patches": N}
+  requests             every API request since the last "requests", a JSON list of
+                       {"method","path","ctype","body","auth","answer"} (answer: the status
+                       sent, or the injected KIND)
+  events               every stored Event, a JSON object name -> Event
+  down                 the server goes away: the port refuses, open connections are cut -> ok
+  up                   back on the same port                                   -> ok
+  cert other|good      open connections are cut, new handshakes get a certificate of
+                       another CA / ours again                                -> ok
+EOF stops it."""
+import copy
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import socketserver
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.parse
+
+lock = threading.RLock()
+stop = threading.Event()
+state = {
+    "tokens": {"tok-1"},
+    "node": {"apiVersion": "v1", "kind": "Node",
+             "metadata": {"name": "node-a", "uid": "5a7c0e1e-0000-4000-8000-000000000001", "resourceVersion": "1",
+                          "labels": {"kubernetes.io/hostname": "node-a", "spinlane.io/node-pool": "true",
+                                     "spinlane.io/stale": "x"}},
+             "status": {}},
+    "events": {},
+    "conflicts": 0,
+    "fails": [],
+    "last": None,
+    "count": {"requests": 0, "unauth": 0, "gets": 0, "patches": 0},
+    "log": [],
+}
+conns = set()  # open client connections (cut by "down")
+MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def status(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+
+
+def merge(target, patch):
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    if not isinstance(target, dict):
+        target = {}
+    out = dict(target)
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge(out.get(k), v)
+    return out
+
+
+def label_ok(k, v):
+    if not isinstance(v, str) or len(v) > 63 or (v and not LABEL_NAME.match(v)):
+        return False
+    prefix, _, name = k.rpartition("/")
+    if prefix and (len(prefix) > 253 or not DNS1123.match(prefix)):
+        return False
+    return len(name) <= 63 and bool(LABEL_NAME.match(name))
+
+
+def event_errors(e):
+    errs = []
+    if e.get("apiVersion") != "events.k8s.io/v1" or e.get("kind") != "Event":
+        errs.append("apiVersion/kind")
+    md = e.get("metadata") or {}
+    if not isinstance(md.get("name"), str) or len(md["name"]) > 253 or not DNS1123.match(md["name"]):
+        errs.append("metadata.name")
+    if md.get("namespace") not in (None, "default"):
+        errs.append("metadata.namespace")
+    if not isinstance(e.get("eventTime"), str) or not MICRO.match(e["eventTime"]):
+        errs.append("eventTime: Required value (a MicroTime)")
+    if e.get("type") not in ("Normal", "Warning"):
+        errs.append("type")
+    for f in ("reason", "action", "reportingInstance"):
+        if not isinstance(e.get(f), str) or not e[f] or len(e[f]) > 128:
+            errs.append(f)
+    if isinstance(e.get("reason"), str) and not CAMEL.match(e["reason"]):
+        errs.append("reason: not UpperCamelCase")
+    if e.get("reportingController") != "spinlane.io/agent":
+        errs.append("reportingController")
+    if len(e.get("note", "").encode()) > 1024:
+        errs.append("note: at most 1024 bytes")
+    reg = e.get("regarding") or {}
+    if reg.get("kind") != "Node" or reg.get("apiVersion") != "v1" or reg.get("name") != "node-a":
+        errs.append("regarding")
+    s = e.get("series")
+    if s is not None and (not isinstance(s.get("count"), int) or s["count"] < 2 or
+                          not MICRO.match(str(s.get("lastObservedTime", "")))):
+        errs.append("series")
+    for f in ("firstTimestamp", "lastTimestamp", "count", "source"):
+        if f in e:
+            errs.append(f + ": needs to be unset")
+    return errs
+
+
+def out(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def setup(self):
+        super().setup()
+        with lock:
+            conns.add(self.connection)
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            with lock:
+                conns.discard(self.connection)
+
+    def answered(self, what):
+        with lock:
+            if state["log"] and state["log"][-1].get("answer") is None:
+                state["log"][-1]["answer"] = what
+
+    def send_json(self, code, doc, extra=()):
+        self.answered(code)
+        body = json.dumps(doc).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def injected(self):
+        with lock:
+            for f in state["fails"]:
+                if f["method"] == self.command and self.path.startswith(f["prefix"]):
+                    f["n"] -= 1
+                    if f["n"] <= 0:
+                        state["fails"].remove(f)
+                    break
+            else:
+                return False
+        kind = f["kind"]
+        if not kind.isdigit():
+            self.answered(kind)
+        if kind == "hang":
+            stop.wait(300)
+            self.close_connection = True
+        elif kind == "reset":
+            self.send_response(200)
+            self.send_header("Content-Length", "5000")
+            self.end_headers()
+            self.wfile.write(b'{"kind": "Node", "metadata": {')
+            self.wfile.flush()
+            self.connection.shutdown(2)
+            self.close_connection = True
+        elif kind == "garbage":
+            body = b"{not json at all"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif kind == "bigerror":
+            body = b"E" * (3 * 1024 * 1024)
+            self.send_response(500)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            code = int(kind)
+            reasons = {403: "Forbidden", 409: "Conflict", 422: "Invalid", 429: "TooManyRequests",
+                       500: "InternalError", 503: "ServiceUnavailable"}
+            msg = {403: 'nodes "node-a" is forbidden: User "system:serviceaccount:spinlane:agent" cannot patch '
+                        'resource "nodes" in API group "" at the cluster scope'}.get(code, "injected failure")
+            extra = [("Retry-After", f["retry_after"])] if f.get("retry_after") else []
+            self.send_json(code, status(code, reasons.get(code, "Unknown"), msg), extra)
+        return True
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length", "0") or "0")
+        body = self.rfile.read(length) if length else b""
+        auth = self.headers.get("Authorization", "")
+        tok = auth[7:] if auth.startswith("Bearer ") else None
+        with lock:
+            state["count"]["requests"] += 1
+            state["last"] = {"method": self.command, "path": self.path,
+                             "ctype": self.headers.get("Content-Type"), "body": body.decode("latin-1"), "auth": tok}
+            state["log"].append(dict(state["last"], answer=None))
+            ok = tok in state["tokens"]
+            if not ok:
+                state["count"]["unauth"] += 1
+        if not ok:
+            return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
+        if self.injected():
+            return
+        u = urllib.parse.urlsplit(self.path).path
+        with lock:
+            if u.startswith("/api/v1/nodes/"):
+                return self.node(u[len("/api/v1/nodes/"):], body)
+            m = re.match(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events(?:/([^/]+))?$", u)
+            if m:
+                return self.event(m.group(1), m.group(2), body)
+        self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
+
+    def node(self, name, body):
+        n = state["node"]
+        if name != n["metadata"]["name"]:
+            return self.send_json(404, status(404, "NotFound", 'nodes "%s" not found' % name))
+        if self.command == "GET":
+            state["count"]["gets"] += 1
+            return self.send_json(200, n)
+        if self.command != "PATCH":
+            return self.send_json(405, status(405, "MethodNotAllowed", "method not allowed"))
+        state["count"]["patches"] += 1
+        if self.headers.get("Content-Type") != "application/merge-patch+json":
+            return self.send_json(415, status(415, "UnsupportedMediaType", "unsupported patch type"))
+        try:
+            patch = json.loads(body)
+        except ValueError:
+            return self.send_json(400, status(400, "BadRequest", "invalid JSON"))
+        if state["conflicts"] > 0:
+            state["conflicts"] -= 1
+            n["metadata"]["resourceVersion"] = str(int(n["metadata"]["resourceVersion"]) + 1)
+        want_rv = (patch.get("metadata") or {}).get("resourceVersion")
+        if want_rv is not None and want_rv != n["metadata"]["resourceVersion"]:
+            return self.send_json(409, status(409, "Conflict", 'Operation cannot be fulfilled on nodes "node-a": '
+                                                               'the object has been modified'))
+        new = merge(n, patch)
+        for k, v in (new["metadata"].get("labels") or {}).items():
+            if not label_ok(k, v):
+                return self.send_json(422, status(422, "Invalid", 'Node "node-a" is invalid: metadata.labels: '
+                                                                  'Invalid value: "%s"' % v))
+        new["metadata"]["resourceVersion"] = str(int(n["metadata"]["resourceVersion"]) + 1)
+        new["metadata"]["uid"] = n["metadata"]["uid"]
+        new["metadata"]["name"] = n["metadata"]["name"]
+        state["node"] = new
+        self.send_json(200, new)
+
+    def event(self, ns, name, body):
+        if ns != "default":
+            return self.send_json(403, status(403, "Forbidden", "only namespace default here"))
+        if self.headers.get("Content-Type") not in ("application/json", "application/merge-patch+json"):
+            return self.send_json(415, status(415, "UnsupportedMediaType", "unsupported media type"))
+        try:
+            doc = json.loads(body) if body else None
+        except ValueError:
+            return self.send_json(400, status(400, "BadRequest", "invalid JSON"))
+        if self.command == "POST" and name is None:
+            errs = event_errors(doc or {})
+            if errs:
+                return self.send_json(422, status(422, "Invalid", "Event is invalid: " + "; ".join(errs)))
+            n = doc["metadata"]["name"]
+            if n in state["events"]:
+                return self.send_json(409, status(409, "AlreadyExists", 'events.events.k8s.io "%s" already exists' % n))
+            doc["metadata"]["namespace"] = "default"
+            state["events"][n] = doc
+            return self.send_json(201, doc)
+        if self.command == "PATCH" and name:
+            if self.headers.get("Content-Type") != "application/merge-patch+json":
+                return self.send_json(415, status(415, "UnsupportedMediaType", "unsupported patch type"))
+            if name not in state["events"]:
+                return self.send_json(404, status(404, "NotFound", 'events.events.k8s.io "%s" not found' % name))
+            new = merge(state["events"][name], doc)
+            errs = event_errors(new)
+            if errs:
+                return self.send_json(422, status(422, "Invalid", "Event is invalid: " + "; ".join(errs)))
+            state["events"][name] = new
+            return self.send_json(200, new)
+        self.send_json(405, status(405, "MethodNotAllowed", "method not allowed"))
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = handle_any
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass
+
+
+def openssl(*args):
+    subprocess.run(["openssl"] + list(args), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="spinlane-apiserver-")
+    try:
+        for ca in ("ca", "otherca"):
+            openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", os.path.join(d, ca + ".key"),
+                    "-out", os.path.join(d, ca + ".pem"), "-days", "2", "-subj", "/CN=spinlane test " + ca)
+        with open(os.path.join(d, "srv.ext"), "w") as f:
+            f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", os.path.join(d, "srv.key"),
+                "-out", os.path.join(d, "srv.csr"), "-subj", "/CN=kube-apiserver")
+        openssl("x509", "-req", "-in", os.path.join(d, "srv.csr"), "-CA", os.path.join(d, "ca.pem"),
+                "-CAkey", os.path.join(d, "ca.key"), "-CAcreateserial", "-out", os.path.join(d, "srv.pem"),
+                "-days", "2", "-extfile", os.path.join(d, "srv.ext"))
+        # the same name and key, signed by the other CA ("cert other": a wrong CA for the client)
+        openssl("x509", "-req", "-in", os.path.join(d, "srv.csr"), "-CA", os.path.join(d, "otherca.pem"),
+                "-CAkey", os.path.join(d, "otherca.key"), "-CAcreateserial", "-out", os.path.join(d, "srv-other.pem"),
+                "-days", "2", "-extfile", os.path.join(d, "srv.ext"))
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(d, "srv.pem"), os.path.join(d, "srv.key"))
+
+        def serve(port):
+            Server.allow_reuse_address = True
+            srv = Server(("127.0.0.1", port), Handler)
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+            threading.Thread(target=srv.serve_forever, daemon=True).start()
+            return srv
+        s = serve(0)
+        port = s.server_address[1]
+        out("READY port=%d dir=%s" % (port, d))
+        for line in sys.stdin:
+            w = line.split()
+            if not w:
+                continue
+            with lock:
+                if w[0] == "tokens":
+                    state["tokens"] = set(w[1].split(","))
+                    out("ok")
+                elif w[0] == "label":
+                    md = state["node"]["metadata"]
+                    md.setdefault("labels", {})[w[1]] = w[2]
+                    md["resourceVersion"] = str(int(md["resourceVersion"]) + 1)
+                    out("ok")
+                elif w[0] == "conflict":
+                    state["conflicts"] = int(w[1])
+                    out("ok")
+                elif w[0] == "fail":
+                    state["fails"].append({"method": w[1], "prefix": w[2], "kind": w[3],
+                                           "n": int(w[4]) if len(w) > 4 else 1,
+                                           "retry_after": w[5] if len(w) > 5 else None})
+                    out("ok")
+                elif w[0] == "last":
+                    out(json.dumps(state["last"], sort_keys=True))
+                elif w[0] == "node":
+                    out(json.dumps(state["node"], sort_keys=True))
+                elif w[0] == "event":
+                    out(json.dumps(state["events"].get(w[1]), sort_keys=True))
+                elif w[0] == "count":
+                    out(json.dumps(state["count"], sort_keys=True))
+                elif w[0] == "requests":
+                    out(json.dumps(state["log"], sort_keys=True))
+                    state["log"] = []
+                elif w[0] == "events":
+                    out(json.dumps(state["events"], sort_keys=True))
+                elif w[0] == "cert":
+                    ctx.load_cert_chain(os.path.join(d, "srv-other.pem" if w[1] == "other" else "srv.pem"),
+                                        os.path.join(d, "srv.key"))
+                elif w[0] in ("down", "up"):
+                    pass  # below, outside the lock (handlers take it); "ok" once done
+                else:
+                    out("unknown")
+            if w[0] == "cert" or (w[0] == "down" and s is not None):
+                if w[0] == "down":
+                    s.shutdown()
+                    s.server_close()
+                    s = None
+                with lock:
+                    cut = list(conns)
+                for c in cut:
+                    try:
+                        c.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                out("ok")
+            elif w[0] == "down":
+                out("ok")
+            elif w[0] == "up":
+                if s is None:
+                    s = serve(port)
+                out("ok")
+        stop.set()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
