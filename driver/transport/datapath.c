@@ -338,19 +338,25 @@ static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         return delivered;
 }
 
-/* The endpoint for (dst, port): the queue's last answer while the demux is unchanged.
- * Caller holds bind_lock as a reader. */
+/* The endpoint for (dst, port): the queue's last answer (poll_rxq forgets it when the
+ * demux changed; it cannot change during a burst, under the read lock). Caller holds
+ * bind_lock as a reader. */
 static inline struct tr_endpoint *demux_get(const struct tr_port *p, struct tr_queue *q, uint32_t dst,
                                             uint16_t port)
 {
         uint64_t key = (uint64_t)port << 32 | dst;
-        if (likely(q->rx_key == key && q->rx_gen == p->demux_gen && q->rx_ep))
+        if (likely(q->rx_key == key))
                 return q->rx_ep;
         struct tr_endpoint *ep = tr_demux_lookup(&p->demux, dst, port);
-        q->rx_key = key;
-        q->rx_gen = p->demux_gen;
+        q->rx_key = ep ? key : TR_RX_KEY_NONE; /* a miss is not kept: the next one looks again */
         q->rx_ep = ep;
         return ep;
+}
+
+/* Broadcast, or a group we joined: the other addresses a datagram may be for. */
+static __attribute__((noinline)) bool for_us_other(const struct tr_port *p, uint32_t ip)
+{
+        return ip == 0xffffffffu || ip == (p->ip | ~p->mask) || (tr_ipv4_is_multicast(ip) && joined(p, ip));
 }
 
 /* A parsed UDP datagram: for us (our address, broadcast, a joined group), to which
@@ -358,8 +364,7 @@ static inline struct tr_endpoint *demux_get(const struct tr_port *p, struct tr_q
 static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint8_t *d,
                          const struct tr_frame *f, tr_recv_fn fn, void *clientd, uint64_t *bytes)
 {
-        if (unlikely(f->ip_dst != p->ip) && f->ip_dst != 0xffffffffu && f->ip_dst != (p->ip | ~p->mask) &&
-            !(tr_ipv4_is_multicast(f->ip_dst) && joined(p, f->ip_dst))) {
+        if (unlikely(f->ip_dst != p->ip) && !for_us_other(p, f->ip_dst)) {
                 TR_CNT_DROP(q, TR_DROP_NOT_FOR_US);
                 return 0;
         }
@@ -368,17 +373,21 @@ static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint
                 TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
                 return 0;
         }
-        struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(f->src_port),
+        /* the source port as the frame has it (network order), from the UDP header that
+         * ends where the payload starts: no swap there and back */
+        struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = fr_rd16_raw(d + f->payload_off - TR_UDP_HLEN),
                                    .sin_addr.s_addr = f->ip_src };
         fn(clientd, ep->clientd, d + f->payload_off, f->payload_len, &src);
         *bytes += f->payload_len;
         return 1;
 }
 
-/* Unicast to another MAC (multicast and broadcast MACs pass: the IP check decides). */
+/* Unicast to another MAC (multicast and broadcast MACs pass: the IP check decides). One
+ * 8-byte load of the frame's start (the destination MAC and 2 bytes of the source: every
+ * frame the parsers let through is longer), masked to the 6 bytes of the MAC. */
 static inline bool not_our_mac(const struct tr_port *p, const uint8_t *dst_mac)
 {
-        return !(dst_mac[0] & 1) && (fr_rd32_raw(dst_mac) != p->mac_w0 || fr_rd16_raw(dst_mac + 4) != p->mac_w1);
+        return (fr_rd64_raw(dst_mac) & TR_MAC_MASK) != p->mac64 && !(dst_mac[0] & 1);
 }
 
 /* Whatever the inline parse did not take: the full parser, drops, ARP, IGMP, and the
@@ -443,16 +452,18 @@ _Static_assert(offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, r
 static inline void rx_free(struct rte_mbuf **pkts, uint16_t n)
 {
         struct rte_mempool *mp = pkts[0]->pool;
+        uint64_t odd = 0; /* not 0 once one of them is not plain: no branch per mbuf */
         for (uint16_t i = 0; i < n; i++) {
                 const struct rte_mbuf *m = pkts[i];
                 /* refcnt and nb_segs both 1, read together */
                 uint32_t rc_segs;
                 memcpy(&rc_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt), sizeof(rc_segs));
-                if (unlikely(m->pool != mp || rc_segs != (1u | 1u << 16) ||
-                             (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)))) {
-                        rte_pktmbuf_free_bulk(pkts, n);
-                        return;
-                }
+                odd |= ((uintptr_t)m->pool ^ (uintptr_t)mp) | (rc_segs ^ (1u | 1u << 16)) |
+                       (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+        }
+        if (unlikely(odd)) {
+                rte_pktmbuf_free_bulk(pkts, n);
+                return;
         }
         rte_mempool_put_bulk(mp, (void **)pkts, n);
 }
@@ -469,6 +480,10 @@ static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clien
         TR_CNT_ADD(q, rx_frames, n);
         uint64_t bytes = 0;
         rte_rwlock_read_lock(&p->bind_lock);
+        if (unlikely(q->rx_gen != p->demux_gen)) { /* the demux changed: its last answer goes */
+                q->rx_gen = p->demux_gen;
+                q->rx_key = TR_RX_KEY_NONE;
+        }
         for (uint16_t i = 0; i < n; i++) {
                 if (i + 1 < n)
                         rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));

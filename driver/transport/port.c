@@ -133,6 +133,7 @@ static struct tr_port *port_new(const struct tr_port_config *cfg, const struct t
         for (unsigned i = 0; i < plan->n_queues; i++) {
                 p->q[i].port = p;
                 p->q[i].qid = (uint16_t)i;
+                p->q[i].rx_key = TR_RX_KEY_NONE;
         }
         return p;
 }
@@ -232,8 +233,9 @@ static int dev_start(struct tr_port *p, uint32_t link_wait_ms, char *err, size_t
                 return r;
         }
         memcpy(p->mac, mac.addr_bytes, 6);
-        memcpy(&p->mac_w0, p->mac, 4);
-        memcpy(&p->mac_w1, p->mac + 4, 2);
+        uint8_t mac8[8] = { 0 };
+        memcpy(mac8, p->mac, 6);
+        memcpy(&p->mac64, mac8, 8);
         (void)tr_ctl_mc_filter(p);
 
         if (link_wait_ms) {

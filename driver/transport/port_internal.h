@@ -48,13 +48,23 @@ struct tr_queue {
         uint16_t qid;
         uint16_t ip_id;
         unsigned polls;
-        /* the last (destination, port) -> endpoint the demux gave, while port->demux_gen holds */
+        /* the last (destination, port) -> endpoint the demux gave (TR_RX_KEY_NONE: none);
+         * forgotten at the start of a burst when port->demux_gen is no longer rx_gen */
         uint64_t rx_key;
         struct tr_endpoint *rx_ep;
         uint32_t rx_gen;
         struct tr_counters c;
         struct tr_flow flows[TR_FLOWS];
 } __rte_cache_aligned;
+
+/* The first 6 bytes of an 8-byte load in memory order. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TR_MAC_MASK 0x0000ffffffffffffull
+#else
+#define TR_MAC_MASK 0xffffffffffff0000ull
+#endif
+
+#define TR_RX_KEY_NONE UINT64_MAX /* no (port << 32 | address) is: the port is 16 bits */
 
 #define TR_HL_MAX 64 /* endpoints with a host-local socket: one bit each in hl_ready */
 _Static_assert(TR_HL_MAX >= TR_DEMUX_MAX, "every endpoint may have a host-local socket");
@@ -76,8 +86,7 @@ struct tr_port {
         uint32_t ip, mask, gateway;
         bool host_local, ip_csum_offload, udp_csum_offload;
         bool rx_csum_offload;    /* the device may mark RX checksums good */
-        uint32_t mac_w0;         /* our MAC's first 4 bytes and last 2, as loaded from a frame */
-        uint16_t mac_w1;
+        uint64_t mac64;          /* our MAC as an 8-byte load of a frame sees it, & TR_MAC_MASK */
         struct rte_mempool *pool;
         uint32_t tx_gen;          /* bumped (atomic) whenever a cached flow may be stale: rare */
         uint64_t tsc_hz, ns_mult; /* ns = cycles * ns_mult >> 32 */

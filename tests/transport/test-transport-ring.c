@@ -313,6 +313,10 @@ static void test_malformed(void)
         INJ(TR_DROP_UDP_LENGTH, ip[24] = 0x01);       /* UDP length 256+ beyond IP payload */
         INJ(TR_DROP_UDP_CHECKSUM, f[TR_UDP_HDRS] ^= 0xff);
         INJ(TR_DROP_NOT_OUR_MAC, memcpy(f, other_mac, 6));
+        /* ours but for the last byte, and but for the first (still unicast): the data path
+         * compares the MAC in one masked 8-byte load */
+        INJ(TR_DROP_NOT_OUR_MAC, f[5] ^= 0x01);
+        INJ(TR_DROP_NOT_OUR_MAC, f[0] ^= 0x04);
         INJ(TR_DROP_IP_VERSION, ip[0] = 0x65);
         /* fragments and non-UDP need a valid IP checksum to get that far */
         INJ(TR_DROP_IP_FRAGMENT, ip[6] |= 0x20; ip[10] = ip[11] = 0;
