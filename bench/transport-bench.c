@@ -386,6 +386,21 @@ static bool link_up(struct arm *a)
 
 /* ---- a histogram of durations: 10 ns buckets up to 20 us, then one overflow bucket ---- */
 #define HB 2048
+/* The server, done: stop polling and wait for the client to go before closing. DPDK
+ * 22.11's memif unmaps its rings on a peer's disconnect from the interrupt thread, racing
+ * a concurrent rx_burst; it reports the link down at the start of that disconnect and
+ * frees the rings at the end, so closing meanwhile frees them twice ("EAL: Error: Invalid
+ * memory"): link down, then 100 ms, then close. */
+static void wait_peer_gone(struct arm *a)
+{
+        if (a->kind == ARM_KERNEL)
+                return;
+        uint64_t until = now_ns() + 3000000000ull;
+        while (link_up(a) && now_ns() < until)
+                usleep(1000);
+        usleep(100000);
+}
+
 struct hist {
         uint32_t b[HB];
         uint64_t max_ns;
@@ -573,7 +588,9 @@ static int pingpong_server(struct arm *a, int wfd)
         r.busy_ns = nbusy ? (double)busy[nbusy / 2] * 1e9 / (double)tsc_hz : 0;
         free(busy);
         empty_polls(&r, empty);
-        return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
+        int rc = write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
+        wait_peer_gone(a);
+        return rc;
 }
 
 static int pingpong_client(struct arm *a, int wfd, int rep)
@@ -700,15 +717,7 @@ static int oneway_server(struct arm *a, size_t size, int wfd, int rep)
         send_blocking(a, 0, "stop", 4);
         if (write(wfd, &r, sizeof(r)) != sizeof(r))
                 return 1;
-        /* stop polling and wait for the client to go: DPDK 22.11's memif unmaps its rings
-         * on a peer's disconnect from the interrupt thread, racing a concurrent rx_burst */
-        uint64_t until = now_ns() + 3000000000ull;
-        while (a->kind != ARM_KERNEL && link_up(a) && now_ns() < until)
-                usleep(1000);
-        /* memif reports the link down at the start of its disconnect and frees the rings
-         * at the end, on the interrupt thread; closing meanwhile frees them twice */
-        if (a->kind != ARM_KERNEL)
-                usleep(100000);
+        wait_peer_gone(a);
         return 0;
 }
 
