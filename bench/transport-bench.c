@@ -997,12 +997,14 @@ int main(int argc, char **argv)
                                 print_cell(&pp[k][f], f == 3 ? "%.1f" : "%.2f");
                         printf("\n");
                 }
-                printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 1.15, 1.15, 2.0)\n", "ratio stack/raw",
-                       ratio(&pp[ARM_STACK][0], &pp[ARM_RAW][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_RAW][1]),
-                       ratio(&pp[ARM_STACK][2], &pp[ARM_RAW][2]), ratio(&pp[ARM_STACK][3], &pp[ARM_RAW][3]));
-                printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 0.30 at p50, p99)\n", "ratio stack/kernel",
-                       ratio(&pp[ARM_STACK][0], &pp[ARM_KERNEL][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_KERNEL][1]),
-                       ratio(&pp[ARM_STACK][2], &pp[ARM_KERNEL][2]), ratio(&pp[ARM_STACK][3], &pp[ARM_KERNEL][3]));
+                if (P.arms[ARM_STACK] && P.arms[ARM_RAW]) /* a ratio only of arms that ran */
+                        printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 1.15, 1.15, 2.0)\n", "ratio stack/raw",
+                               ratio(&pp[ARM_STACK][0], &pp[ARM_RAW][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_RAW][1]),
+                               ratio(&pp[ARM_STACK][2], &pp[ARM_RAW][2]), ratio(&pp[ARM_STACK][3], &pp[ARM_RAW][3]));
+                if (P.arms[ARM_STACK] && P.arms[ARM_KERNEL])
+                        printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 0.30 at p50, p99)\n", "ratio stack/kernel",
+                               ratio(&pp[ARM_STACK][0], &pp[ARM_KERNEL][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_KERNEL][1]),
+                               ratio(&pp[ARM_STACK][2], &pp[ARM_KERNEL][2]), ratio(&pp[ARM_STACK][3], &pp[ARM_KERNEL][3]));
         }
         if (do_ow) {
                 printf("%-22s %19s %19s\n", "one-way (M msgs/s)", "32 B", "288 B");
@@ -1014,10 +1016,12 @@ int main(int argc, char **argv)
                                 print_cell(&ow[k][s], "%.2f");
                         printf("\n");
                 }
-                printf("%-22s %19.2f %19.2f   (target >= 0.90)\n", "ratio stack/raw", ratio(&ow[ARM_STACK][0], &ow[ARM_RAW][0]),
-                       ratio(&ow[ARM_STACK][1], &ow[ARM_RAW][1]));
-                printf("%-22s %19.1f %19.1f\n", "ratio stack/kernel", ratio(&ow[ARM_STACK][0], &ow[ARM_KERNEL][0]),
-                       ratio(&ow[ARM_STACK][1], &ow[ARM_KERNEL][1]));
+                if (P.arms[ARM_STACK] && P.arms[ARM_RAW])
+                        printf("%-22s %19.2f %19.2f   (target >= 0.90)\n", "ratio stack/raw", ratio(&ow[ARM_STACK][0], &ow[ARM_RAW][0]),
+                               ratio(&ow[ARM_STACK][1], &ow[ARM_RAW][1]));
+                if (P.arms[ARM_STACK] && P.arms[ARM_KERNEL])
+                        printf("%-22s %19.1f %19.1f\n", "ratio stack/kernel", ratio(&ow[ARM_STACK][0], &ow[ARM_KERNEL][0]),
+                               ratio(&ow[ARM_STACK][1], &ow[ARM_KERNEL][1]));
         }
         return 0;
 }
