@@ -11,6 +11,12 @@
 # /readyz) and, when not linked statically, the gRPC C core).
 # `spinlane-agent run` execs spinlane-agent-run from its own directory: both go to
 # /usr/local/bin.
+#
+# Multi-arch (linux/amd64 + linux/arm64, x86 and Graviton nodes): deploy/docker-bake.hcl,
+#   docker buildx bake -f deploy/docker-bake.hcl agent --push
+# Every stage is built for the target platform itself (natively or under QEMU), never
+# cross-compiled, so the binaries and the Debian 12 libraries they link always match
+# (Debian 12 builds these packages, dpdk included, for arm64 as for amd64).
 
 FROM debian:12 AS build
 ARG DEBIAN_FRONTEND=noninteractive

@@ -20,6 +20,12 @@
 # For AKS (MANA) the DPDK must have net_mana (DPDK >= 22.11 built with rdma-core >= 44):
 # Debian 12's dpdk package does NOT have it. Replace the `dpdk` package below with your
 # own DPDK build (and rdma-core / ibverbs-providers libraries) for MANA nodes.
+#
+# Multi-arch (linux/amd64 + linux/arm64, x86 and Graviton nodes): deploy/docker-bake.hcl,
+#   docker buildx bake -f deploy/docker-bake.hcl driver --push
+# Every stage is built for the target platform itself (natively or under QEMU), never
+# cross-compiled, so the binaries and the Debian 12 libraries they link always match
+# (Debian 12 builds these packages, dpdk included, for arm64 as for amd64).
 
 FROM debian:12 AS build
 ARG DEBIAN_FRONTEND=noninteractive

@@ -87,7 +87,7 @@ static void inject(const uint8_t *f, size_t len)
 
 static long drain(int qi)
 {
-        struct rte_mbuf *m;
+        struct rte_mbuf *m = NULL;
         long n = 0;
         while (rte_ring_dequeue(txr[qi], (void **)&m) == 0) {
                 rte_pktmbuf_free(m);

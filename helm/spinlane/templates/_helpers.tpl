@@ -1,0 +1,174 @@
+{{/* SPDX-License-Identifier: Apache-2.0 */}}
+{{/* Names, labels, images, the agent's config.json and the checks values.schema.json
+     cannot express (each fails the render with a message naming the value). */}}
+
+{{- define "spinlane.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "spinlane.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "spinlane.agentName" -}}
+{{- printf "%s-agent" (include "spinlane.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "spinlane.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "spinlane.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: spinlane
+{{- end -}}
+
+{{/* The agent pods' selector: name, instance, component. */}}
+{{- define "spinlane.agentSelector" -}}
+app.kubernetes.io/name: {{ include "spinlane.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: node-agent
+{{- end -}}
+
+{{- define "spinlane.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "spinlane.agentName" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* repository:tag or repository@digest; tag defaults to appVersion. Arg: dict img, ctx. */}}
+{{- define "spinlane.image" -}}
+{{- $img := .img -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository (default .ctx.Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* config.json from a config map (an empty cores.cpus is left out: the whole isolated
+     set). Arg: the config dict. */}}
+{{- define "spinlane.configJson" -}}
+{{- $c := deepCopy . -}}
+{{- if and (hasKey $c "cores") (not $c.cores.cpus) -}}
+{{- $_ := unset $c "cores" -}}
+{{- end -}}
+{{- toPrettyJson $c -}}
+{{- end -}}
+
+{{/* The keys the agent applies only at its next start (agent/cmd-run.c settings_check:
+     resource_prefix, hugetlbfs.mount_point / pod_mount, cdi, cores). Their hash goes in a
+     pod annotation so that changing one of them rolls the pods; every other key is
+     re-read live from the ConfigMap and must not roll the DaemonSet. */}}
+{{- define "spinlane.restartHash" -}}
+{{- $c := . -}}
+{{- $pick := dict "resource_prefix" $c.resource_prefix "mount_point" $c.hugetlbfs.mount_point "pod_mount" $c.hugetlbfs.pod_mount "cdi" $c.cdi "cores" (($c.cores).cpus | default "") -}}
+{{- toJson $pick | sha256sum | trunc 16 -}}
+{{- end -}}
+
+{{/* Checks of one config that a JSON schema cannot say. Arg: dict name, cfg, ctx. */}}
+{{- define "spinlane.checkConfig" -}}
+{{- $c := .cfg -}}
+{{- $where := .name -}}
+{{- $preset := .ctx.Values.preset -}}
+{{- $n := $c.nics -}}
+{{- if eq $preset "eks" -}}
+{{- if not (or $n.ids $n.pci $n.interfaces (gt (int $n.max) 0)) -}}
+{{- fail (printf "%s: preset eks needs an explicit NIC selection: set nics.interfaces (e.g. [ens6]), nics.pci or nics.max, so that only the ENIs you created for DPDK (tagged node.k8s.amazonaws.com/no_manage=true) are taken" $where) -}}
+{{- end -}}
+{{- if or (has "mana" $n.kinds) (has "other" $n.kinds) (not (has "ena" $n.kinds)) -}}
+{{- fail (printf "%s: preset eks takes ENA NICs only: nics.kinds must be [ena], got %v" $where $n.kinds) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $preset "aks" -}}
+{{- if or (has "ena" $n.kinds) (has "other" $n.kinds) (not (has "mana" $n.kinds)) -}}
+{{- fail (printf "%s: preset aks takes MANA NICs only: nics.kinds must be [mana], got %v" $where $n.kinds) -}}
+{{- end -}}
+{{- end -}}
+{{- /* hugetlbfs.page_size must be one of the reserved sizes, else the pods get an empty pool */ -}}
+{{- $sizes := list -}}
+{{- range $c.hugepages -}}
+{{- $sizes = append $sizes (toString .page_size) -}}
+{{- end -}}
+{{- if and $sizes $c.hugetlbfs.page_size (not (has (toString $c.hugetlbfs.page_size) $sizes)) -}}
+{{- fail (printf "%s: hugetlbfs.page_size %v is none of the reserved hugepages sizes %v" $where $c.hugetlbfs.page_size $sizes) -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $c.hugepages -}}
+{{- $k := toString .page_size -}}
+{{- if hasKey $seen $k -}}
+{{- fail (printf "%s: hugepages lists page size %s twice" $where $k) -}}
+{{- end -}}
+{{- $_ := set $seen $k true -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The container securityContext of a driver (spinlane-launch) container, by NIC kind:
+     only the capabilities that kind needs. */}}
+{{- define "spinlane.driverSecurityContext" -}}
+{{- $kind := . -}}
+allowPrivilegeEscalation: false
+capabilities:
+  drop: ["ALL"]
+  {{- if eq $kind "mana" }}
+  # MANA (AKS): IPC_LOCK - DPDK locks its hugepage memory (mlock) and ibverbs pins the
+  # buffers it registers with the NIC; NET_RAW - the raw-packet queue pairs of net_mana
+  # (ibv_create_qp of IBV_QPT_RAW_PACKET needs it). The uverbs device comes from the
+  # device plugin.
+  add: ["IPC_LOCK", "NET_RAW"]
+  {{- else }}
+  # ENA on vfio-pci no-IOMMU (EKS, non-metal): IPC_LOCK - VFIO and DPDK lock the DMA
+  # memory; SYS_RAWIO - the kernel refuses to open a no-IOMMU vfio group without it;
+  # SYS_ADMIN - without an IOMMU DPDK uses IOVA as PA and reads physical addresses from
+  # /proc/self/pagemap, which the kernel zeroes for processes without CAP_SYS_ADMIN.
+  add: ["IPC_LOCK", "SYS_RAWIO", "SYS_ADMIN"]
+  {{- end }}
+{{- end -}}
+
+{{/* The NIC kind the driver pods are for: from the preset, else the first kind. */}}
+{{- define "spinlane.driverKind" -}}
+{{- if eq .Values.preset "aks" -}}mana{{- else if eq .Values.preset "eks" -}}ena{{- else -}}{{ first .Values.config.nics.kinds }}{{- end -}}
+{{- end -}}
+
+{{/* A spinlane-launch container's resources: Guaranteed QoS (requests = limits, integer
+     CPUs), the spinlane resources and hugepages-2Mi. Arg: dict ctx, cpu, memory,
+     cores, hugepages, nics. */}}
+{{- define "spinlane.driverResources" -}}
+{{- $p := .ctx.Values.config.resource_prefix -}}
+{{- range $k := list "requests" "limits" }}
+{{ $k }}:
+  cpu: {{ $.cpu | quote }}
+  memory: {{ $.memory | quote }}
+  hugepages-2Mi: {{ $.hugepages | quote }}
+  {{ $p }}/isolated-core: {{ $.cores | quote }}
+  {{ $p }}/dpdk-nic: {{ $.nics | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The hugepages of a driver container. hugetlbfs.pod_mount true: the device plugin
+     mounts the node's hugetlbfs and sets SPINLANE_HUGEPAGE_DIR, so nothing here. false:
+     the pod brings its own emptyDir of medium HugePages-2Mi. Arg: ctx; "mount" or "volume". */}}
+{{- define "spinlane.driverHugepagesMount" -}}
+{{- if not .Values.config.hugetlbfs.pod_mount }}
+- name: hugepages
+  mountPath: /dev/hugepages
+{{- end }}
+{{- end -}}
+{{- define "spinlane.driverHugepagesVolume" -}}
+{{- if not .Values.config.hugetlbfs.pod_mount }}
+- name: hugepages
+  emptyDir:
+    medium: HugePages-2Mi
+{{- end }}
+{{- end -}}
