@@ -18,7 +18,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 if ! awk '$3 == "hugetlbfs" && ($4 ~ /pagesize=2M/ || $4 !~ /pagesize=/) { f = 1 } END { exit !f }' /proc/mounts; then
-        mnt=$(mktemp -d /tmp/sl-tr-huge.XXXXXX)
+        mnt=$(mktemp -d -t sl-tr-huge.XXXXXX)
         mount -t hugetlbfs -o pagesize=2M none "$mnt"
 fi
 echo $((old + pages)) > "$nr"

@@ -4,8 +4,8 @@
 # Usage: bench/transport-ipp.sh BUILD_DIR   (needs valgrind; root, for the EAL)
 set -eu
 build=${1:?usage: $0 BUILD_DIR}
-out=$(mktemp /tmp/sl-tr-ipp.XXXXXX)
-raw=$(mktemp /tmp/sl-tr-ipp-raw.XXXXXX)
+out=$(mktemp -t sl-tr-ipp.XXXXXX)
+raw=$(mktemp -t sl-tr-ipp-raw.XXXXXX)
 trap 'rm -f "$out" "$raw"' EXIT
 # two runs, so that each one's PMD, mempool and mbuf-free costs are its own
 valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \

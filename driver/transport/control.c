@@ -71,6 +71,16 @@ void tr_ctl_on_arp(struct tr_queue *q, const struct tr_frame *f)
         rte_spinlock_unlock(&p->arp_lock);
 }
 
+void tr_ctl_flows_expired(struct tr_port *p)
+{
+        rte_spinlock_lock(&p->arp_lock);
+        if (rte_get_tsc_cycles() >= p->flows_expire) {
+                __atomic_store_n(&p->flows_expire, UINT64_MAX, __ATOMIC_RELAXED);
+                tr_flows_invalidate(p); /* each flow resolves again: the expired entry is asked for */
+        }
+        rte_spinlock_unlock(&p->arp_lock);
+}
+
 /* Send IGMP reports; caller holds arp_lock. */
 static void igmp_send_locked(struct tr_port *p, const struct tr_igmp_report *rep, unsigned n)
 {

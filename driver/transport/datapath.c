@@ -46,11 +46,16 @@ static int next_hop_mac(struct tr_queue *q, uint32_t dst, uint8_t mac[6], uint64
                         return -ENETUNREACH;
                 hop = p->gateway;
         }
-        uint64_t tsc = rte_get_tsc_cycles(), t = tr_now_ns(p), until = 0;
+        uint64_t tsc = rte_get_tsc_cycles(), t = tr_now_ns(p);
         rte_spinlock_lock(&p->arp_lock);
         enum tr_arp_result a = tr_arp_lookup(&p->arp, hop, t, mac);
-        if (a == TR_ARP_HIT)
-                until = tr_arp_expires(&p->arp, hop, t);
+        if (a == TR_ARP_HIT) {
+                /* the entry's remaining life in TSC cycles; queue 0 invalidates the flows then */
+                uint64_t until = tr_arp_expires(&p->arp, hop, t);
+                *ret_until = tsc + (uint64_t)(((unsigned __int128)(until - t) * p->tsc_hz) / 1000000000u);
+                if (*ret_until < p->flows_expire)
+                        __atomic_store_n(&p->flows_expire, *ret_until, __ATOMIC_RELAXED);
+        }
         if (a == TR_ARP_SEND_REQUEST) {
                 uint8_t f[TR_ETH_MIN_FRAME];
                 size_t n = tr_frame_build_arp(f, 1, bcast_mac, p->mac, p->ip, NULL, hop);
@@ -58,11 +63,8 @@ static int next_hop_mac(struct tr_queue *q, uint32_t dst, uint8_t mac[6], uint64
                         TR_CNT_INC(q, arp_requests_tx);
         }
         rte_spinlock_unlock(&p->arp_lock);
-        if (a == TR_ARP_HIT) {
-                /* the entry's remaining life in TSC cycles */
-                *ret_until = tsc + (uint64_t)(((unsigned __int128)(until - t) * p->tsc_hz) / 1000000000u);
+        if (a == TR_ARP_HIT)
                 return 1;
-        }
         TR_CNT_INC(q, tx_wouldblock_arp);
         return 0;
 }
@@ -123,22 +125,21 @@ static __attribute__((noinline)) const struct tr_udp_tmpl *flow_fill(struct tr_q
                 .dst_mac = mac, .src_mac = p->mac, .ip_src = source_ip(p, ep), .ip_dst = dst->sin_addr.s_addr,
                 .src_port = ep->lport, .dst_port = ntohs(dst->sin_port), .ttl = p->ttl,
         };
+        (void)until; /* queue 0 watches it (flows_expire) */
         tr_udp_tmpl_init(&f->t, &a);
         f->ep = ep;
         f->dst = flow_key(dst);
         f->gen = gen;
-        f->valid_until = until;
         return &f->t;
 }
 
 /* The headers for one datagram to dst: the cached flow when it holds. */
 static inline const struct tr_udp_tmpl *flow_get(struct tr_queue *q, const struct tr_endpoint *ep,
-                                                 const struct sockaddr_in *dst, uint32_t gen, uint64_t tsc,
-                                                 int *err)
+                                                 const struct sockaddr_in *dst, uint32_t gen, int *err)
 {
         uint64_t key = flow_key(dst);
         struct tr_flow *f = flow_slot(q, key);
-        if (likely(f->ep == ep && f->dst == key && f->gen == gen && tsc < f->valid_until))
+        if (likely(f->ep == ep && f->dst == key && f->gen == gen))
                 return &f->t;
         return flow_fill(q, f, ep, dst, gen, err);
 }
@@ -148,8 +149,7 @@ static inline const struct tr_udp_tmpl *flow_get(struct tr_queue *q, const struc
  * to keep the order. Returns how many can be built; *err is set (1 would block, <0
  * error) when it stopped early for a reason other than the burst size. */
 static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg *msgs, size_t n,
-                        size_t *done, const struct tr_udp_tmpl **tmpl_of, uint32_t gen, uint64_t tsc,
-                        int *err)
+                        size_t *done, const struct tr_udp_tmpl **tmpl_of, uint32_t gen, int *err)
 {
         struct tr_port *p = q->port;
         unsigned k = 0;
@@ -163,7 +163,7 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
                         *err = -EAFNOSUPPORT;
                         break;
                 }
-                const struct tr_udp_tmpl *t = flow_get(q, ep, m->dst, gen, tsc, err);
+                const struct tr_udp_tmpl *t = flow_get(q, ep, m->dst, gen, err);
                 if (unlikely(!t)) {
                         if (*err != TR_HOST_LOCAL)
                                 break; /* *err says why */
@@ -185,7 +185,8 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
 
 /* Fresh mbufs straight from the pool (raw: refcnt 1, one segment, no next, as DPDK
  * keeps them there), filled with one datagram each. */
-static inline void tx_build(struct tr_queue *q, struct rte_mbuf *m, const struct tr_udp_tmpl *t,
+static inline __attribute__((always_inline)) void tx_build(struct tr_queue *q, struct rte_mbuf *m,
+                                                           const struct tr_udp_tmpl *t,
                             const void *data, size_t len)
 {
         const struct tr_port *p = q->port;
@@ -220,11 +221,10 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
         size_t done = 0;
         int err = 0;
         uint32_t gen = __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE);
-        uint64_t tsc = rte_get_tsc_cycles();
 
         while (done < n && !err) {
                 /* 1. how many of the next datagrams can go, with which headers */
-                unsigned k = tx_plan(q, ep, msgs, n, &done, tmpl_of, gen, tsc, &err);
+                unsigned k = tx_plan(q, ep, msgs, n, &done, tmpl_of, gen, &err);
                 if (k == 0)
                         break;
                 /* 2. mbufs for all of them at once, or would-block */
@@ -256,11 +256,32 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
         return (int)done;
 }
 
+/* One datagram to a prepared flow, the usual case of tr_send, without tr_sendmmsg's runs
+ * and arrays; anything else (a new destination, host-local, would-block, an error) goes
+ * the general way, which decides. */
 int tr_send(struct tr_queue *q, struct tr_endpoint *ep, const struct sockaddr_in *dst,
             const void *data, size_t len)
 {
-        struct tr_msg m = { .dst = dst, .data = data, .len = len };
-        return tr_sendmmsg(q, ep, &m, 1);
+        struct tr_port *p = q->port;
+        uint64_t key = flow_key(dst);
+        const struct tr_flow *f = flow_slot(q, key);
+        struct rte_mbuf *m;
+
+        if (likely(len <= p->mtu && dst->sin_family == AF_INET && f->ep == ep && f->dst == key &&
+                   f->gen == __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE) &&
+                   rte_mempool_get(p->pool, (void **)&m) == 0)) {
+                tx_build(q, m, &f->t, data, len);
+                if (likely(rte_eth_tx_burst(p->port_id, q->qid, &m, 1) == 1)) {
+                        TR_CNT_INC(q, tx_datagrams);
+                        TR_CNT_ADD(q, tx_bytes, len);
+                        return 1;
+                }
+                rte_pktmbuf_free(m);
+                TR_CNT_INC(q, tx_wouldblock_ring);
+                return 0;
+        }
+        struct tr_msg msg = { .dst = dst, .data = data, .len = len };
+        return tr_sendmmsg(q, ep, &msg, 1);
 }
 
 static bool joined(const struct tr_port *p, uint32_t group)
@@ -317,19 +338,25 @@ static int poll_host_local(struct tr_queue *q, tr_recv_fn fn, void *clientd)
         return delivered;
 }
 
-/* The endpoint for (dst, port): the queue's last answer while the demux is unchanged.
- * Caller holds bind_lock as a reader. */
+/* The endpoint for (dst, port): the queue's last answer (poll_rxq forgets it when the
+ * demux changed; it cannot change during a burst, under the read lock). Caller holds
+ * bind_lock as a reader. */
 static inline struct tr_endpoint *demux_get(const struct tr_port *p, struct tr_queue *q, uint32_t dst,
                                             uint16_t port)
 {
         uint64_t key = (uint64_t)port << 32 | dst;
-        if (likely(q->rx_key == key && q->rx_gen == p->demux_gen && q->rx_ep))
+        if (likely(q->rx_key == key))
                 return q->rx_ep;
         struct tr_endpoint *ep = tr_demux_lookup(&p->demux, dst, port);
-        q->rx_key = key;
-        q->rx_gen = p->demux_gen;
+        q->rx_key = ep ? key : TR_RX_KEY_NONE; /* a miss is not kept: the next one looks again */
         q->rx_ep = ep;
         return ep;
+}
+
+/* Broadcast, or a group we joined: the other addresses a datagram may be for. */
+static __attribute__((noinline)) bool for_us_other(const struct tr_port *p, uint32_t ip)
+{
+        return ip == 0xffffffffu || ip == (p->ip | ~p->mask) || (tr_ipv4_is_multicast(ip) && joined(p, ip));
 }
 
 /* A parsed UDP datagram: for us (our address, broadcast, a joined group), to which
@@ -337,8 +364,7 @@ static inline struct tr_endpoint *demux_get(const struct tr_port *p, struct tr_q
 static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint8_t *d,
                          const struct tr_frame *f, tr_recv_fn fn, void *clientd, uint64_t *bytes)
 {
-        if (unlikely(f->ip_dst != p->ip) && f->ip_dst != 0xffffffffu && f->ip_dst != (p->ip | ~p->mask) &&
-            !(tr_ipv4_is_multicast(f->ip_dst) && joined(p, f->ip_dst))) {
+        if (unlikely(f->ip_dst != p->ip) && !for_us_other(p, f->ip_dst)) {
                 TR_CNT_DROP(q, TR_DROP_NOT_FOR_US);
                 return 0;
         }
@@ -347,17 +373,21 @@ static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint
                 TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
                 return 0;
         }
-        struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(f->src_port),
+        /* the source port as the frame has it (network order), from the UDP header that
+         * ends where the payload starts: no swap there and back */
+        struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = fr_rd16_raw(d + f->payload_off - TR_UDP_HLEN),
                                    .sin_addr.s_addr = f->ip_src };
         fn(clientd, ep->clientd, d + f->payload_off, f->payload_len, &src);
         *bytes += f->payload_len;
         return 1;
 }
 
-/* Unicast to another MAC (multicast and broadcast MACs pass: the IP check decides). */
+/* Unicast to another MAC (multicast and broadcast MACs pass: the IP check decides). One
+ * 8-byte load of the frame's start (the destination MAC and 2 bytes of the source: every
+ * frame the parsers let through is longer), masked to the 6 bytes of the MAC. */
 static inline bool not_our_mac(const struct tr_port *p, const uint8_t *dst_mac)
 {
-        return !(dst_mac[0] & 1) && (fr_rd32_raw(dst_mac) != p->mac_w0 || fr_rd16_raw(dst_mac + 4) != p->mac_w1);
+        return (fr_rd64_raw(dst_mac) & TR_MAC_MASK) != p->mac64 && !(dst_mac[0] & 1);
 }
 
 /* Whatever the inline parse did not take: the full parser, drops, ARP, IGMP, and the
@@ -422,16 +452,18 @@ _Static_assert(offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, r
 static inline void rx_free(struct rte_mbuf **pkts, uint16_t n)
 {
         struct rte_mempool *mp = pkts[0]->pool;
+        uint64_t odd = 0; /* not 0 once one of them is not plain: no branch per mbuf */
         for (uint16_t i = 0; i < n; i++) {
                 const struct rte_mbuf *m = pkts[i];
                 /* refcnt and nb_segs both 1, read together */
                 uint32_t rc_segs;
                 memcpy(&rc_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt), sizeof(rc_segs));
-                if (unlikely(m->pool != mp || rc_segs != (1u | 1u << 16) ||
-                             (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)))) {
-                        rte_pktmbuf_free_bulk(pkts, n);
-                        return;
-                }
+                odd |= ((uintptr_t)m->pool ^ (uintptr_t)mp) | (rc_segs ^ (1u | 1u << 16)) |
+                       (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+        }
+        if (unlikely(odd)) {
+                rte_pktmbuf_free_bulk(pkts, n);
+                return;
         }
         rte_mempool_put_bulk(mp, (void **)pkts, n);
 }
@@ -448,6 +480,10 @@ static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clien
         TR_CNT_ADD(q, rx_frames, n);
         uint64_t bytes = 0;
         rte_rwlock_read_lock(&p->bind_lock);
+        if (unlikely(q->rx_gen != p->demux_gen)) { /* the demux changed: its last answer goes */
+                q->rx_gen = p->demux_gen;
+                q->rx_key = TR_RX_KEY_NONE;
+        }
         for (uint16_t i = 0; i < n; i++) {
                 if (i + 1 < n)
                         rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
@@ -461,8 +497,10 @@ static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clien
 }
 
 /* All receiving happens on queue 0's thread: every RX queue of the device (RSS is off,
- * but memif hands us on RX queue i what its peer sent on TX queue i, and the control
- * queue has its RX mirror), the host-local sockets, the IGMP timers. Other queues are
+ * but memif hands us on RX queue i what its peer sent on TX queue i), the host-local
+ * sockets, the IGMP timers. The control queue's RX mirror (where a memif peer's ARP and
+ * IGMP arrive; a NIC puts nothing there) is read with the slow work, every 16th poll:
+ * none of that is in a hurry, and an empty poll is one rx_burst less. Other queues are
  * for sending. */
 int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
 {
@@ -475,9 +513,12 @@ int tr_poll(struct tr_queue *q, tr_recv_fn fn, void *clientd)
                 if (unlikely(__atomic_load_n(&p->hl_ready, __ATOMIC_RELAXED) != 0))
                         delivered += poll_host_local(q, fn, clientd);
                 tr_ctl_igmp_tick(p);
+                tr_ctl_flows_tick(p);
+                if (p->n_rxq > p->n_queues)
+                        delivered += poll_rxq(q, p->ctl_qid, fn, clientd);
         }
         delivered += poll_rxq(q, 0, fn, clientd);
-        for (uint16_t r = 1; unlikely(r < p->n_rxq); r++)
+        for (uint16_t r = 1; unlikely(r < p->n_queues); r++)
                 delivered += poll_rxq(q, r, fn, clientd);
         return delivered;
 }

@@ -126,12 +126,14 @@ static struct tr_port *port_new(const struct tr_port_config *cfg, const struct t
         tr_igmp_init(&p->igmp, plan->igmp_version, plan->igmp_robustness, plan->igmp_uri_ns,
                      rte_get_tsc_cycles() ^ ((uint64_t)cfg->ipv4 << 16) ^ 0x9e3779b97f4a7c15ull);
         p->igmp_next = tr_igmp_next(&p->igmp);
+        p->flows_expire = UINT64_MAX;
         uint32_t rate = plan->arp_rate;
         tr_arp_table_init(&p->arp, plan->arp_ttl_ns, plan->arp_retry_ns, rate, t0);
         tr_rate_init(&p->reply_rate, rate, rate < 16 ? rate : 16, t0);
         for (unsigned i = 0; i < plan->n_queues; i++) {
                 p->q[i].port = p;
                 p->q[i].qid = (uint16_t)i;
+                p->q[i].rx_key = TR_RX_KEY_NONE;
         }
         return p;
 }
@@ -231,8 +233,9 @@ static int dev_start(struct tr_port *p, uint32_t link_wait_ms, char *err, size_t
                 return r;
         }
         memcpy(p->mac, mac.addr_bytes, 6);
-        memcpy(&p->mac_w0, p->mac, 4);
-        memcpy(&p->mac_w1, p->mac + 4, 2);
+        uint8_t mac8[8] = { 0 };
+        memcpy(mac8, p->mac, 6);
+        memcpy(&p->mac64, mac8, 8);
         (void)tr_ctl_mc_filter(p);
 
         if (link_wait_ms) {

@@ -6,6 +6,7 @@
 #define TR_PORT_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -29,29 +30,41 @@ _Static_assert(TR_IGMP_SLOTS >= 2 * TR_MAX_GROUPS, "an IGMP slot per group and p
 
 /* A sending thread's cache of prepared headers, one per recent (endpoint, destination):
  * the MAC resolved, the header template and its partial checksums. An entry holds while
- * the port's tx_gen is unchanged (an ARP update, an endpoint opened or closed bumps it)
- * and the ARP entry it came from has not expired. */
+ * the port's tx_gen is unchanged: an ARP update, an endpoint opened or closed, and the
+ * expiry of an ARP entry a flow was made from (queue 0's poller watches flows_expire)
+ * bump it. No clock is read per datagram. */
 #define TR_FLOWS 8 /* power of two */
 struct tr_flow {
+        struct tr_udp_tmpl t;  /* 64 bytes: one cache line */
         const struct tr_endpoint *ep;
         uint64_t dst;          /* sin_port << 32 | sin_addr, as in the sockaddr (network order) */
-        uint64_t valid_until;  /* TSC cycles; the ARP entry's expiry */
         uint32_t gen;          /* port->tx_gen when filled */
-        struct tr_udp_tmpl t;
-};
+} __rte_cache_aligned;
 
+/* Laid out so that receiving touches the first cache line and sending the first two
+ * (the counters it bumps) besides its flow. */
 struct tr_queue {
         struct tr_port *port;
         uint16_t qid;
         uint16_t ip_id;
         unsigned polls;
-        struct tr_counters c;
-        struct tr_flow flows[TR_FLOWS];
-        /* the last (destination, port) -> endpoint the demux gave, while port->demux_gen holds */
+        /* the last (destination, port) -> endpoint the demux gave (TR_RX_KEY_NONE: none);
+         * forgotten at the start of a burst when port->demux_gen is no longer rx_gen */
         uint64_t rx_key;
         struct tr_endpoint *rx_ep;
         uint32_t rx_gen;
+        struct tr_counters c;
+        struct tr_flow flows[TR_FLOWS];
 } __rte_cache_aligned;
+
+/* The first 6 bytes of an 8-byte load in memory order. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TR_MAC_MASK 0x0000ffffffffffffull
+#else
+#define TR_MAC_MASK 0xffffffffffff0000ull
+#endif
+
+#define TR_RX_KEY_NONE UINT64_MAX /* no (port << 32 | address) is: the port is 16 bits */
 
 #define TR_HL_MAX 64 /* endpoints with a host-local socket: one bit each in hl_ready */
 _Static_assert(TR_HL_MAX >= TR_DEMUX_MAX, "every endpoint may have a host-local socket");
@@ -66,25 +79,26 @@ struct tr_endpoint {
 };
 
 struct tr_port {
+        /* what every datagram reads, in the first cache line; set at open */
         uint16_t port_id, n_queues, n_rxq, burst, mtu, ctl_qid;
         uint8_t mac[6];
         uint8_t ttl;
         uint32_t ip, mask, gateway;
         bool host_local, ip_csum_offload, udp_csum_offload;
         bool rx_csum_offload;    /* the device may mark RX checksums good */
-        uint32_t mac_w0;         /* our MAC's first 4 bytes and last 2, as loaded from a frame */
-        uint16_t mac_w1;
-        uint64_t tsc_hz, ns_mult; /* ns = cycles * ns_mult >> 32 */
-        uint32_t tx_gen;          /* bumped (atomic) whenever a cached flow may be stale */
-        uint16_t next_ephemeral;
+        uint64_t mac64;          /* our MAC as an 8-byte load of a frame sees it, & TR_MAC_MASK */
         struct rte_mempool *pool;
+        uint32_t tx_gen;          /* bumped (atomic) whenever a cached flow may be stale: rare */
+        uint64_t tsc_hz, ns_mult; /* ns = cycles * ns_mult >> 32 */
+        uint16_t next_ephemeral;
         struct tr_queue q[TR_MAX_QUEUES];
 
-        rte_rwlock_t bind_lock; /* demux, groups: written by control calls, read per burst */
-        struct tr_demux demux;
+        /* the poller takes bind_lock per burst and reads demux_gen beside it */
+        rte_rwlock_t bind_lock __rte_cache_aligned; /* demux, groups: written by control calls */
         uint32_t demux_gen;     /* bumped under bind_lock (writer) at every demux change */
-        uint32_t groups[TR_MAX_GROUPS];
         unsigned n_groups;
+        uint32_t groups[TR_MAX_GROUPS];
+        struct tr_demux demux;
 
         /* Host-local sockets: a control thread sleeps in epoll_wait on them and sets bit i
          * of hl_ready when hl_eps[i]'s socket becomes readable; queue 0's poller reads
@@ -99,9 +113,18 @@ struct tr_port {
         struct tr_arp_table arp;
         struct tr_igmp igmp;
         uint64_t igmp_next;      /* tr_igmp_next(&igmp), copied under arp_lock; read unlocked */
+        uint64_t flows_expire;   /* TSC: the earliest expiry of an ARP entry a flow uses (UINT64_MAX
+                                    none); set under arp_lock, read unlocked by queue 0 */
         struct tr_rate reply_rate;
         struct tr_counters ctl; /* frames sent by control calls, under arp_lock */
 };
+
+_Static_assert(offsetof(struct tr_port, tx_gen) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE,
+               "the fields every datagram reads share the port's first cache line");
+_Static_assert(offsetof(struct tr_queue, rx_gen) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE &&
+                       offsetof(struct tr_queue, c.rx_bytes) + 8 <= RTE_CACHE_LINE_SIZE,
+               "receiving touches the queue's first cache line only");
+_Static_assert(sizeof(struct tr_udp_tmpl) == RTE_CACHE_LINE_SIZE, "a flow's headers fill one line");
 
 static inline uint64_t tr_now_ns(const struct tr_port *p)
 {
@@ -135,6 +158,9 @@ void tr_ctl_igmp_fire(struct tr_port *p, uint64_t now_ns);
 /* The device's multicast filter from p->groups; caller holds bind_lock as the writer. */
 int tr_ctl_mc_filter(struct tr_port *p);
 
+/* Flows made from an ARP entry that has now expired: all of them are stale. */
+void tr_ctl_flows_expired(struct tr_port *p);
+
 /* Fire due IGMP timers; from tr_poll of queue 0. One relaxed load when none is set. */
 static inline void tr_ctl_igmp_tick(struct tr_port *p)
 {
@@ -144,6 +170,14 @@ static inline void tr_ctl_igmp_tick(struct tr_port *p)
         uint64_t t = tr_now_ns(p);
         if (t >= next)
                 tr_ctl_igmp_fire(p, t);
+}
+
+/* From tr_poll of queue 0, every 16th poll: one load, and a TSC read while flows exist. */
+static inline void tr_ctl_flows_tick(struct tr_port *p)
+{
+        uint64_t fe = __atomic_load_n(&p->flows_expire, __ATOMIC_RELAXED);
+        if (unlikely(fe != UINT64_MAX) && rte_get_tsc_cycles() >= fe)
+                tr_ctl_flows_expired(p);
 }
 
 #endif

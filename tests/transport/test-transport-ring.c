@@ -313,6 +313,10 @@ static void test_malformed(void)
         INJ(TR_DROP_UDP_LENGTH, ip[24] = 0x01);       /* UDP length 256+ beyond IP payload */
         INJ(TR_DROP_UDP_CHECKSUM, f[TR_UDP_HDRS] ^= 0xff);
         INJ(TR_DROP_NOT_OUR_MAC, memcpy(f, other_mac, 6));
+        /* ours but for the last byte, and but for the first (still unicast): the data path
+         * compares the MAC in one masked 8-byte load */
+        INJ(TR_DROP_NOT_OUR_MAC, f[5] ^= 0x01);
+        INJ(TR_DROP_NOT_OUR_MAC, f[0] ^= 0x04);
         INJ(TR_DROP_IP_VERSION, ip[0] = 0x65);
         /* fragments and non-UDP need a valid IP checksum to get that far */
         INJ(TR_DROP_IP_FRAGMENT, ip[6] |= 0x20; ip[10] = ip[11] = 0;
@@ -735,6 +739,71 @@ static void test_multiqueue(void)
         tr_port_close(mp);
 }
 
+/* A prepared flow does not outlive its ARP entry: once arp_ttl_ms has passed, the next
+ * send asks for the peer again (would-block until the answer), as without the cache. */
+static void test_flow_expiry(void)
+{
+        struct rte_ring *rx, *tx[2];
+        rx = rte_ring_create("fx-rx", 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        tx[0] = rte_ring_create("fx-tx0", 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        tx[1] = rte_ring_create("fx-tx1", 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        int id = rte_eth_from_rings("fx", &rx, 1, tx, 2, 0);
+        CHECK(id >= 0);
+        struct tr_port_config cfg = { .port_id = (uint16_t)id, .rx_ring = 128, .tx_ring = 128,
+                                      .ipv4 = t_ip4("10.6.0.1"), .prefix_len = 24, .no_host_local = true,
+                                      .arp_ttl_ms = 30 };
+        struct tr_port *fp;
+        char err[256] = "";
+        int r = tr_port_open(&cfg, &fp, err, sizeof(err));
+        if (r < 0)
+                fprintf(stderr, "flow expiry open: %s\n", err);
+        CHECK_INT(r, 0);
+        if (r < 0)
+                return;
+        struct tr_queue *fq = tr_port_queue(fp, 0);
+        struct rte_mbuf *m = NULL;
+        struct got g = { 0 };
+        while (rte_ring_dequeue(tx[1], (void **)&m) == 0) /* the gratuitous ARP */
+                rte_pktmbuf_free(m);
+        struct tr_endpoint *ep;
+        struct sockaddr_in b = t_sin(NULL, 5000), dst = t_sin("10.6.0.2", 6000);
+        CHECK_INT(tr_endpoint_open(fp, &b, NULL, &ep), 0);
+        /* the peer asks for us: we learn it, and answer */
+        uint8_t f[64], our[6];
+        static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+        tr_port_mac(fp, our);
+        tr_frame_build_arp(f, 1, bc, peer_mac, t_ip4("10.6.0.2"), NULL, t_ip4("10.6.0.1"));
+        m = rte_pktmbuf_alloc(tpool);
+        memcpy(rte_pktmbuf_append(m, 60), f, 60);
+        CHECK_INT(rte_ring_enqueue(rx, m), 0);
+        tr_poll(fq, on_dgram, &g);
+        while (rte_ring_dequeue(tx[1], (void **)&m) == 0)
+                rte_pktmbuf_free(m);
+        CHECK_INT(tr_send(fq, ep, &dst, "a", 1), 1); /* resolved: the flow is made */
+        CHECK_INT(tr_send(fq, ep, &dst, "b", 1), 1); /* and used */
+        /* keep polling queue 0 and sending; within a generous bound, after 30 ms the entry
+         * expires and a send turns into an ARP request */
+        long t0 = now_ms(), sent = 2, asked = 0;
+        while (!asked && now_ms() - t0 < 10000) {
+                tr_poll(fq, on_dgram, &g);
+                sent += tr_send(fq, ep, &dst, "c", 1) == 1;
+                while (rte_ring_dequeue(tx[0], (void **)&m) == 0)
+                        rte_pktmbuf_free(m);
+                while (rte_ring_dequeue(tx[1], (void **)&m) == 0) {
+                        struct tr_frame a;
+                        tr_frame_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), 0, &a);
+                        asked += a.kind == TR_FRAME_ARP && a.arp_op == 1 && a.arp_tpa == t_ip4("10.6.0.2");
+                        rte_pktmbuf_free(m);
+                }
+        }
+        CHECK_INT(asked, 1);
+        CHECK(now_ms() - t0 >= 25); /* not before the TTL (less 5 ms for clock granularity) */
+        CHECK(sent > 2);
+        CHECK_INT(tr_send(fq, ep, &dst, "d", 1), 0); /* unresolved now: would block */
+        tr_endpoint_close(ep);
+        tr_port_close(fp);
+}
+
 int main(void)
 {
         t_skip_unless_dpdk(NULL); /* net_ring is linked in */
@@ -747,6 +816,7 @@ int main(void)
         test_multicast();
         test_host_local();
         test_multiqueue();
+        test_flow_expiry();
         struct tr_counters c;
         tr_port_counters(port, &c);
         printf("rx_frames %llu, rx_datagrams %llu, tx_datagrams %llu, drops %llu\n",
