@@ -19,7 +19,9 @@ const char *lenv_get(const char *const *envp, const char *name)
 
         if (!envp)
                 return NULL;
-        for (size_t i = 0; envp[i] && i < LENV_MAX_ENV; i++)
+        /* every entry: the kernel bounds the environment's size (execve's ARG_MAX); a
+         * fixed count here once let padding hide the allocation or a bad AERON_* value */
+        for (size_t i = 0; envp[i]; i++)
                 if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
                         return envp[i] + n + 1;
         return NULL;

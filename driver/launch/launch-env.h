@@ -14,7 +14,6 @@
 #define LENV_MAX_NICS 16
 #define LENV_MAX_DEVICES 8      /* device nodes per NIC */
 #define LENV_MAX_ERRS 32
-#define LENV_MAX_ENV 8192       /* envp entries looked at */
 #define LENV_VALUE_MAX 4096     /* longest value accepted for any variable */
 #define LENV_DEFAULT_MEMORY_MB 256
 #define LENV_MAX_MEMORY_MB (1024 * 1024)

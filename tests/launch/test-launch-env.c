@@ -211,9 +211,39 @@ static void test_bad(void)
         CHECK(env.n_errs >= 1 && strstr(env.errs[0].msg, "\"1?[2J\"") != NULL);
 }
 
+/* Entries far past any fixed count are still read: padding before the allocation must
+ * neither hide the SPINLANE_* variables nor let a bad AERON_MTU_LENGTH through. */
+static void test_long_env(void)
+{
+        enum { PAD = 20000 };
+        _cleanup_free_ const char **envp = calloc(PAD + ELEMENTSOF(GOOD) + 1, sizeof(*envp));
+        static char pad[PAD][12];
+        launch_env env;
+
+        CHECK(envp != NULL);
+        if (!envp)
+                return;
+        for (unsigned i = 0; i < PAD; i++) {
+                snprintf(pad[i], sizeof(pad[i]), "PAD%u=x", i);
+                envp[i] = pad[i];
+        }
+        memcpy(envp + PAD, GOOD, sizeof(GOOD));
+        CHECK_INT(lenv_parse(envp, &env), 0);
+        CHECK_INT(env.n_errs, 0);
+        CHECK(env.have_cpus && env.have_nics);
+        CHECK_INT(env.aeron.mtu, 1024);
+
+        envp[PAD - 1] = "AERON_MTU_LENGTH=junk"; /* the first one counts, as with getenv */
+        CHECK_INT(lenv_parse(envp, &env), 0);
+        CHECK_INT(env.n_errs, 1);
+        CHECK(env.n_errs == 1 && strcmp(env.errs[0].var, "AERON_MTU_LENGTH") == 0);
+        CHECK_STR(lenv_get(envp, "AERON_MTU_LENGTH"), "junk");
+}
+
 int main(void)
 {
         test_good();
         test_bad();
+        test_long_env();
         return test_done();
 }
