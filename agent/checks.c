@@ -81,6 +81,34 @@ static const inv_problem *find_problem(const inventory *inv, inv_topic topic, co
         return NULL;
 }
 
+/* A NIC-topic problem that can hide a NIC from the inventory. The PAT list
+ * (/sys/kernel/debug/x86/pat_memtype_list, unreadable wherever debugfs is not mounted)
+ * only tells write-combining apart: only that check reports it. */
+static bool nic_listing_problem(const inv_problem *p)
+{
+        return p->topic == INV_TOPIC_NIC && !strstr(p->path, "pat_memtype_list");
+}
+
+static json_t *nic_listing_problems_json(const inventory *inv, size_t *ret_n, const inv_problem **ret_first)
+{
+        json_t *a = json_array();
+        const inv_problem *first = NULL;
+        size_t n = 0;
+        for (size_t i = 0; a && i < inv->n_problems; i++) {
+                const inv_problem *p = &inv->problems[i];
+                if (!nic_listing_problem(p))
+                        continue;
+                json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "path", p->path, "error", strerror(-p->err),
+                                                   "what", p->what));
+                if (!first)
+                        first = p;
+                n++;
+        }
+        *ret_n = n;
+        *ret_first = first;
+        return a;
+}
+
 bool checks_nic_selected_default(const inv_nic *nic, void *userdata)
 {
         (void)userdata;
@@ -439,7 +467,8 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
         size_t nready = 0, nnot = 0, nprob;
         const char *bind = o->bind_driver ? o->bind_driver : "vfio-pci";
         json_t *jready = json_array(), *jnot = json_array();
-        json_t *probs = problems_json(inv, INV_TOPIC_NIC, NULL, &nprob);
+        const inv_problem *first_prob;
+        json_t *probs = nic_listing_problems_json(inv, &nprob, &first_prob);
 
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
@@ -469,12 +498,7 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
         }
         json_t *ev = json_pack("{s:o,s:o,s:o}", "ready", jready, "not_ready", jnot, "problems", probs);
         if (nready == 0) {
-                const inv_problem *p = nprob ? &inv->problems[0] : NULL;
-                for (size_t i = 0; i < inv->n_problems && nprob; i++)
-                        if (inv->problems[i].topic == INV_TOPIC_NIC) {
-                                p = &inv->problems[i];
-                                break;
-                        }
+                const inv_problem *p = first_prob;
                 if (nnot == 0 && p)
                         return verdict_add(l, CHECK_NIC_BINDING, VERDICT_SKIP, ev,
                                            "fix or report the unreadable file named here",
@@ -493,7 +517,7 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                                    "%zu DPDK-ready NIC%s (%s); not ready: %s", nready, nready == 1 ? "" : "s",
                                    sb_str(&ready), sb_str(&notready));
         if (nprob) {
-                const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "/");
+                const inv_problem *p = first_prob;
                 return verdict_add(l, CHECK_NIC_BINDING, VERDICT_WARN, ev,
                                    "fix or report the unreadable file named here; a NIC behind it may be missing",
                                    "%zu DPDK-ready NIC%s (%s); but %s: %s (%s)", nready, nready == 1 ? "" : "s",

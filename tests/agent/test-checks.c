@@ -247,6 +247,34 @@ static void test_link_usage(void)
         verdict_list_free(&l);
 }
 
+/* eks-x86 without debugfs (most containers): the unreadable PAT list leaves
+ * write-combining unknown and touches no other verdict. */
+static void test_no_debugfs(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, NULL},
+                {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},
+                {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},
+                {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_PASS, "2 DPDK-ready NICs: 0000:00:06.0 (vfio-pci), 0000:00:07.0 (vfio-pci)"},
+                {"primary-nic", VERDICT_PASS, NULL},
+                {"write-combining", VERDICT_WARN,
+                 "write-combining unknown for 0000:00:06.0, 0000:00:07.0 (the PAT list is unreadable here)"},
+                {"numa-alignment", VERDICT_PASS, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
+        };
+        char p[1024];
+        verdict_list l = {0};
+
+        snprintf(p, sizeof(p), "%s/eks-x86/sys/kernel/debug/x86/pat_memtype_list", dir);
+        CHECK_INT(unlink(p), 0);
+        run("eks-x86", NULL, e, ELEMENTSOF(e), &l);
+        CHECK_INT(json_array_size(json_object_get(verdict_find(&l, "nic-binding")->evidence, "problems")), 0);
+        verdict_list_free(&l);
+}
+
 static void test_big(void)
 {
         static const expect e[] = {
@@ -279,6 +307,7 @@ int main(void)
         test_big();
         test_al2023();
         test_link_usage();
+        test_no_debugfs();
         fixture_remove(dir);
         return test_done();
 }
