@@ -228,6 +228,16 @@ int main(void)
         CHECK(lines >= 4);
         CHECK_INT(good, lines);
 
+        /* Tuning asked under a fake root: the ioctl is impossible and the tree has no
+         * IRQs, nothing is tuned: a skip that says why, not a pass. */
+        fixture_write(path, "{\"nics\":{\"kinds\":[\"ena\"]},\"tuning\":{\"interrupt_moderation_off\":true,\"irq_core\":0}}");
+        snprintf(args, sizeof(args), "prepare --root '%s/broken' --config '%s'", dir, path);
+        run(args, out, sizeof(out));
+        CHECK(strstr(out, "SKIP prep-kernel-tuning: nothing tuned (not a live root): eth0: interrupt moderation: not "
+                          "the real root, left as is; no IRQs found; eth1: interrupt moderation: not the real root, "
+                          "left as is; no IRQs found\n") != NULL);
+        CHECK(strstr(out, "PASS prep-kernel-tuning") == NULL);
+
         /* A bad config: 2, and the message names the key and the value. */
         fixture_write(path, "{\"hugepages\":{\"per_node\":{\"0\":\"lots\"}}}");
         snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --config '%s'", dir, path);
