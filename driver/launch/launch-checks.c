@@ -40,6 +40,15 @@ typedef struct ctx {
 static const char REMEDY_QUOTA[] =
         "Run the pod in the Guaranteed QoS class with integer CPU requests equal to the limits, on nodes whose kubelet uses cpuManagerPolicy: static; on Kubernetes >= 1.33 the DisableCPUQuotaWithExclusiveCPUs behaviour (on by default) then removes the quota. On older clusters set the kubelet's cpuCFSQuota: false on the node pool.";
 
+/* The container's cpuset is the node's shared pool (every online CPU, or CPUs that are
+ * not isolated): the kubelet's CPU manager gave it no exclusive CPUs (it is off, or the
+ * pod is not Guaranteed with integer CPUs), so DisableCPUQuotaWithExclusiveCPUs cannot
+ * lift the quota. */
+static const char REMEDY_QUOTA_SHARED[] =
+        "This container runs on the node's shared CPU pool, so the kubelet gave it no exclusive CPUs (cpuManagerPolicy: none, or a pod that is not Guaranteed with integer CPUs) and DisableCPUQuotaWithExclusiveCPUs does not apply: with the CPU manager off, set the kubelet's cpuCFSQuota: false on the node pool; or run the kubelet with cpuManagerPolicy: static and make the pod Guaranteed with integer CPU requests equal to the limits.";
+
+static bool on_shared_pool(const ctx *c);
+
 /* ---- small readers ---- */
 
 static int read_small(const hostfs *h, const char *path, char *buf, size_t size)
@@ -143,6 +152,15 @@ static int check_allocation(ctx *c, verdict_list *vl)
 }
 
 /* ---- cpu-quota ---- */
+
+static bool on_shared_pool(const ctx *c)
+{
+        if (!c->have_allowed)
+                return false;
+        if (c->have_online && cpuset_subset(&c->online, &c->allowed))
+                return true;
+        return c->have_isolated && !cpuset_subset(&c->allowed, &c->isolated);
+}
 
 static void parent_dir(char *d)
 {
@@ -271,7 +289,7 @@ static int check_cpu_quota(ctx *c, verdict_list *vl)
                         else
                                 lreport_add(&rep, VERDICT_FAIL, "parent cgroup %s has a CFS quota of %.1f CPUs (%s)%s", d,
                                             (double)q / (double)p, text, thr);
-                        lreport_remedy(&rep, REMEDY_QUOTA);
+                        lreport_remedy(&rep, on_shared_pool(c) ? REMEDY_QUOTA_SHARED : REMEDY_QUOTA);
                         if (ev && own) {
                                 json_object_set_new(ev, "quota_us", json_integer((json_int_t)q));
                                 json_object_set_new(ev, "period_us", json_integer((json_int_t)p));
@@ -483,6 +501,17 @@ static int check_cpuset(ctx *c, verdict_list *vl)
         }
         if (c->have_pin && c->pin.mode == LPLAN_PIN_MISMATCH) {
                 lreport_add(&rep, VERDICT_FAIL, "%s", c->pin.reason);
+                /* a kubelet cpuset of exclusive cores, only too small: the CPU request
+                 * that fits is the count of the granted CPUs (all their siblings) */
+                if (!cpuset_empty(&c->allowed) && c->pin.cores_allowed < c->pin.cores_granted &&
+                    c->have_isolated && cpuset_subset(&c->allowed, &c->isolated)) {
+                        unsigned ncpu = cpuset_count(&c->env->cpus), ng = c->pin.cores_granted;
+                        char fit[320];
+                        snprintf(fit, sizeof(fit),
+                                 "Set the container's requests.cpu and limits.cpu to \"%u\": the %u CPUs of the %u granted core%s (cores x SMT threads), so the static CPU manager gives as many whole cores as spinlane granted.",
+                                 ncpu, ncpu, ng, ng == 1 ? "" : "s");
+                        lreport_remedy(&rep, fit);
+                }
                 lreport_remedy(&rep, "Either run the node pool with the static CPU manager (cpuManagerPolicy: static, full-pcpus-only, reservedSystemCPUs = the CPUs outside isolcpus) and request whole cores (integer CPUs = isolated-core x SMT threads), or with cpuManagerPolicy: none and cpuCFSQuota: false so the container's cpuset is the shared set that holds the grant.");
         }
         /* every other pinned CPU (the Aeron affinities) must be inside too */

@@ -39,7 +39,12 @@ typedef struct lenv_err {
         const char *check; /* verdict id the error belongs to */
         char var[48];
         char msg[320];
+        const char *remedy; /* NULL: fix the variable named; else what to do instead */
 } lenv_err;
+
+/* The remedy of an error that means "nothing was granted": request the resources. */
+#define LENV_REMEDY_NO_GRANT \
+        "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic in the container's resources (requests == limits, e.g. spinlane.io/isolated-core: \"2\" and spinlane.io/dpdk-nic: \"1\"); the spinlane device plugin then sets the SPINLANE_* variables. Do not set them by hand."
 
 /* An AERON_* value: set by the user or not. Values are kept verbatim (checked later). */
 typedef struct lenv_aeron {

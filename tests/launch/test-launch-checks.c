@@ -121,7 +121,26 @@ int main(void)
         CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "DisableCPUQuotaWithExclusiveCPUs") != NULL);
         CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "cpuCFSQuota: false") != NULL);
         CHECK_INT(json_integer_value(json_object_get(verdict_find(&vl, "cpu-quota")->evidence, "nr_throttled")), 12);
+        CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "shared CPU pool") == NULL);
         verdict_list_free(&vl);
+        /* the same quota on the node's shared pool (the CPU manager off): the remedy is
+         * cpuCFSQuota: false, not the exclusive-CPU feature gate */
+        p.cpus_allowed = "0-7";
+        run("v2-quota-shared-pool", &p, NULL, "PFPPPPPP", &vl, NULL);
+        CHECK(strncmp(verdict_find(&vl, "cpu-quota")->remedy, "This container runs on the node's shared CPU pool", 49) == 0);
+        CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "with the CPU manager off, set the kubelet's cpuCFSQuota: false") != NULL);
+        verdict_list_free(&vl);
+
+        /* no grant at all: the remedy is to request the resources, not to fix a variable */
+        p = good(FX_V2);
+        {
+                const char *extra[] = { "SPINLANE_ISOLATED_CPUS=", NULL };
+                run("no-cpu-grant", &p, extra, "FPSSSPPS", &vl, NULL);
+                CHECK(strncmp(verdict_find(&vl, "allocation-env")->remedy,
+                              "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic in the container's resources", 87) == 0);
+                CHECK(strstr(verdict_find(&vl, "allocation-env")->remedy, "Fix the variable") == NULL);
+                verdict_list_free(&vl);
+        }
 
         /* v2 nested path (no cgroup namespace): a quota on the pod-level parent */
         p = good(FX_V2);
@@ -364,6 +383,9 @@ int main(void)
         p.cpus_allowed = "1,5";
         run("kubelet-too-few", &p, NULL, "PPPFPPPP", &vl, NULL);
         CHECK(strstr(msg(&vl, "cpuset"), "it spans 1 physical core, fewer than the 2 granted") != NULL);
+        /* which CPU request would fit: the 4 CPUs of the 2 granted cores */
+        CHECK(strncmp(verdict_find(&vl, "cpuset")->remedy,
+                      "Set the container's requests.cpu and limits.cpu to \"4\": the 4 CPUs of the 2 granted cores", 89) == 0);
         verdict_list_free(&vl);
 
         /* kubelet-pinned on a v1 node, siblings offline: the cpuset holds one thread per core */

@@ -204,6 +204,19 @@ static void test_bad(void)
                         CHECK(strstr(env.errs[0].msg, BAD[i].var) != NULL);
                 }
         }
+        /* nothing granted: the error says so and its remedy is to request the resources */
+        {
+                const char *none[] = { "HOSTNAME=x", NULL };
+                launch_env e2;
+                lenv_parse(none, &e2);
+                CHECK_INT(e2.n_errs, 2);
+                for (unsigned k = 0; k < e2.n_errs; k++)
+                        CHECK(e2.errs[k].remedy && strstr(e2.errs[k].remedy, "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic"));
+                /* a malformed value keeps the default remedy (fix the variable) */
+                const char *bad[] = { "SPINLANE_ISOLATED_CPUS=2-", NULL };
+                lenv_parse(bad, &e2);
+                CHECK(e2.n_errs >= 1 && e2.errs[0].remedy == NULL);
+        }
         /* a value with control characters is quoted harmlessly */
         const char *envp[] = { "SPINLANE_ISOLATED_CPUS=1\033[2J", NULL };
         launch_env env;
