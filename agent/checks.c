@@ -442,9 +442,26 @@ static int check_iommu(const inventory *inv, const checks_options *o, verdict_li
 
 /* ---- nic-binding ---------------------------------------------------------------- */
 
+/* An ENA the OS itself configured: an address and a default route of the main table,
+ * what amazon-ec2-net-utils gives every ENI on AL2023 (DHCP through systemd-networkd). */
+static bool nic_os_configured(const inv_nic *n)
+{
+        return n->kind == INV_NIC_ENA && n->in_use == 1 && n->has_ipv4 && n->has_default && n->netdev[0];
+}
+
 static void nic_remedy(sbuf *rem, const inv_nic *n, const char *bind)
 {
-        if (n->kind != INV_NIC_MANA && n->in_use == 1) {
+        if (nic_os_configured(n)) {
+                /* a drop-in that sorts before amazon-ec2-net-utils' generated files in
+                 * /run/systemd/network: the first matching .network file wins */
+                sb_add(rem, "%s: the OS configures %s; to give it to spinlane, leave it unmanaged by systemd-networkd: "
+                       "printf '[Match]\\n%s=%s\\n\\n[Link]\\nUnmanaged=yes\\n' > "
+                       "/etc/systemd/network/10-spinlane-%s.network on the node, reboot it (or run networkctl reload "
+                       "and take the interface's addresses, routes and rules off), then send the agent SIGHUP: it "
+                       "binds the NIC and records it, so `spinlane-agent restore` can give it back (a hand bind with "
+                       "dpdk-devbind.py cannot be)",
+                       n->pci, n->netdev, n->mac[0] ? "MACAddress" : "Name", n->mac[0] ? n->mac : n->netdev, n->netdev);
+        } else if (n->kind != INV_NIC_MANA && n->in_use == 1) {
                 sb_add(rem, "%s: the node uses %s (see why): leave it to the node, or take its addresses, routes, "
                        "rules and master off first; spinlane never takes it as it is", n->pci, n->netdev);
         } else if (n->kind != INV_NIC_MANA && n->in_use < 0) {
@@ -454,10 +471,11 @@ static void nic_remedy(sbuf *rem, const inv_nic *n, const char *bind)
                 sb_add(rem, "%s: modprobe mana_ib ib_uverbs (MANA stays on mana; DPDK net_mana uses "
                        "/dev/infiniband/uverbsN)", n->pci);
         } else {
-                sb_add(rem, "%s: ", n->pci);
-                if (n->has_ipv4 && n->netdev[0])
-                        sb_add(rem, "ip link set %s down; ", n->netdev);
-                sb_add(rem, "dpdk-devbind.py --bind=%s %s", bind, n->pci);
+                /* the agent binds it itself (and records it for restore): a hand bind
+                 * would bypass the state file */
+                sb_add(rem, "%s: let the agent bind it to %s: node preparation does at start and on SIGHUP "
+                       "(`spinlane-agent prepare` once); if it did not, its prep-nic-binding verdict says why",
+                       n->pci, bind);
         }
 }
 
@@ -485,7 +503,10 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 } else {
                         sb_add(&notready, "%s%s (%s%s%s): %s", nnot ? "; " : "", n->pci, inv_nic_kind_name(n->kind),
                                n->netdev[0] ? ", " : "", n->netdev, n->dpdk_reason);
-                        if (n->kind != INV_NIC_MANA && n->in_use == 1)
+                        if (nic_os_configured(n))
+                                sb_add(&notready, "; the OS configured it (an address and a default route, as "
+                                       "amazon-ec2-net-utils does for every ENI), never taken: %s", n->in_use_reason);
+                        else if (n->kind != INV_NIC_MANA && n->in_use == 1)
                                 sb_add(&notready, "; the node uses it, never taken: %s", n->in_use_reason);
                         else if (n->kind != INV_NIC_MANA && n->in_use < 0)
                                 sb_add(&notready, "; not taken: %s", n->in_use_reason);
@@ -503,6 +524,22 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                         return verdict_add(l, CHECK_NIC_BINDING, VERDICT_SKIP, ev,
                                            "fix or report the unreadable file named here",
                                            "cannot list the NICs: %s: %s", p->path, strerror(-p->err));
+                /* NICs that exist but the selection leaves out: name them and the selector */
+                sbuf excluded = {0};
+                size_t nexcl = 0;
+                for (size_t i = 0; nnot == 0 && i < inv->n_nics; i++) {
+                        const inv_nic *n = &inv->nics[i];
+                        if (n->primary || (n->kind == INV_NIC_OTHER && !o->nic_selected))
+                                continue;
+                        sb_add(&excluded, "%s%s (%s%s%s)", nexcl++ ? ", " : "", n->pci, inv_nic_kind_name(n->kind),
+                               n->netdev[0] ? ", " : "", n->netdev);
+                }
+                if (nnot == 0 && nexcl)
+                        return verdict_add(l, CHECK_NIC_BINDING, VERDICT_FAIL, ev,
+                                           "widen the NIC selectors in the config (nics.kinds, nics.ids, nics.pci, "
+                                           "nics.interfaces) to take one of them, then send the agent SIGHUP",
+                                           "no DPDK-ready NIC and no candidate: the config's NIC selectors (nics.*) "
+                                           "exclude every secondary NIC: %s", sb_str(&excluded));
                 if (nnot == 0)
                         return verdict_add(l, CHECK_NIC_BINDING, VERDICT_FAIL, ev,
                                            "attach a secondary ENA (EKS: an extra ENI tagged "
