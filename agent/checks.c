@@ -81,6 +81,34 @@ static const inv_problem *find_problem(const inventory *inv, inv_topic topic, co
         return NULL;
 }
 
+/* A NIC-topic problem that can hide a NIC from the inventory. The PAT list
+ * (/sys/kernel/debug/x86/pat_memtype_list, unreadable wherever debugfs is not mounted)
+ * only tells write-combining apart: only that check reports it. */
+static bool nic_listing_problem(const inv_problem *p)
+{
+        return p->topic == INV_TOPIC_NIC && !strstr(p->path, "pat_memtype_list");
+}
+
+static json_t *nic_listing_problems_json(const inventory *inv, size_t *ret_n, const inv_problem **ret_first)
+{
+        json_t *a = json_array();
+        const inv_problem *first = NULL;
+        size_t n = 0;
+        for (size_t i = 0; a && i < inv->n_problems; i++) {
+                const inv_problem *p = &inv->problems[i];
+                if (!nic_listing_problem(p))
+                        continue;
+                json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "path", p->path, "error", strerror(-p->err),
+                                                   "what", p->what));
+                if (!first)
+                        first = p;
+                n++;
+        }
+        *ret_n = n;
+        *ret_first = first;
+        return a;
+}
+
 bool checks_nic_selected_default(const inv_nic *nic, void *userdata)
 {
         (void)userdata;
@@ -414,9 +442,26 @@ static int check_iommu(const inventory *inv, const checks_options *o, verdict_li
 
 /* ---- nic-binding ---------------------------------------------------------------- */
 
+/* An ENA the OS itself configured: an address and a default route of the main table,
+ * what amazon-ec2-net-utils gives every ENI on AL2023 (DHCP through systemd-networkd). */
+static bool nic_os_configured(const inv_nic *n)
+{
+        return n->kind == INV_NIC_ENA && n->in_use == 1 && n->has_ipv4 && n->has_default && n->netdev[0];
+}
+
 static void nic_remedy(sbuf *rem, const inv_nic *n, const char *bind)
 {
-        if (n->kind != INV_NIC_MANA && n->in_use == 1) {
+        if (nic_os_configured(n)) {
+                /* a drop-in that sorts before amazon-ec2-net-utils' generated files in
+                 * /run/systemd/network: the first matching .network file wins */
+                sb_add(rem, "%s: the OS configures %s; to give it to spinlane, leave it unmanaged by systemd-networkd: "
+                       "printf '[Match]\\n%s=%s\\n\\n[Link]\\nUnmanaged=yes\\n' > "
+                       "/etc/systemd/network/10-spinlane-%s.network on the node, reboot it (or run networkctl reload "
+                       "and take the interface's addresses, routes and rules off), then send the agent SIGHUP: it "
+                       "binds the NIC and records it, so `spinlane-agent restore` can give it back (a hand bind with "
+                       "dpdk-devbind.py cannot be)",
+                       n->pci, n->netdev, n->mac[0] ? "MACAddress" : "Name", n->mac[0] ? n->mac : n->netdev, n->netdev);
+        } else if (n->kind != INV_NIC_MANA && n->in_use == 1) {
                 sb_add(rem, "%s: the node uses %s (see why): leave it to the node, or take its addresses, routes, "
                        "rules and master off first; spinlane never takes it as it is", n->pci, n->netdev);
         } else if (n->kind != INV_NIC_MANA && n->in_use < 0) {
@@ -426,10 +471,11 @@ static void nic_remedy(sbuf *rem, const inv_nic *n, const char *bind)
                 sb_add(rem, "%s: modprobe mana_ib ib_uverbs (MANA stays on mana; DPDK net_mana uses "
                        "/dev/infiniband/uverbsN)", n->pci);
         } else {
-                sb_add(rem, "%s: ", n->pci);
-                if (n->has_ipv4 && n->netdev[0])
-                        sb_add(rem, "ip link set %s down; ", n->netdev);
-                sb_add(rem, "dpdk-devbind.py --bind=%s %s", bind, n->pci);
+                /* the agent binds it itself (and records it for restore): a hand bind
+                 * would bypass the state file */
+                sb_add(rem, "%s: let the agent bind it to %s: node preparation does at start and on SIGHUP "
+                       "(`spinlane-agent prepare` once); if it did not, its prep-nic-binding verdict says why",
+                       n->pci, bind);
         }
 }
 
@@ -439,7 +485,8 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
         size_t nready = 0, nnot = 0, nprob;
         const char *bind = o->bind_driver ? o->bind_driver : "vfio-pci";
         json_t *jready = json_array(), *jnot = json_array();
-        json_t *probs = problems_json(inv, INV_TOPIC_NIC, NULL, &nprob);
+        const inv_problem *first_prob;
+        json_t *probs = nic_listing_problems_json(inv, &nprob, &first_prob);
 
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
@@ -456,7 +503,10 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 } else {
                         sb_add(&notready, "%s%s (%s%s%s): %s", nnot ? "; " : "", n->pci, inv_nic_kind_name(n->kind),
                                n->netdev[0] ? ", " : "", n->netdev, n->dpdk_reason);
-                        if (n->kind != INV_NIC_MANA && n->in_use == 1)
+                        if (nic_os_configured(n))
+                                sb_add(&notready, "; the OS configured it (an address and a default route, as "
+                                       "amazon-ec2-net-utils does for every ENI), never taken: %s", n->in_use_reason);
+                        else if (n->kind != INV_NIC_MANA && n->in_use == 1)
                                 sb_add(&notready, "; the node uses it, never taken: %s", n->in_use_reason);
                         else if (n->kind != INV_NIC_MANA && n->in_use < 0)
                                 sb_add(&notready, "; not taken: %s", n->in_use_reason);
@@ -469,16 +519,27 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
         }
         json_t *ev = json_pack("{s:o,s:o,s:o}", "ready", jready, "not_ready", jnot, "problems", probs);
         if (nready == 0) {
-                const inv_problem *p = nprob ? &inv->problems[0] : NULL;
-                for (size_t i = 0; i < inv->n_problems && nprob; i++)
-                        if (inv->problems[i].topic == INV_TOPIC_NIC) {
-                                p = &inv->problems[i];
-                                break;
-                        }
+                const inv_problem *p = first_prob;
                 if (nnot == 0 && p)
                         return verdict_add(l, CHECK_NIC_BINDING, VERDICT_SKIP, ev,
                                            "fix or report the unreadable file named here",
                                            "cannot list the NICs: %s: %s", p->path, strerror(-p->err));
+                /* NICs that exist but the selection leaves out: name them and the selector */
+                sbuf excluded = {0};
+                size_t nexcl = 0;
+                for (size_t i = 0; nnot == 0 && i < inv->n_nics; i++) {
+                        const inv_nic *n = &inv->nics[i];
+                        if (n->primary || (n->kind == INV_NIC_OTHER && !o->nic_selected))
+                                continue;
+                        sb_add(&excluded, "%s%s (%s%s%s)", nexcl++ ? ", " : "", n->pci, inv_nic_kind_name(n->kind),
+                               n->netdev[0] ? ", " : "", n->netdev);
+                }
+                if (nnot == 0 && nexcl)
+                        return verdict_add(l, CHECK_NIC_BINDING, VERDICT_FAIL, ev,
+                                           "widen the NIC selectors in the config (nics.kinds, nics.ids, nics.pci, "
+                                           "nics.interfaces) to take one of them, then send the agent SIGHUP",
+                                           "no DPDK-ready NIC and no candidate: the config's NIC selectors (nics.*) "
+                                           "exclude every secondary NIC: %s", sb_str(&excluded));
                 if (nnot == 0)
                         return verdict_add(l, CHECK_NIC_BINDING, VERDICT_FAIL, ev,
                                            "attach a secondary ENA (EKS: an extra ENI tagged "
@@ -493,7 +554,7 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                                    "%zu DPDK-ready NIC%s (%s); not ready: %s", nready, nready == 1 ? "" : "s",
                                    sb_str(&ready), sb_str(&notready));
         if (nprob) {
-                const inv_problem *p = find_problem(inv, INV_TOPIC_NIC, "/");
+                const inv_problem *p = first_prob;
                 return verdict_add(l, CHECK_NIC_BINDING, VERDICT_WARN, ev,
                                    "fix or report the unreadable file named here; a NIC behind it may be missing",
                                    "%zu DPDK-ready NIC%s (%s); but %s: %s (%s)", nready, nready == 1 ? "" : "s",

@@ -12,9 +12,12 @@
 #include "inventory.h"
 #include "log.h"
 #include "prep-inventory.h"
+#include "version.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 {"kubeconfig", required_argument, NULL, 'k'},
                 {"metrics-bind-address", required_argument, NULL, 'm'},
                 {"help", no_argument, NULL, 'h'},
+                {"version", no_argument, NULL, 'V'},
                 {0},
         };
         agent_options o = {0};
@@ -78,6 +82,9 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 case 'h':
                         fprintf(stdout, "usage: %s\n", usage);
                         return 1;
+                case 'V':
+                        fprintf(stdout, "spinlane-agent %s\n", SPINLANE_VERSION);
+                        return 1;
                 default:
                         fprintf(stderr, "spinlane-agent %s: unknown or incomplete option '%s'\nusage: %s\n", argv[0],
                                 argv[optind - 1], usage);
@@ -89,8 +96,16 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                         usage);
                 return -EINVAL;
         }
-        /* without --log-format, logs follow --json */
-        o.log_json = log_fmt_given ? log_fmt == LOG_FORMAT_JSON : o.json;
+        /* one format for stdout (verdicts) and stderr (logs): --json and --log-format json
+         * each give JSON on both; asking for both formats at once is a usage error */
+        if (log_fmt_given && o.json && log_fmt != LOG_FORMAT_JSON) {
+                fprintf(stderr, "spinlane-agent %s: --json and --log-format human ask for two formats; give one "
+                        "(--json or --log-format json: JSON verdicts and logs)\nusage: %s\n", argv[0], usage);
+                return -EINVAL;
+        }
+        if (log_fmt_given)
+                o.json = log_fmt == LOG_FORMAT_JSON;
+        o.log_json = o.json;
         *ret = o;
         return 0;
 }
@@ -121,12 +136,31 @@ int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, 
         return 0;
 }
 
+void agent_error(const agent_options *o, const char *fmt, ...)
+{
+        char msg[2048];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (o && o->log_json) {
+                json_t *j = json_pack("{s:s,s:s}", "level", "error", "msg", msg);
+                char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+                fprintf(stderr, "%s\n", s ? s : "{\"level\":\"error\",\"msg\":\"out of memory\"}");
+                free(s);
+                json_decref(j);
+        } else {
+                fprintf(stderr, "spinlane-agent: %s\n", msg);
+        }
+}
+
 int agent_config(const agent_options *o, config *ret)
 {
         char err[CONFIG_ERR_LEN];
         int r = config_load(o->config, ret, NULL, err, sizeof(err));
         if (r < 0)
-                fprintf(stderr, "spinlane-agent: %s\n", *err ? err : strerror(-r));
+                agent_error(o, "%s", *err ? err : strerror(-r));
         return r;
 }
 

@@ -17,17 +17,20 @@
 typedef struct agent_options {
         const char *root;   /* --root DIR; NULL = the real root */
         const char *config; /* --config FILE; NULL = not given */
-        bool json;          /* --json */
+        bool json;          /* --json or --log-format json: verdicts as JSON lines */
         bool once;          /* --once (run only): prepare the node and exit */
-        bool log_json;      /* --log-format json, or --json without --log-format */
+        bool log_json;      /* the same: one format for stdout and stderr */
         const char *kubeconfig;   /* --kubeconfig FILE (run only); NULL = in-cluster */
         const char *metrics_bind; /* --metrics-bind-address HOST:PORT (run only); NULL = default */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
  * --config FILE, --json, --log-format human|json, -h/--help, and --once, --kubeconfig
- * FILE and --metrics-bind-address HOST:PORT for `run` (their values are checked there). On a bad option or a stray argument prints usage to
- * stderr and returns -EINVAL; returns 1 after printing usage for --help; 0 otherwise. */
+ * FILE and --metrics-bind-address HOST:PORT for `run` (their values are checked there).
+ * --json and --log-format json both select JSON for verdicts and logs; --json with
+ * --log-format human is refused. On a bad option or a stray argument prints usage to
+ * stderr and returns -EINVAL; returns 1 after printing usage for --help or the version
+ * for --version; 0 otherwise. */
 int agent_parse_options(int argc, char **argv, const char *usage, agent_options *ret);
 
 /* agent_parse_options(), then --root opened as *ret_h (hostfs_init). Same returns; a
@@ -41,6 +44,10 @@ int agent_setup(int argc, char **argv, const char *usage, agent_options *ret_o, 
  * returns it negative. */
 struct config;
 int agent_config(const agent_options *o, struct config *ret);
+
+/* One error line on stderr in the format the options chose: "spinlane-agent: MSG", or
+ * {"level":"error","msg":MSG} with --json / --log-format json. */
+void agent_error(const agent_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Resolve each selected NIC's address into inv (agent/addresses.h) as a one-shot command
  * can: the config's static entries and the MACs in the bind state; what only the

@@ -25,7 +25,7 @@ static void size_str(uint64_t kb, char *buf, size_t size)
 
 int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_list *v)
 {
-        char fails[1024] = "", oks[1024] = "";
+        char fails[1024] = "", oks[1024] = "", raised[512] = "";
         bool any = false;
 
         if (c->n_huge == 0)
@@ -94,6 +94,10 @@ int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_
                         } else {
                                 (void)hostfs_fmt_append(oks, sizeof(oks),
                                                         "%snode %d: %" PRIu64 " x %s", *oks ? ", " : "", node, got, sz);
+                                if (got > before)
+                                        (void)hostfs_fmt_append(raised, sizeof(raised),
+                                                                "%snode %d from %" PRIu64 " to %" PRIu64 " x %s",
+                                                                *raised ? ", " : "", node, before, got, sz);
                         }
                         if (o)
                                 json_array_append_new(ev, o);
@@ -109,6 +113,16 @@ int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_
                                    "free memory on that node (or reserve at boot with the kernel parameters "
                                    "hugepagesz= hugepages=), or lower hugepages.per_node in the config",
                                    "%s", fails);
+        /* the kubelet reads hugepage capacity once, at its start (kubernetes#111757):
+         * pages this run added are not allocatable to pods until it restarts */
+        if (*raised)
+                return verdict_add(v, PREP_CHECK_HUGEPAGES, VERDICT_WARN, evidence,
+                                   "reserve the pages at boot (kernel parameters hugepagesz= hugepages=, or the "
+                                   "node's user data before the kubelet starts), or restart the kubelet once "
+                                   "(systemctl restart kubelet) so it reads the new capacity",
+                                   "reserved %s; raised at run time (%s): the kubelet reads hugepage capacity "
+                                   "only when it starts (kubernetes#111757), so pods cannot request the new pages "
+                                   "until it restarts", oks, raised);
         return verdict_add(v, PREP_CHECK_HUGEPAGES, VERDICT_PASS, evidence, NULL, "reserved %s", oks);
 }
 

@@ -6,6 +6,7 @@
  * (issue #2: preflight < 5 ms, < 4 MiB). This binary links neither; its `run` execs the
  * sibling (exec, not fork: same PID, signals and PID 1 semantics). */
 #include "cmd.h"
+#include "version.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -61,7 +62,8 @@ static const agent_command commands[] = {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: spinlane-agent <command> [--root DIR] [--config FILE] [--json] [--log-format human|json]\n\ncommands:\n");
+        fprintf(f, "usage: spinlane-agent <command> [--root DIR] [--config FILE] [--json] [--log-format human|json]\n"
+                   "       spinlane-agent --version\n\ncommands:\n");
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
@@ -74,6 +76,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
                 usage(stdout);
+                return AGENT_EXIT_OK;
+        }
+        if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+                printf("spinlane-agent %s\n", SPINLANE_VERSION);
                 return AGENT_EXIT_OK;
         }
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -326,8 +326,8 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
 static int tune_step(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nics, size_t n,
                      prep_report *rep)
 {
-        char fails[1024] = "";
-        unsigned ok = 0;
+        char fails[1024] = "", untouched[1024] = "";
+        unsigned ok = 0, done = 0;
 
         if (!c->tuning.interrupt_moderation_off && c->tuning.irq_core < 0)
                 return 0;
@@ -349,16 +349,34 @@ static int tune_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                 prep_tuned *t = &rep->tuned[rep->n_tuned++];
                 snprintf(t->ifname, sizeof(t->ifname), "%s", nic->netdev);
                 snprintf(t->pci, sizeof(t->pci), "%s", nic->pci);
-                if (r < 0)
+                if (r < 0) {
                         (void)hostfs_fmt_append(fails, sizeof(fails), "%s%s", *fails ? "; " : "", tr.message);
+                        continue;
+                }
+                ok++;
+                /* tuned: moderation set or found off, or an IRQ is on the core; not when
+                 * the ioctl was impossible (a fake root, no driver support) and no IRQ
+                 * was found */
+                if (tr.coalesce == 0 || tr.coalesce == 1 || tr.n_irqs_ok > 0)
+                        done++;
                 else
-                        ok++;
+                        (void)hostfs_fmt_append(untouched, sizeof(untouched), "%s%s", *untouched ? "; " : "", tr.message);
         }
         if (*fails)
                 return verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_TUNING, VERDICT_WARN, NULL,
                                    "the agent needs CAP_NET_ADMIN and write access to /proc/irq", "%s", fails);
+        if (ok == 0)
+                return verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_TUNING, VERDICT_SKIP, NULL, NULL,
+                                   "no kernel NIC of the selected kinds to tune");
+        if (done == 0)
+                return verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_TUNING, VERDICT_SKIP, NULL, NULL,
+                                   "nothing tuned%s: %s", hostfs_is_live(h) ? "" : " (not a live root)", untouched);
+        if (done < ok)
+                return verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_TUNING, VERDICT_PASS, NULL, NULL,
+                                   "%u of %u kernel NIC(s) tuned (see the agent log); left as is: %s", done, ok,
+                                   untouched);
         return verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_TUNING, VERDICT_PASS, NULL, NULL,
-                           "%u kernel NIC(s) tuned (see the agent log)", ok);
+                           "%u kernel NIC(s) tuned (see the agent log)", done);
 }
 
 int prep_apply(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nics, size_t n,

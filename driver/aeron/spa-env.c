@@ -61,7 +61,9 @@ static const char *get(const char *const *envp, const char *name)
 
         if (!envp)
                 return NULL;
-        for (size_t i = 0; envp[i] && i < SPA_ENV_MAX; i++)
+        /* every entry (the kernel bounds the environment): a fixed count would let
+         * padding hide the contract from the driver */
+        for (size_t i = 0; envp[i]; i++)
                 if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
                         return envp[i] + n + 1;
         return NULL;

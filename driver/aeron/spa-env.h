@@ -13,7 +13,6 @@
 #define SPA_DEVICE_MAX 64          /* a DPDK device name: PCI address or vdev name */
 #define SPA_EAL_ARGS_MAX 4096      /* as long as the transport's splitter accepts */
 #define SPA_VALUE_MAX 4096         /* longest value looked at for any variable */
-#define SPA_ENV_MAX 8192           /* envp entries looked at */
 #define SPA_DEFAULT_LINK_WAIT_MS 10000
 #define SPA_MAX_LINK_WAIT_MS 600000
 #define SPA_DEFAULT_HANDOFF_SLOTS 1024

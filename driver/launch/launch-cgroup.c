@@ -442,3 +442,33 @@ int lcg_parse_memlock(const char *text, size_t len, uint64_t *ret)
         }
         return -ENOENT;
 }
+
+int lcg_parse_capeff(const char *text, size_t len, uint64_t *ret)
+{
+        static const char key[] = "CapEff:";
+        span t = { text, text + len }, line;
+
+        if (span_has_nul(t))
+                return -EINVAL;
+        while (next_line(&t, &line)) {
+                size_t n = (size_t)(line.end - line.p);
+                char buf[32], *p;
+                uint64_t v;
+
+                if (n < sizeof(key) - 1 || memcmp(line.p, key, sizeof(key) - 1) != 0)
+                        continue;
+                n -= sizeof(key) - 1;
+                if (n >= sizeof(buf))
+                        return -EINVAL;
+                memcpy(buf, line.p + sizeof(key) - 1, n);
+                buf[n] = '\0';
+                p = buf + strspn(buf, " \t");
+                p[strcspn(p, " \t\r")] = '\0';
+                if (*p == '\0' || strlen(p) > 16 || strspn(p, "0123456789abcdefABCDEF") != strlen(p) ||
+                    parse_hex_u64(p, UINT64_MAX, &v) < 0)
+                        return -EINVAL;
+                *ret = v;
+                return 0;
+        }
+        return -ENOENT;
+}

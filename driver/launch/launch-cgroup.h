@@ -86,4 +86,13 @@ int lcg_hugetlbfs_pagesize_kb(const char *super, uint64_t *ret_kb);
 /* /proc/self/limits: the soft "Max locked memory" in bytes (UINT64_MAX = unlimited). */
 int lcg_parse_memlock(const char *text, size_t len, uint64_t *ret);
 
+/* /proc/self/status: the effective capability set (the "CapEff:" line, 16 hex digits at
+ * most) as a bit mask, bit n = capability n (CAP_IPC_LOCK 14, CAP_SYS_RAWIO 17,
+ * CAP_SYS_ADMIN 21). -ENOENT without the line, -EINVAL on a bad one; *ret untouched on
+ * failure. */
+#define LCG_CAP_IPC_LOCK 14
+#define LCG_CAP_SYS_RAWIO 17
+#define LCG_CAP_SYS_ADMIN 21
+int lcg_parse_capeff(const char *text, size_t len, uint64_t *ret);
+
 #endif

@@ -40,6 +40,15 @@ typedef struct ctx {
 static const char REMEDY_QUOTA[] =
         "Run the pod in the Guaranteed QoS class with integer CPU requests equal to the limits, on nodes whose kubelet uses cpuManagerPolicy: static; on Kubernetes >= 1.33 the DisableCPUQuotaWithExclusiveCPUs behaviour (on by default) then removes the quota. On older clusters set the kubelet's cpuCFSQuota: false on the node pool.";
 
+/* The container's cpuset is the node's shared pool (every online CPU, or CPUs that are
+ * not isolated): the kubelet's CPU manager gave it no exclusive CPUs (it is off, or the
+ * pod is not Guaranteed with integer CPUs), so DisableCPUQuotaWithExclusiveCPUs cannot
+ * lift the quota. */
+static const char REMEDY_QUOTA_SHARED[] =
+        "This container runs on the node's shared CPU pool, so the kubelet gave it no exclusive CPUs (cpuManagerPolicy: none, or a pod that is not Guaranteed with integer CPUs) and DisableCPUQuotaWithExclusiveCPUs does not apply: with the CPU manager off, set the kubelet's cpuCFSQuota: false on the node pool; or run the kubelet with cpuManagerPolicy: static and make the pod Guaranteed with integer CPU requests equal to the limits.";
+
+static bool on_shared_pool(const ctx *c);
+
 /* ---- small readers ---- */
 
 static int read_small(const hostfs *h, const char *path, char *buf, size_t size)
@@ -143,6 +152,15 @@ static int check_allocation(ctx *c, verdict_list *vl)
 }
 
 /* ---- cpu-quota ---- */
+
+static bool on_shared_pool(const ctx *c)
+{
+        if (!c->have_allowed)
+                return false;
+        if (c->have_online && cpuset_subset(&c->online, &c->allowed))
+                return true;
+        return c->have_isolated && !cpuset_subset(&c->allowed, &c->isolated);
+}
 
 static void parent_dir(char *d)
 {
@@ -271,7 +289,7 @@ static int check_cpu_quota(ctx *c, verdict_list *vl)
                         else
                                 lreport_add(&rep, VERDICT_FAIL, "parent cgroup %s has a CFS quota of %.1f CPUs (%s)%s", d,
                                             (double)q / (double)p, text, thr);
-                        lreport_remedy(&rep, REMEDY_QUOTA);
+                        lreport_remedy(&rep, on_shared_pool(c) ? REMEDY_QUOTA_SHARED : REMEDY_QUOTA);
                         if (ev && own) {
                                 json_object_set_new(ev, "quota_us", json_integer((json_int_t)q));
                                 json_object_set_new(ev, "period_us", json_integer((json_int_t)p));
@@ -483,6 +501,17 @@ static int check_cpuset(ctx *c, verdict_list *vl)
         }
         if (c->have_pin && c->pin.mode == LPLAN_PIN_MISMATCH) {
                 lreport_add(&rep, VERDICT_FAIL, "%s", c->pin.reason);
+                /* a kubelet cpuset of exclusive cores, only too small: the CPU request
+                 * that fits is the count of the granted CPUs (all their siblings) */
+                if (!cpuset_empty(&c->allowed) && c->pin.cores_allowed < c->pin.cores_granted &&
+                    c->have_isolated && cpuset_subset(&c->allowed, &c->isolated)) {
+                        unsigned ncpu = cpuset_count(&c->env->cpus), ng = c->pin.cores_granted;
+                        char fit[320];
+                        snprintf(fit, sizeof(fit),
+                                 "Set the container's requests.cpu and limits.cpu to \"%u\": the %u CPUs of the %u granted core%s (cores x SMT threads), so the static CPU manager gives as many whole cores as spinlane granted.",
+                                 ncpu, ncpu, ng, ng == 1 ? "" : "s");
+                        lreport_remedy(&rep, fit);
+                }
                 lreport_remedy(&rep, "Either run the node pool with the static CPU manager (cpuManagerPolicy: static, full-pcpus-only, reservedSystemCPUs = the CPUs outside isolcpus) and request whole cores (integer CPUs = isolated-core x SMT threads), or with cpuManagerPolicy: none and cpuCFSQuota: false so the container's cpuset is the shared set that holds the grant.");
         }
         /* every other pinned CPU (the Aeron affinities) must be inside too */
@@ -674,10 +703,42 @@ static int open_rw(const hostfs *h, const char *path)
         return fd < 0 ? -errno : 0;
 }
 
+/* vfio's enable_unsafe_noiommu_mode as the container sees it (sysfs is the host's):
+ * DPDK itself reads this file to choose physical addresses (IOVA as PA). */
+static bool vfio_noiommu_mode(const hostfs *h)
+{
+        char v[8];
+        return hostfs_read_str(h, "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode", v, sizeof(v)) >= 0 &&
+               (v[0] == 'Y' || v[0] == 'y' || v[0] == '1');
+}
+
+/* Whether the VFIO group behind a container path /dev/vfio/<N> is a no-IOMMU one
+ * (/sys/kernel/iommu_groups/<N>/name "vfio-noiommu"); unknown (no such file): mode. */
+static bool vfio_group_noiommu(const hostfs *h, const char *dev, bool mode)
+{
+        char path[96], name[32];
+        int g;
+
+        if (parse_int(dev + strlen("/dev/vfio/"), 0, 1 << 20, &g) < 0 ||
+            hostfs_fmt(path, sizeof(path), "/sys/kernel/iommu_groups/%d/name", g) < 0 ||
+            hostfs_read_str(h, path, name, sizeof(name)) < 0)
+                return mode;
+        return strcmp(parse_strip(name), "vfio-noiommu") == 0;
+}
+
+static bool has_cap(uint64_t caps, unsigned cap)
+{
+        return (caps >> cap) & 1;
+}
+
 static int check_devices(ctx *c, verdict_list *vl)
 {
         const launch_env *env = c->env;
-        bool any_vfio = false;
+        bool pins = false;      /* a VFIO NIC with an IOMMU: type1 pins the DPDK memory */
+        bool iova_pa = false;   /* DPDK must use physical addresses (no-IOMMU VFIO, igb_uio) */
+        bool noiommu = false;   /* a no-IOMMU VFIO group must be opened */
+        const char *pa_nic = NULL, *noiommu_nic = NULL;
+        bool mode = vfio_noiommu_mode(c->h);
         unsigned ndev = 0;
         lreport rep;
         json_t *ev = json_object(), *devs = json_array();
@@ -690,16 +751,17 @@ static int check_devices(ctx *c, verdict_list *vl)
         }
         for (unsigned i = 0; i < env->n_nics; i++) {
                 const lenv_nic *nic = &env->nics[i];
-                bool container = false, group = false, uio = false, uverbs = false;
+                bool container = false, group = false, uio = false, uverbs = false, group_noiommu = mode;
 
                 for (unsigned d = 0; d < nic->n_devices; d++) {
                         const char *p = nic->devices[d];
                         int r;
                         if (strcmp(p, "/dev/vfio/vfio") == 0)
                                 container = true;
-                        else if (strncmp(p, "/dev/vfio/", 10) == 0)
+                        else if (strncmp(p, "/dev/vfio/", 10) == 0) {
                                 group = true;
-                        else if (strncmp(p, "/dev/uio", 8) == 0)
+                                group_noiommu = vfio_group_noiommu(c->h, p, mode);
+                        } else if (strncmp(p, "/dev/uio", 8) == 0)
                                 uio = true;
                         else if (strncmp(p, "/dev/infiniband/uverbs", 22) == 0)
                                 uverbs = true;
@@ -715,50 +777,100 @@ static int check_devices(ctx *c, verdict_list *vl)
                                 if (r == -EBUSY)
                                         lreport_remedy(&rep, "Another process holds the VFIO group: a second container was given the same NIC.");
                                 else if (r == -EACCES || r == -EPERM)
-                                        lreport_remedy(&rep, "The device cgroup must allow the node (the device plugin's DeviceSpec permissions \"rw\"); noiommu VFIO also needs CAP_SYS_RAWIO.");
+                                        lreport_remedy(&rep, "The device cgroup must allow the node (the device plugin's DeviceSpec permissions \"rw\"); a no-IOMMU VFIO group opens only with CAP_SYS_RAWIO.");
                                 continue;
                         }
                         ndev++;
                         json_array_append_new(devs, json_string(p));
                 }
                 if (nic->driver == LENV_DRV_VFIO) {
-                        any_vfio = true;
                         if (!container || !group)
                                 lreport_add(&rep, VERDICT_FAIL, "NIC %s uses vfio-pci but SPINLANE_NIC_%u_DEVICES lacks %s",
                                             nic->pci, i, !container ? "/dev/vfio/vfio" : "its /dev/vfio/<group>");
-                } else if (nic->driver == LENV_DRV_IGB_UIO && !uio)
-                        lreport_add(&rep, VERDICT_FAIL, "NIC %s uses igb_uio but SPINLANE_NIC_%u_DEVICES has no /dev/uioN", nic->pci, i);
-                else if (nic->driver == LENV_DRV_MANA && !uverbs)
+                        if (group_noiommu && !noiommu_nic) {
+                                noiommu = true;
+                                noiommu_nic = nic->pci;
+                        }
+                        pins = pins || !group_noiommu;
+                        if ((mode || group_noiommu) && !pa_nic) {
+                                iova_pa = true;
+                                pa_nic = nic->pci;
+                        }
+                } else if (nic->driver == LENV_DRV_IGB_UIO) {
+                        if (!uio)
+                                lreport_add(&rep, VERDICT_FAIL, "NIC %s uses igb_uio but SPINLANE_NIC_%u_DEVICES has no /dev/uioN", nic->pci, i);
+                        if (!pa_nic) {
+                                iova_pa = true;
+                                pa_nic = nic->pci;
+                        }
+                } else if (nic->driver == LENV_DRV_MANA && !uverbs)
                         lreport_add(&rep, VERDICT_FAIL, "NIC %s is MANA but SPINLANE_NIC_%u_DEVICES has no /dev/infiniband/uverbsN",
                                     nic->pci, i);
         }
         if (rep.level == VERDICT_FAIL)
                 lreport_remedy(&rep, "The spinlane device plugin passes each NIC's device nodes; check that the pod requests spinlane.io/dpdk-nic and that the agent on the node is healthy.");
         json_object_set_new(ev, "opened", devs);
-        if (any_vfio) {
+        json_object_set_new(ev, "iova", json_string(iova_pa ? "pa" : "va"));
+
+        /* the capabilities this process has (CapEff of /proc/self/status) */
+        uint64_t caps = 0;
+        bool have_caps = false;
+        if (iova_pa || noiommu || pins) {
+                _cleanup_free_ char *st = NULL;
+                size_t len;
+                int r = hostfs_read_alloc(c->h, "/proc/self/status", 64 * 1024, &st, &len);
+                if (r == 0)
+                        r = lcg_parse_capeff(st, len, &caps);
+                have_caps = r == 0;
+                if (have_caps) {
+                        char hex[24];
+                        snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)caps);
+                        json_object_set_new(ev, "cap_eff", json_string(hex));
+                }
+        }
+        if (iova_pa || noiommu) {
+                const char *why = noiommu ? "vfio in no-IOMMU mode" : mode ? "vfio with enable_unsafe_noiommu_mode on" : "igb_uio";
+                if (!have_caps)
+                        lreport_add(&rep, VERDICT_WARN, "NIC %s uses %s: cannot tell from /proc/self/status (no CapEff) whether this container has the capabilities DPDK needs there",
+                                    pa_nic ? pa_nic : noiommu_nic, why);
+                if (have_caps && iova_pa && !has_cap(caps, LCG_CAP_SYS_ADMIN))
+                        lreport_add(&rep, VERDICT_FAIL,
+                                    "NIC %s uses %s, so DPDK runs with physical addresses (IOVA as PA) and must read /proc/self/pagemap, which needs CAP_SYS_ADMIN; this container lacks CAP_SYS_ADMIN",
+                                    pa_nic, why);
+                if (have_caps && noiommu && !has_cap(caps, LCG_CAP_SYS_RAWIO))
+                        lreport_add(&rep, VERDICT_FAIL,
+                                    "NIC %s is in a no-IOMMU VFIO group, which opens only with CAP_SYS_RAWIO; this container lacks CAP_SYS_RAWIO",
+                                    noiommu_nic);
+                if (have_caps && ((iova_pa && !has_cap(caps, LCG_CAP_SYS_ADMIN)) || (noiommu && !has_cap(caps, LCG_CAP_SYS_RAWIO))))
+                        lreport_remedy(&rep, "Add the missing capabilities to the driver container's securityContext.capabilities.add: SYS_ADMIN (physical addresses from /proc/self/pagemap) and SYS_RAWIO (to open a no-IOMMU VFIO group); on a node with an IOMMU (metal instances) vfio-pci needs neither.");
+        }
+        if (pins) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len;
-                uint64_t lim;
+                uint64_t lim = 0;
                 uint64_t need = env->memory_mb * 1024 * 1024;
                 int r = hostfs_read_alloc(c->h, "/proc/self/limits", 16 * 1024, &buf, &len);
                 if (r == 0)
                         r = lcg_parse_memlock(buf, len, &lim);
-                if (r < 0)
+                if (have_caps && has_cap(caps, LCG_CAP_IPC_LOCK))
+                        ; /* vfio type1 does not count the pinned pages of a CAP_IPC_LOCK process */
+                else if (r < 0)
                         lreport_add(&rep, VERDICT_FAIL, "cannot read the locked-memory limit from /proc/self/limits: %s",
                                     r == -ENOENT ? "no \"Max locked memory\" line" : strerror(-r));
-                else {
-                        json_object_set_new(ev, "memlock_bytes", lim == UINT64_MAX ? json_string("unlimited") : json_integer((json_int_t)lim));
-                        if (lim < need) {
-                                lreport_add(&rep, VERDICT_FAIL,
-                                            "RLIMIT_MEMLOCK is %llu bytes; VFIO must lock the %llu MiB of DPDK memory",
-                                            (unsigned long long)lim, (unsigned long long)env->memory_mb);
-                                lreport_remedy(&rep, "Give the container CAP_IPC_LOCK and an unlimited memlock ulimit (containerd/CRI-O default_ulimits or the runtime's LimitMEMLOCK=infinity).");
-                        }
+                else if (lim < need) {
+                        lreport_add(&rep, VERDICT_FAIL,
+                                    "RLIMIT_MEMLOCK is %llu bytes and the container lacks CAP_IPC_LOCK; VFIO must lock the %llu MiB of DPDK memory",
+                                    (unsigned long long)lim, (unsigned long long)env->memory_mb);
+                        lreport_remedy(&rep, "Add IPC_LOCK to the driver container's securityContext.capabilities.add (VFIO then does not count the pinned memory against RLIMIT_MEMLOCK), or raise the limit containers inherit from the runtime: LimitMEMLOCK=infinity in a systemd drop-in for containerd.service, then restart containerd.");
                 }
+                if (r == 0)
+                        json_object_set_new(ev, "memlock_bytes", lim == UINT64_MAX ? json_string("unlimited") : json_integer((json_int_t)lim));
         }
-        char pass[128];
-        snprintf(pass, sizeof(pass), "%u device node%s of %u NIC%s exist and open%s", ndev, ndev == 1 ? "" : "s",
-                 env->n_nics, env->n_nics == 1 ? "" : "s", any_vfio ? "; memlock suffices for VFIO" : "");
+        char pass[160];
+        snprintf(pass, sizeof(pass), "%u device node%s of %u NIC%s exist and open%s%s", ndev, ndev == 1 ? "" : "s",
+                 env->n_nics, env->n_nics == 1 ? "" : "s",
+                 !pins ? "" : have_caps && has_cap(caps, LCG_CAP_IPC_LOCK) ? "; CAP_IPC_LOCK lets VFIO lock the DPDK memory" : "; memlock suffices for VFIO",
+                 iova_pa ? "; CAP_SYS_ADMIN for physical addresses" : "");
         return lreport_emit(&rep, vl, "devices", ev, pass);
 }
 

@@ -19,7 +19,9 @@ const char *lenv_get(const char *const *envp, const char *name)
 
         if (!envp)
                 return NULL;
-        for (size_t i = 0; envp[i] && i < LENV_MAX_ENV; i++)
+        /* every entry: the kernel bounds the environment's size (execve's ARG_MAX); a
+         * fixed count here once let padding hide the allocation or a bad AERON_* value */
+        for (size_t i = 0; envp[i]; i++)
                 if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
                         return envp[i] + n + 1;
         return NULL;
@@ -55,6 +57,13 @@ const char *lenv_driver_name(lenv_nic_driver d)
 
 static void add_err(launch_env *env, const char *check, const char *var, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+/* The last error added (if it was: the list may be full) gets remedy. */
+static void set_remedy(launch_env *env, unsigned n_before, const char *remedy)
+{
+        if (env->n_errs > n_before)
+                env->errs[env->n_errs - 1].remedy = remedy;
+}
+
 static void add_err(launch_env *env, const char *check, const char *var, const char *fmt, ...)
 {
         va_list ap;
@@ -65,6 +74,7 @@ static void add_err(launch_env *env, const char *check, const char *var, const c
         }
         lenv_err *e = &env->errs[env->n_errs++];
         e->check = check;
+        e->remedy = NULL;
         snprintf(e->var, sizeof(e->var), "%s", var);
         va_start(ap, fmt);
         vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
@@ -134,9 +144,12 @@ static void parse_cpus(const char *const *envp, launch_env *env)
         int r;
 
         if (!v) {
-                if (!lenv_get(envp, ALLOC_ENV_ISOLATED_CPUS))
+                if (!lenv_get(envp, ALLOC_ENV_ISOLATED_CPUS)) {
+                        unsigned n0 = env->n_errs;
                         add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
                                 "SPINLANE_ISOLATED_CPUS is not set: the container was granted no spinlane.io/isolated-core");
+                        set_remedy(env, n0, LENV_REMEDY_NO_GRANT);
+                }
                 return;
         }
         lenv_quote(v, q, sizeof(q));
@@ -152,8 +165,10 @@ static void parse_cpus(const char *const *envp, launch_env *env)
                 return;
         }
         if (cpuset_empty(&set)) {
+                unsigned n0 = env->n_errs;
                 add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
                         "SPINLANE_ISOLATED_CPUS is empty: the container was granted no CPUs");
+                set_remedy(env, n0, LENV_REMEDY_NO_GRANT);
                 return;
         }
         env->cpus = set;
@@ -389,9 +404,12 @@ static void parse_nics(const char *const *envp, launch_env *env)
         const char *v = get_bounded(envp, env, "allocation-env", ALLOC_ENV_DPDK_NICS, 1024);
 
         if (!v) {
-                if (!lenv_get(envp, ALLOC_ENV_DPDK_NICS))
+                if (!lenv_get(envp, ALLOC_ENV_DPDK_NICS)) {
+                        unsigned n0 = env->n_errs;
                         add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
                                 "SPINLANE_DPDK_NICS is not set: the container was granted no spinlane.io/dpdk-nic");
+                        set_remedy(env, n0, LENV_REMEDY_NO_GRANT);
+                }
                 return;
         }
         lenv_quote(v, q, sizeof(q));

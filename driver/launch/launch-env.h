@@ -14,7 +14,6 @@
 #define LENV_MAX_NICS 16
 #define LENV_MAX_DEVICES 8      /* device nodes per NIC */
 #define LENV_MAX_ERRS 32
-#define LENV_MAX_ENV 8192       /* envp entries looked at */
 #define LENV_VALUE_MAX 4096     /* longest value accepted for any variable */
 #define LENV_DEFAULT_MEMORY_MB 256
 #define LENV_MAX_MEMORY_MB (1024 * 1024)
@@ -40,7 +39,12 @@ typedef struct lenv_err {
         const char *check; /* verdict id the error belongs to */
         char var[48];
         char msg[320];
+        const char *remedy; /* NULL: fix the variable named; else what to do instead */
 } lenv_err;
+
+/* The remedy of an error that means "nothing was granted": request the resources. */
+#define LENV_REMEDY_NO_GRANT \
+        "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic in the container's resources (requests == limits, e.g. spinlane.io/isolated-core: \"2\" and spinlane.io/dpdk-nic: \"1\"); the spinlane device plugin then sets the SPINLANE_* variables. Do not set them by hand."
 
 /* An AERON_* value: set by the user or not. Values are kept verbatim (checked later). */
 typedef struct lenv_aeron {

@@ -112,6 +112,8 @@ int lplan_choose_cpus(const cpuset *granted, const cpuset *allowed, const cpuset
         cores_of(topo, allowed, &akeys);
         ngrant = cpuset_count(&gkeys);
         nallowed = cpuset_count(&akeys);
+        p.cores_granted = ngrant;
+        p.cores_allowed = nallowed;
         if (cpuset_empty(allowed))
                 hostfs_fmt_append(why, sizeof(why), "; it is empty");
         else if (online && cpuset_subset(online, allowed))

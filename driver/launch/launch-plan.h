@@ -37,6 +37,7 @@ typedef struct lplan_pin {
         lplan_pin_mode mode;
         cpuset cpus;       /* the CPUs the agents and EAL lcores are taken from */
         char reason[1024]; /* one sentence: what was chosen and why, or what is wrong */
+        unsigned cores_granted, cores_allowed; /* physical cores of the grant, of the cpuset */
 } lplan_pin;
 
 const char *lplan_pin_mode_name(lplan_pin_mode m);

@@ -55,7 +55,8 @@ void lreport_env(lreport *r, const launch_env *env, const char *check)
         for (unsigned i = 0; i < env->n_errs; i++)
                 if (strcmp(env->errs[i].check, check) == 0) {
                         lreport_add(r, VERDICT_FAIL, "%s", env->errs[i].msg);
-                        lreport_remedy(r, "Fix the variable named in the pod spec (or, for SPINLANE_* allocation values, the spinlane device plugin that set it).");
+                        lreport_remedy(r, env->errs[i].remedy ? env->errs[i].remedy
+                                                              : "Fix the variable named in the pod spec (or, for SPINLANE_* allocation values, the spinlane device plugin that set it).");
                 }
 }
 

@@ -9,8 +9,11 @@
 #include "launch-env.h"
 #include "launch-plan.h"
 #include "verdict.h"
+#include "version.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -75,6 +78,28 @@ static void envp_free(char **e)
         free(e);
 }
 
+/* A message on stderr in the chosen format: "spinlane-launch: MSG", or with --json
+ * {"level":LEVEL,"msg":MSG} (one format on stdout and stderr). */
+static void say(bool json, const char *level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(bool json, const char *level, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (json) {
+                json_t *j = json_pack("{s:s,s:s}", "level", level, "msg", msg);
+                char *t = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+                fprintf(stderr, "%s\n", t ? t : "{\"level\":\"error\",\"msg\":\"out of memory\"}");
+                free(t);
+                json_decref(j);
+        } else {
+                fprintf(stderr, "spinlane-launch: %s\n", msg);
+        }
+}
+
 static void usage(FILE *f)
 {
         fprintf(f, "usage: spinlane-launch [--root DIR] [--json] [--check-only] [--warn-only] [-- COMMAND ARGS...]\n"
@@ -83,9 +108,10 @@ static void usage(FILE *f)
                    "  SPINLANE_EAL_ARGS, the bypass contract and the AERON_* defaults set. Exit 1 without\n"
                    "  starting anything when a check fails.\n"
                    "  --root DIR     read /proc, /sys and /dev under DIR (tests)\n"
-                   "  --json         one JSON object per line\n"
+                   "  --json         one JSON object per line, on stdout and stderr\n"
                    "  --check-only   print the verdicts and exit (0 ok, 1 a check failed)\n"
-                   "  --warn-only    start even when checks fail (loudly; for debugging only)\n");
+                   "  --warn-only    start even when checks fail (loudly; for debugging only)\n"
+                   "  --version      print the version and exit\n");
 }
 
 static void print_exec(bool json, const lplan *plan, char **argv)
@@ -117,7 +143,8 @@ int main(int argc, char **argv)
         static const struct option opts[] = {
                 { "root", required_argument, NULL, 'r' },     { "json", no_argument, NULL, 'j' },
                 { "check-only", no_argument, NULL, 'c' },     { "warn-only", no_argument, NULL, 'w' },
-                { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+                { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
+                { NULL, 0, NULL, 0 },
         };
         const char *root = NULL;
         bool json = false, check_only = false, warn_only = false, have_plan = false;
@@ -134,6 +161,7 @@ int main(int argc, char **argv)
                 case 'c': check_only = true; break;
                 case 'w': warn_only = true; break;
                 case 'h': usage(stdout); return 0;
+                case 'V': printf("spinlane-launch %s\n", SPINLANE_VERSION); return 0;
                 default: usage(stderr); return 2;
                 }
         }
@@ -163,7 +191,7 @@ int main(int argc, char **argv)
         _cleanup_free_ launch_env *env = malloc(sizeof(*env));
         _cleanup_free_ lplan *plan = malloc(sizeof(*plan));
         if (!env || !plan) {
-                fprintf(stderr, "spinlane-launch: out of memory\n");
+                say(json, "error", "out of memory");
                 return 2;
         }
         lenv_parse((const char *const *)environ, env);
@@ -178,7 +206,7 @@ int main(int argc, char **argv)
                 envp_free(denv);
         }
         if (r < 0) {
-                fprintf(stderr, "spinlane-launch: running the checks: %s\n", strerror(-r));
+                say(json, "error", "running the checks: %s", strerror(-r));
                 verdict_list_free(&vl);
                 return 2;
         }
@@ -200,8 +228,8 @@ int main(int argc, char **argv)
                 return 1;
         }
         if (failed) {
-                fprintf(stderr, "spinlane-launch: WARNING: --warn-only: starting %s DESPITE %u FAILED CHECK(S); this driver is not fit for busy-spinning and its latency numbers mean nothing\n",
-                        cmd[0], counts[VERDICT_FAIL]);
+                say(json, "warn", "WARNING: --warn-only: starting %s DESPITE %u FAILED CHECK(S); this driver is not fit for busy-spinning and its latency numbers mean nothing",
+                    cmd[0], counts[VERDICT_FAIL]);
                 if (json)
                         printf("{\"warn_only\":true,\"failed\":%u}\n", counts[VERDICT_FAIL]);
                 else
@@ -217,13 +245,13 @@ int main(int argc, char **argv)
         }
         for (unsigned i = 0; i < plan->n_set; i++)
                 if (setenv(plan->set[i].name, plan->set[i].value, 1) < 0) {
-                        fprintf(stderr, "spinlane-launch: setenv %s: %s\n", plan->set[i].name, strerror(errno));
+                        say(json, "error", "setenv %s: %s", plan->set[i].name, strerror(errno));
                         return 2;
                 }
         print_exec(json, plan, cmd);
         fflush(stdout);
         fflush(stderr);
         execvp(cmd[0], cmd);
-        fprintf(stderr, "spinlane-launch: exec %s: %s\n", cmd[0], strerror(errno));
+        say(json, "error", "exec %s: %s", cmd[0], strerror(errno));
         return 127;
 }

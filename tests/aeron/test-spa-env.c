@@ -185,9 +185,34 @@ static void test_parsers(void)
         CHECK(!spa_ipv4_host_ok(ip("10.0.0.1"), 0));
 }
 
+/* The contract is read wherever it sits in the environment, even behind 20 000 entries. */
+static void test_long_env(void)
+{
+        enum { PAD = 20000 };
+        static const char *ok[] = { SHARED_OK, NULL };
+        static char pad[PAD][12];
+        const char **envp = calloc(PAD + sizeof(ok) / sizeof(ok[0]), sizeof(*envp));
+        struct spa_config c;
+        char err[512];
+
+        CHECK(envp != NULL);
+        if (!envp)
+                return;
+        for (unsigned i = 0; i < PAD; i++) {
+                snprintf(pad[i], sizeof(pad[i]), "PAD%u=x", i);
+                envp[i] = pad[i];
+        }
+        memcpy(envp + PAD, ok, sizeof(ok));
+        CHECK_INT(spa_env_parse(envp, &c, err, sizeof(err)), 0);
+        CHECK_STR(err, "");
+        CHECK_STR(c.sender.device, "net_af_packet0");
+        free(envp);
+}
+
 int main(void)
 {
         test_shared();
+        test_long_env();
         test_two_ports();
         test_bad();
         test_all_missing();

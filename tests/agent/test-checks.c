@@ -173,6 +173,12 @@ static void test_selection(void)
         verdict_list_free(&l);
 }
 
+static bool select_mana(const inv_nic *nic, void *userdata)
+{
+        (void)userdata;
+        return nic->kind == INV_NIC_MANA;
+}
+
 /* eks-al2023: the primary is the lowest default metric (ens5, 512); ens6 (513) and the
  * VPC CNI's ens7 (table 2 only) are named by PCI address with why the node uses them;
  * the untouched ens8 is the one to bind (with the configured driver). */
@@ -187,7 +193,8 @@ static void test_al2023(void)
                 {"iommu", VERDICT_WARN, NULL},
                 {"nic-binding", VERDICT_FAIL,
                  "no DPDK-ready NIC; not ready: 0000:00:06.0 (ena, ens6): bound to the kernel driver ena as ens6; the "
-                 "node uses it, never taken: ens6 has address 10.0.2.11/24, has route \"default via 10.0.2.1 table "
+                 "OS configured it (an address and a default route, as amazon-ec2-net-utils does for every ENI), never "
+                 "taken: ens6 has address 10.0.2.11/24, has route \"default via 10.0.2.1 table "
                  "main metric 513\" (+1 more); 0000:00:07.0 (ena, ens7): bound to the kernel driver ena as ens7; the "
                  "node uses it, never taken: ens7 has route \"default via 10.0.3.1 table 2 metric 0\" (+1 more); "
                  "0000:00:08.0 (ena, ens8): bound to the kernel driver ena as ens8"},
@@ -202,11 +209,40 @@ static void test_al2023(void)
         verdict_list l = {0};
         run("eks-al2023", &o, e, ELEMENTSOF(e), &l);
         const verdict *v = verdict_find(&l, "nic-binding");
-        CHECK_STR(v->remedy, "0000:00:06.0: the node uses ens6 (see why): leave it to the node, or take its addresses, "
-                             "routes, rules and master off first; spinlane never takes it as it is; 0000:00:07.0: the "
+        /* ens6, configured by the OS: the systemd-networkd drop-in that leaves it
+         * unmanaged (by MAC), then SIGHUP; the free ens8: the agent binds it, never a hand
+         * bind that restore could not undo */
+        CHECK_STR(v->remedy, "0000:00:06.0: the OS configures ens6; to give it to spinlane, leave it unmanaged by "
+                             "systemd-networkd: printf '[Match]\\nMACAddress=0a:1b:2c:3d:4e:06\\n\\n[Link]\\n"
+                             "Unmanaged=yes\\n' > /etc/systemd/network/10-spinlane-ens6.network on the node, reboot "
+                             "it (or run networkctl reload and take the interface's addresses, routes and rules off), "
+                             "then send the agent SIGHUP: it binds the NIC and records it, so `spinlane-agent restore` "
+                             "can give it back (a hand bind with dpdk-devbind.py cannot be); 0000:00:07.0: the "
                              "node uses ens7 (see why): leave it to the node, or take its addresses, routes, rules and "
-                             "master off first; spinlane never takes it as it is; 0000:00:08.0: dpdk-devbind.py "
-                             "--bind=igb_uio 0000:00:08.0");
+                             "master off first; spinlane never takes it as it is; 0000:00:08.0: let the agent bind it "
+                             "to igb_uio: node preparation does at start and on SIGHUP (`spinlane-agent prepare` "
+                             "once); if it did not, its prep-nic-binding verdict says why");
+        CHECK(strstr(v->remedy, "dpdk-devbind.py --bind") == NULL);
+        verdict_list_free(&l);
+
+        /* selectors that leave every secondary NIC out: "no candidate" names them and the
+         * selector, not a missing secondary ENA */
+        static const expect e2[] = {
+                {"isolated-cpus", VERDICT_PASS, NULL}, {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},     {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},     {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_FAIL, NULL},   {"primary-nic", VERDICT_PASS, NULL},
+                {"write-combining", VERDICT_SKIP, NULL}, {"numa-alignment", VERDICT_SKIP, NULL},
+                {"nic-address", VERDICT_SKIP, NULL},
+        };
+        checks_options mana_only = {.nic_selected = select_mana};
+        run("eks-al2023", &mana_only, e2, ELEMENTSOF(e2), &l);
+        v = verdict_find(&l, "nic-binding");
+        CHECK_INT(v->level, VERDICT_FAIL);
+        CHECK_STR(v->message, "no DPDK-ready NIC and no candidate: the config's NIC selectors (nics.*) exclude every "
+                              "secondary NIC: 0000:00:06.0 (ena, ens6), 0000:00:07.0 (ena, ens7), 0000:00:08.0 (ena, ens8)");
+        CHECK(strstr(v->remedy, "widen the NIC selectors in the config") != NULL);
+        CHECK(strstr(v->message, "no secondary ENA") == NULL);
         verdict_list_free(&l);
 }
 
@@ -247,6 +283,34 @@ static void test_link_usage(void)
         verdict_list_free(&l);
 }
 
+/* eks-x86 without debugfs (most containers): the unreadable PAT list leaves
+ * write-combining unknown and touches no other verdict. */
+static void test_no_debugfs(void)
+{
+        static const expect e[] = {
+                {"isolated-cpus", VERDICT_PASS, NULL},
+                {"smt-siblings", VERDICT_PASS, NULL},
+                {"nohz-full", VERDICT_PASS, NULL},
+                {"hugepages", VERDICT_PASS, NULL},
+                {"hugetlbfs", VERDICT_PASS, NULL},
+                {"iommu", VERDICT_WARN, NULL},
+                {"nic-binding", VERDICT_PASS, "2 DPDK-ready NICs: 0000:00:06.0 (vfio-pci), 0000:00:07.0 (vfio-pci)"},
+                {"primary-nic", VERDICT_PASS, NULL},
+                {"write-combining", VERDICT_WARN,
+                 "write-combining unknown for 0000:00:06.0, 0000:00:07.0 (the PAT list is unreadable here)"},
+                {"numa-alignment", VERDICT_PASS, NULL},
+                {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
+        };
+        char p[1024];
+        verdict_list l = {0};
+
+        snprintf(p, sizeof(p), "%s/eks-x86/sys/kernel/debug/x86/pat_memtype_list", dir);
+        CHECK_INT(unlink(p), 0);
+        run("eks-x86", NULL, e, ELEMENTSOF(e), &l);
+        CHECK_INT(json_array_size(json_object_get(verdict_find(&l, "nic-binding")->evidence, "problems")), 0);
+        verdict_list_free(&l);
+}
+
 static void test_big(void)
 {
         static const expect e[] = {
@@ -279,6 +343,7 @@ int main(void)
         test_big();
         test_al2023();
         test_link_usage();
+        test_no_debugfs();
         fixture_remove(dir);
         return test_done();
 }

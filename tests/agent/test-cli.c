@@ -2,6 +2,7 @@
 /* The spinlane-agent command line: subcommand table, options, exit codes 0/1/2, the
  * JSON forms, and the --config hook, run as a person runs them on fixture nodes. */
 #include "fixture.h"
+#include "version.h"
 
 
 static char dir[512];
@@ -69,11 +70,54 @@ int main(void)
         CHECK_INT(run("preflight --help", out, sizeof(out)), 0);
         CHECK_INT(run("preflight --log-format xml", out, sizeof(out)), 2);
 
-        /* --log-format json: every log line of a command that logs is a JSON object */
+        /* --version on the agent, any subcommand and the daemon binary */
+        CHECK_INT(run("--version", out, sizeof(out)), 0);
+        CHECK_STR(out, "spinlane-agent " SPINLANE_VERSION "\n");
+        CHECK_INT(run("preflight --version", out, sizeof(out)), 0);
+        CHECK_STR(out, "spinlane-agent " SPINLANE_VERSION "\n");
+        {
+                char cmd[1200];
+                const char *bd = getenv("SPINLANE_BINARY_DIR");
+                if (bd) {
+                        snprintf(cmd, sizeof(cmd), "'%s/agent/spinlane-agent-run'", bd);
+                        CHECK_INT(fixture_run(cmd, "--version", "2>&1", out, sizeof(out)), 0);
+                        CHECK_STR(out, "spinlane-agent " SPINLANE_VERSION "\n");
+                }
+        }
+
+        /* --log-format json: one format on stdout and stderr: every line, logs and
+         * verdicts alike, is a JSON object (verdicts used to stay text without --json) */
         snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --log-format json", dir);
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(strncmp(out, "{\"ts\":\"", 7) == 0);
         CHECK(strstr(out, "\"level\":\"info\"") != NULL);
+        CHECK(strstr(out, "\"check\":\"prep-nic-binding\"") != NULL);
+        {
+                char copy[sizeof(out)];
+                int lines = 0, objects = 0;
+                snprintf(copy, sizeof(copy), "%s", out);
+                for (char *l = strtok(copy, "\n"); l; l = strtok(NULL, "\n")) {
+                        json_t *j = json_loads(l, 0, NULL);
+                        lines++;
+                        objects += json_is_object(j);
+                        if (!json_is_object(j))
+                                fprintf(stderr, "not JSON: %s\n", l);
+                        json_decref(j);
+                }
+                CHECK(lines >= 4);
+                CHECK_INT(objects, lines);
+        }
+        snprintf(args, sizeof(args), "preflight --root '%s/eks-x86' --log-format json", dir);
+        run(args, out, sizeof(out));
+        CHECK(strstr(out, "{\"check\":\"isolated-cpus\",\"verdict\":\"pass\"") != NULL);
+        CHECK(strstr(out, "PASS isolated-cpus") == NULL);
+        /* a config error on stderr in the same format */
+        snprintf(args, sizeof(args), "preflight --root '%s/eks-x86' --log-format json --config '%s/none.json'", dir, dir);
+        CHECK_INT(fixture_run(bin, args, "2>&1", out, sizeof(out)), 2);
+        CHECK(strncmp(out, "{\"level\":\"error\",\"msg\":\"config: cannot open ", 44) == 0);
+        /* two formats at once: a usage error */
+        CHECK_INT(fixture_run(bin, "preflight --json --log-format human", "2>&1", out, sizeof(out)), 2);
+        CHECK(strstr(out, "--json and --log-format human ask for two formats") != NULL);
         snprintf(args, sizeof(args), "prepare --root '%s/eks-x86' --log-format human", dir);
         CHECK_INT(run(args, out, sizeof(out)), 0);
         CHECK(out[0] != '{' && strstr(out, " info  ") != NULL);

@@ -504,7 +504,10 @@ def test_example():
             mb = int(env.get("SPINLANE_DPDK_MEMORY_MB", {}).get("value", "256"))
             check(hp is not None and hp >= mb << 20, "%s: %s=%s is less than SPINLANE_DPDK_MEMORY_MB=%d" % (tc, hp_key, req.get(hp_key), mb))
             caps = set(c.get("securityContext", {}).get("capabilities", {}).get("add", []))
-            check({"IPC_LOCK", "SYS_RAWIO"} <= caps, "%s: capabilities %s lack IPC_LOCK/SYS_RAWIO" % (tc, caps))
+            # the example runs on non-metal EC2 (vfio no-IOMMU): SYS_RAWIO opens the group,
+            # SYS_ADMIN reads physical addresses (IOVA as PA), IPC_LOCK for an IOMMU
+            check({"IPC_LOCK", "SYS_RAWIO", "SYS_ADMIN"} <= caps,
+                  "%s: capabilities %s lack IPC_LOCK/SYS_RAWIO/SYS_ADMIN" % (tc, caps))
             check(not c.get("securityContext", {}).get("privileged"), "%s: the driver must not need privileged" % tc)
             print("%s: cpu %s, %s %s, %s, env %s" % (tc, req.get("cpu"), hp_key, req.get(hp_key),
                                                       {k: req[k] for k in sorted(ext)}, sorted(env)))

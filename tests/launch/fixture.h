@@ -31,6 +31,9 @@ typedef struct fx_pod {
         const char *hugetlb_limit; /* bytes or "max"; NULL = no hugetlb controller file */
         bool no_hugetlbfs;
         const char *memlock;       /* soft limit field of /proc/self/limits */
+        const char *capeff;        /* CapEff of /proc/self/status; NULL = a default container's set */
+        bool no_capeff;            /* leave the CapEff line out */
+        bool noiommu;              /* vfio in no-IOMMU mode, group 7 a vfio-noiommu group */
         bool no_vfio_group;        /* leave /dev/vfio/7 out */
         bool no_proc_cgroup;       /* leave /proc/self/cgroup out */
         bool no_cpu_max;           /* v2: leave cpu.max out of the container's cgroup */
@@ -118,8 +121,17 @@ static inline void fx_build(const char *root, const fx_pod *p)
         fx_write(root, "/sys/devices/system/cpu/online", "%s\n", p->online ? p->online : "0-7");
         fx_write(root, "/sys/devices/system/cpu/isolated", "%s\n", p->isolated ? p->isolated : "1-3,5-7");
         fx_write(root, "/sys/devices/system/cpu/nohz_full", "%s\n", p->isolated ? p->isolated : "1-3,5-7");
-        fx_write(root, "/proc/self/status", "Name:\tspinlane-launch\nCpus_allowed:\tcc\nCpus_allowed_list:\t%s\nMems_allowed_list:\t0\n",
-                 p->cpus_allowed ? p->cpus_allowed : "2-3,6-7");
+        /* CapEff default: the container runtimes' default set (no IPC_LOCK, SYS_RAWIO or
+         * SYS_ADMIN) */
+        char capline[64] = "";
+        if (!p->no_capeff)
+                snprintf(capline, sizeof(capline), "CapEff:\t%s\n", p->capeff ? p->capeff : "00000000a80425fb");
+        fx_write(root, "/proc/self/status", "Name:\tspinlane-launch\n%sCpus_allowed:\tcc\nCpus_allowed_list:\t%s\nMems_allowed_list:\t0\n",
+                 capline, p->cpus_allowed ? p->cpus_allowed : "2-3,6-7");
+        fx_write(root, "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode", "%s\n", p->noiommu ? "Y" : "N");
+        if (p->noiommu) /* the kernel names only no-IOMMU groups */
+                fx_write(root, "/sys/kernel/iommu_groups/7/name", "vfio-noiommu\n");
+        fx_write(root, "/dev/uio0", "%s", "");
         fx_write(root, "/proc/self/limits",
                  "Limit                     Soft Limit           Hard Limit           Units     \n"
                  "Max open files            1048576              1048576              files     \n"

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *s = text;
         size_t len = size - 1;
 
-        switch (data[0] % 8) {
+        switch (data[0] % 9) {
         case 0: {
                 char *sep = memchr(text, '|', len);
                 size_t l1 = sep ? (size_t)(sep - text) : len;
@@ -55,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 5: lcg_parse_limit(s, &a); break;
         case 6: lcg_hugetlbfs_pagesize_kb(s, &a); break;
         case 7: lcg_parse_memlock(s, strlen(s), &a); break;
+        case 8: lcg_parse_capeff(s, strlen(s), &a); break;
         }
         free(text);
         return 0;

@@ -151,6 +151,17 @@ static void test_files(void)
         CHECK(l == UINT64_MAX);
         CHECK_INT(lcg_parse_memlock("Max open files 5 5 files\n", 25, &l), -ENOENT);
         CHECK_INT(lcg_parse_memlock("Max locked memory   lots  x\n", 28, &l), -EINVAL);
+
+        static const char status[] = "Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t00000000a80425fb\nCapBnd:\t000001ffffffffff\n";
+        l = 7;
+        CHECK_INT(lcg_parse_capeff(status, sizeof(status) - 1, &l), 0);
+        CHECK_INT(l, 0xa80425fb);
+        l = 7;
+        CHECK_INT(lcg_parse_capeff("Name:\tx\n", 8, &l), -ENOENT);
+        CHECK_INT(lcg_parse_capeff("CapEff:\tzz\n", 11, &l), -EINVAL);
+        CHECK_INT(lcg_parse_capeff("CapEff:\t\n", 9, &l), -EINVAL);
+        CHECK_INT(lcg_parse_capeff("CapEff:\t00000000000000000001\n", 29, &l), -EINVAL);
+        CHECK_INT(l, 7); /* untouched on failure */
 }
 
 int main(void)

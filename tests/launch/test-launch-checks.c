@@ -121,7 +121,26 @@ int main(void)
         CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "DisableCPUQuotaWithExclusiveCPUs") != NULL);
         CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "cpuCFSQuota: false") != NULL);
         CHECK_INT(json_integer_value(json_object_get(verdict_find(&vl, "cpu-quota")->evidence, "nr_throttled")), 12);
+        CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "shared CPU pool") == NULL);
         verdict_list_free(&vl);
+        /* the same quota on the node's shared pool (the CPU manager off): the remedy is
+         * cpuCFSQuota: false, not the exclusive-CPU feature gate */
+        p.cpus_allowed = "0-7";
+        run("v2-quota-shared-pool", &p, NULL, "PFPPPPPP", &vl, NULL);
+        CHECK(strncmp(verdict_find(&vl, "cpu-quota")->remedy, "This container runs on the node's shared CPU pool", 49) == 0);
+        CHECK(strstr(verdict_find(&vl, "cpu-quota")->remedy, "with the CPU manager off, set the kubelet's cpuCFSQuota: false") != NULL);
+        verdict_list_free(&vl);
+
+        /* no grant at all: the remedy is to request the resources, not to fix a variable */
+        p = good(FX_V2);
+        {
+                const char *extra[] = { "SPINLANE_ISOLATED_CPUS=", NULL };
+                run("no-cpu-grant", &p, extra, "FPSSSPPS", &vl, NULL);
+                CHECK(strncmp(verdict_find(&vl, "allocation-env")->remedy,
+                              "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic in the container's resources", 87) == 0);
+                CHECK(strstr(verdict_find(&vl, "allocation-env")->remedy, "Fix the variable") == NULL);
+                verdict_list_free(&vl);
+        }
 
         /* v2 nested path (no cgroup namespace): a quota on the pod-level parent */
         p = good(FX_V2);
@@ -364,6 +383,9 @@ int main(void)
         p.cpus_allowed = "1,5";
         run("kubelet-too-few", &p, NULL, "PPPFPPPP", &vl, NULL);
         CHECK(strstr(msg(&vl, "cpuset"), "it spans 1 physical core, fewer than the 2 granted") != NULL);
+        /* which CPU request would fit: the 4 CPUs of the 2 granted cores */
+        CHECK(strncmp(verdict_find(&vl, "cpuset")->remedy,
+                      "Set the container's requests.cpu and limits.cpu to \"4\": the 4 CPUs of the 2 granted cores", 89) == 0);
         verdict_list_free(&vl);
 
         /* kubelet-pinned on a v1 node, siblings offline: the cpuset holds one thread per core */
@@ -421,8 +443,51 @@ int main(void)
         p = good(FX_V2);
         p.memlock = "65536";
         run("dev-memlock", &p, NULL, "PPPPPPFP", &vl, NULL);
-        CHECK_STR(msg(&vl, "devices"), "RLIMIT_MEMLOCK is 65536 bytes; VFIO must lock the 256 MiB of DPDK memory");
+        CHECK_STR(msg(&vl, "devices"),
+                  "RLIMIT_MEMLOCK is 65536 bytes and the container lacks CAP_IPC_LOCK; VFIO must lock the 256 MiB of DPDK memory");
+        CHECK(strstr(verdict_find(&vl, "devices")->remedy, "LimitMEMLOCK=infinity") != NULL);
+        CHECK(strstr(verdict_find(&vl, "devices")->remedy, "default_ulimits") == NULL);
         verdict_list_free(&vl);
+        /* CAP_IPC_LOCK stands in for the limit: vfio type1 does not count its pages */
+        p.capeff = "00000000a80465fb";
+        run("dev-memlock-ipc-lock", &p, NULL, "PPPPPPPP", &vl, NULL);
+        CHECK_STR(msg(&vl, "devices"), "2 device nodes of 1 NIC exist and open; CAP_IPC_LOCK lets VFIO lock the DPDK memory");
+        verdict_list_free(&vl);
+
+        /* vfio no-IOMMU: physical addresses need CAP_SYS_ADMIN, the group CAP_SYS_RAWIO;
+         * nothing is pinned, so a low memlock limit does not matter */
+        p = good(FX_V2);
+        p.noiommu = true;
+        p.memlock = "65536";
+        p.capeff = "00000000a80625fb"; /* default + SYS_RAWIO */
+        run("noiommu-no-sys-admin", &p, NULL, "PPPPPPFP", &vl, NULL);
+        CHECK_STR(msg(&vl, "devices"),
+                  "NIC 0000:00:06.0 uses vfio in no-IOMMU mode, so DPDK runs with physical addresses (IOVA as PA) and must read /proc/self/pagemap, which needs CAP_SYS_ADMIN; this container lacks CAP_SYS_ADMIN");
+        CHECK(strstr(verdict_find(&vl, "devices")->remedy, "SYS_ADMIN") != NULL);
+        verdict_list_free(&vl);
+        p.capeff = "00000000a80425fb"; /* neither */
+        run("noiommu-no-caps", &p, NULL, "PPPPPPFP", &vl, NULL);
+        CHECK(strstr(msg(&vl, "devices"), "lacks CAP_SYS_ADMIN") != NULL);
+        CHECK(strstr(msg(&vl, "devices"), "lacks CAP_SYS_RAWIO") != NULL);
+        verdict_list_free(&vl);
+        p.capeff = "00000000a82625fb"; /* default + SYS_RAWIO + SYS_ADMIN */
+        run("noiommu-ok", &p, NULL, "PPPPPPPP", &vl, NULL);
+        CHECK_STR(msg(&vl, "devices"), "2 device nodes of 1 NIC exist and open; CAP_SYS_ADMIN for physical addresses");
+        verdict_list_free(&vl);
+        p.no_capeff = true;
+        run("noiommu-caps-unknown", &p, NULL, "PPPPPPWP", &vl, NULL);
+        verdict_list_free(&vl);
+        /* igb_uio: physical addresses too */
+        p = good(FX_V2);
+        {
+                const char *extra[] = { "SPINLANE_NIC_0_DRIVER=igb_uio", "SPINLANE_NIC_0_DEVICES=/dev/uio0", NULL };
+                run("igb-uio-no-sys-admin", &p, extra, "PPPPPPFP", &vl, NULL);
+                CHECK(strstr(msg(&vl, "devices"), "uses igb_uio, so DPDK runs with physical addresses") != NULL);
+                verdict_list_free(&vl);
+                p.capeff = "00000000a82425fb";
+                run("igb-uio-ok", &p, extra, "PPPPPPPP", &vl, NULL);
+                verdict_list_free(&vl);
+        }
 
         /* unreadable cgroup view: fail naming the file */
         p = good(FX_V2);

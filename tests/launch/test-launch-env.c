@@ -204,6 +204,19 @@ static void test_bad(void)
                         CHECK(strstr(env.errs[0].msg, BAD[i].var) != NULL);
                 }
         }
+        /* nothing granted: the error says so and its remedy is to request the resources */
+        {
+                const char *none[] = { "HOSTNAME=x", NULL };
+                launch_env e2;
+                lenv_parse(none, &e2);
+                CHECK_INT(e2.n_errs, 2);
+                for (unsigned k = 0; k < e2.n_errs; k++)
+                        CHECK(e2.errs[k].remedy && strstr(e2.errs[k].remedy, "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic"));
+                /* a malformed value keeps the default remedy (fix the variable) */
+                const char *bad[] = { "SPINLANE_ISOLATED_CPUS=2-", NULL };
+                lenv_parse(bad, &e2);
+                CHECK(e2.n_errs >= 1 && e2.errs[0].remedy == NULL);
+        }
         /* a value with control characters is quoted harmlessly */
         const char *envp[] = { "SPINLANE_ISOLATED_CPUS=1\033[2J", NULL };
         launch_env env;
@@ -211,9 +224,39 @@ static void test_bad(void)
         CHECK(env.n_errs >= 1 && strstr(env.errs[0].msg, "\"1?[2J\"") != NULL);
 }
 
+/* Entries far past any fixed count are still read: padding before the allocation must
+ * neither hide the SPINLANE_* variables nor let a bad AERON_MTU_LENGTH through. */
+static void test_long_env(void)
+{
+        enum { PAD = 20000 };
+        _cleanup_free_ const char **envp = calloc(PAD + ELEMENTSOF(GOOD) + 1, sizeof(*envp));
+        static char pad[PAD][12];
+        launch_env env;
+
+        CHECK(envp != NULL);
+        if (!envp)
+                return;
+        for (unsigned i = 0; i < PAD; i++) {
+                snprintf(pad[i], sizeof(pad[i]), "PAD%u=x", i);
+                envp[i] = pad[i];
+        }
+        memcpy(envp + PAD, GOOD, sizeof(GOOD));
+        CHECK_INT(lenv_parse(envp, &env), 0);
+        CHECK_INT(env.n_errs, 0);
+        CHECK(env.have_cpus && env.have_nics);
+        CHECK_INT(env.aeron.mtu, 1024);
+
+        envp[PAD - 1] = "AERON_MTU_LENGTH=junk"; /* the first one counts, as with getenv */
+        CHECK_INT(lenv_parse(envp, &env), 0);
+        CHECK_INT(env.n_errs, 1);
+        CHECK(env.n_errs == 1 && strcmp(env.errs[0].var, "AERON_MTU_LENGTH") == 0);
+        CHECK_STR(lenv_get(envp, "AERON_MTU_LENGTH"), "junk");
+}
+
 int main(void)
 {
         test_good();
         test_bad();
+        test_long_env();
         return test_done();
 }

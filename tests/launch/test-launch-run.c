@@ -10,6 +10,7 @@
 #include "testutil.h"
 
 #include "cleanup.h"
+#include "version.h"
 
 #include <jansson.h>
 
@@ -232,6 +233,11 @@ static void test_usage(const char *root)
         free(out);
         CHECK_INT(run_capture(a4, envp, NULL, &out), 2);
         free(out);
+        /* --version: the release, exit 0, nothing checked */
+        char *aver[] = { (char *)launcher, "--version", NULL };
+        CHECK_INT(run_capture(aver, envp, NULL, &out), 0);
+        CHECK_STR(out, "spinlane-launch " SPINLANE_VERSION "\n");
+        free(out);
         /* a driver that is not there fails aeron-bindings before anything starts */
         CHECK_INT(run_capture(a5, envp, NULL, &out), 1);
         CHECK(strstr(out, "FAIL aeron-bindings: the driver \"/nonexistent/sl-launch-cmd\" is not an executable file") != NULL);
@@ -310,6 +316,20 @@ static void test_json_paths(const char *root)
         CHECK(last && json_is_false(json_object_get(last, "start")));
         json_decref(last);
         free(out);
+
+        /* one format on stdout and stderr: with --json, the --warn-only warning on stderr
+         * is a JSON object too (stderr joined to stdout by the shell) */
+        if (access("/bin/sh", X_OK) == 0) {
+                char *envp3[] = { "AERON_SENDER_IDLE_STRATEGY=backoff", BASE_ENV, NULL };
+                char *argv3[] = { "/bin/sh", "-c", "exec \"$0\" --json --warn-only --root \"$1\" -- /bin/true 2>&1",
+                                  (char *)launcher, (char *)root, NULL };
+                CHECK_INT(run_capture(argv3, envp3, NULL, &out), 0);
+                CHECK(strstr(out, "{\"level\":\"warn\",\"msg\":\"WARNING: --warn-only: starting /bin/true DESPITE 1 FAILED") != NULL);
+                last = json_lines(out, &n);
+                CHECK_INT(n, 13); /* 9 verdicts, summary, warn_only, the warning, exec */
+                json_decref(last);
+                free(out);
+        }
 }
 
 /* The launcher execs: the command keeps the launcher's PID, so the kubelet's signals

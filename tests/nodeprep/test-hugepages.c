@@ -80,9 +80,21 @@ static void test_reserve(void)
         s.cap[1] = 1000;
         s.writes = 0;
         CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
+        /* node 1 was raised at run time: the kubelet does not see it until it restarts */
+        CHECK_INT(v.items[0].level, VERDICT_WARN);
+        CHECK_STR(v.items[0].message, "reserved node 0: 512 x 2 MiB, node 1: 256 x 2 MiB; raised at run time (node 1 "
+                                      "from 100 to 256 x 2 MiB): the kubelet reads hugepage capacity only when it "
+                                      "starts (kubernetes#111757), so pods cannot request the new pages until it restarts");
+        CHECK(strstr(v.items[0].remedy, "reserve the pages at boot") != NULL);
+        CHECK(strstr(v.items[0].remedy, "restart the kubelet once") != NULL);
+        CHECK_INT(s.writes, 1);
+        verdict_list_free(&v);
+        /* again: nothing raised (the pages were there before): a pass */
+        s.writes = 0;
+        CHECK_INT(huge_reserve(&e.h, &ops, &c, &v), 0);
         CHECK_INT(v.items[0].level, VERDICT_PASS);
         CHECK_STR(v.items[0].message, "reserved node 0: 512 x 2 MiB, node 1: 256 x 2 MiB");
-        CHECK_INT(s.writes, 1);
+        CHECK_INT(s.writes, 0);
         verdict_list_free(&v);
 
         /* A node that does not exist, a size the kernel lacks, a read-only file. */
@@ -414,8 +426,11 @@ static void test_real(void)
         CHECK_INT(hostfs_read_u64(&real, nr, 1u << 30, &now), 0);
         printf("real: %s (was %llu, now %llu)\n", v.items[0].message, (unsigned long long)orig, (unsigned long long)now);
         CHECK(!strstr(v.items[0].message, "writing nr_hugepages failed"));
-        /* Whatever the kernel gave, the verdict agrees with the read-back. */
-        CHECK_INT(v.items[0].level, now >= orig + 2 ? VERDICT_PASS : VERDICT_FAIL);
+        /* Whatever the kernel gave, the verdict agrees with the read-back; pages raised
+         * at run time are a warning: the kubelet sees them only after a restart */
+        CHECK_INT(v.items[0].level, now >= orig + 2 ? VERDICT_WARN : VERDICT_FAIL);
+        if (now >= orig + 2)
+                CHECK(strstr(v.items[0].message, "kubernetes#111757") != NULL);
         char buf[32];
         snprintf(buf, sizeof(buf), "%llu", (unsigned long long)orig);
         CHECK_INT(hostfs_write(&real, nr, buf), 0);
