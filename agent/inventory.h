@@ -252,8 +252,12 @@ void inventory_free(inventory *inv);
  *   "<prefix>/isolated-core": [{"id","cpus":[2,10],"numa_node"}]},
  *  "cpus": {...}, "cores": [...], "numa": [...], "nics": [...], "memory": {...},
  *  "kernel": {...}, "problems": [...]}
- * resource_prefix NULL means INV_RESOURCE_PREFIX_DEFAULT. */
-json_t *inventory_to_json(const inventory *inv, const char *resource_prefix);
+ * "resources" holds what the daemon advertises: the NICs sel selects that are DPDK-ready
+ * and not the primary, the cores sel selects (agent/select.h); sel NULL: every such NIC
+ * and every isolated core (no config). resource_prefix NULL means
+ * INV_RESOURCE_PREFIX_DEFAULT. */
+struct selection;
+json_t *inventory_to_json(const inventory *inv, const struct selection *sel, const char *resource_prefix);
 
 /* Lookups (NULL / -1 when absent). */
 const inv_nic *inventory_find_nic(const inventory *inv, const char *pci);
@@ -267,5 +271,12 @@ uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb);
  * its kernel driver, so not dpdk_ready, unless it is a MANA VF, which DPDK shares with
  * its kernel driver.) */
 bool inv_nic_advertisable(const inv_nic *nic);
+/* MANA: the index N of /dev/infiniband/uverbsN that belongs to the PCI device pci (the
+ * one lookup: the device's infiniband_verbs, its children's - mana_ib registers on the
+ * auxiliary mana.rdma.N - then /sys/class/infiniband_verbs/uverbs*\/device). 0, or
+ * -ENOENT when none does. */
+int inv_find_uverbs(const hostfs *h, const char *pci, unsigned *ret);
+/* A userspace I/O driver DPDK runs on: vfio-pci, igb_uio, uio_pci_generic. */
+bool inv_driver_userspace(const char *driver);
 
 #endif

@@ -4,6 +4,7 @@
  * first run does on eks-x86, graviton, aks-mana and broken; broken made bindable, bound,
  * re-scanned and restored; the big node timed. */
 #include "prep-inventory.h"
+#include "select.h"
 
 #include "../agent/fixture.h"
 #include "cleanup.h"
@@ -35,11 +36,11 @@ static const char *msg(const prep_report *r, const char *check)
 
 /* The selection preparation, the checks and the device plugin share: "0/1" per NIC of
  * the inventory (PCI order), for the config text. */
-static void selection(const char *root, const char *json, const char *want)
+static void check_selection(const char *root, const char *json, const char *want)
 {
         hostfs h;
         inventory *inv = NULL;
-        prep_selection sel = { 0 };
+        selection sel = { 0 };
         char got[64] = "";
         config c = test_config(json);
 
@@ -47,16 +48,16 @@ static void selection(const char *root, const char *json, const char *want)
         CHECK_INT(inventory_scan(&h, &inv), 0);
         if (!inv)
                 return;
-        CHECK_INT(prep_selection_new(&c, inv, NULL, &sel), 0);
+        CHECK_INT(selection_new(&c, inv, NULL, &sel), 0);
         for (size_t i = 0; i < inv->n_nics && i + 1 < sizeof(got); i++) {
-                got[i] = prep_selection_has(&sel, &inv->nics[i]) ? '1' : '0';
+                got[i] = selection_has_nic(&sel, &inv->nics[i]) ? '1' : '0';
                 /* the checks' hook answers the same */
-                CHECK(prep_checks_nic_in_selection(&inv->nics[i], &sel) == (got[i] == '1'));
+                CHECK(selection_nic_hook(&inv->nics[i], &sel) == (got[i] == '1'));
         }
         CHECK_STR(got, want);
         if (strcmp(got, want) != 0)
                 fprintf(stderr, "  for %s under %s\n", json, root);
-        prep_selection_free(&sel);
+        selection_free(&sel);
         inventory_free(inv);
 }
 
@@ -72,15 +73,15 @@ int main(void)
         /* NIC selection: eks-x86 has the primary ENA 00:05.0 and ENAs 00:06.0, 00:07.0 on
          * vfio-pci; aks-mana the primary MANA 7870:00:00.0 and 8a3c:00:00.0. */
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
-        selection(root, "{}", "011");
-        selection(root, "{\"nics\":{\"kinds\":[\"mana\"]}}", "000");
-        selection(root, "{\"nics\":{\"pci\":[\"0000:00:07.0\"]}}", "001");
-        selection(root, "{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}", "000");
-        selection(root, "{\"nics\":{\"max\":1}}", "010");
-        selection(root, "{\"nics\":{\"pci\":[\"0000:00:05.0\"]}}", "000"); /* never the primary */
+        check_selection(root, "{}", "011");
+        check_selection(root, "{\"nics\":{\"kinds\":[\"mana\"]}}", "000");
+        check_selection(root, "{\"nics\":{\"pci\":[\"0000:00:07.0\"]}}", "001");
+        check_selection(root, "{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}", "000");
+        check_selection(root, "{\"nics\":{\"max\":1}}", "010");
+        check_selection(root, "{\"nics\":{\"pci\":[\"0000:00:05.0\"]}}", "000"); /* never the primary */
         snprintf(root, sizeof(root), "%s/aks-mana", dir);
-        selection(root, "{}", "01");
-        selection(root, "{\"nics\":{\"kinds\":[\"ena\"]}}", "00");
+        check_selection(root, "{}", "01");
+        check_selection(root, "{\"nics\":{\"kinds\":[\"ena\"]}}", "00");
 
         /* eks-x86: the secondary ENAs are on vfio-pci already; the primary is kept and tuned. */
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
