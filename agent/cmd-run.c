@@ -671,13 +671,20 @@ static int on_rebuild(loop *l, void *ud)
         return 0;
 }
 
-static void rebuild_soon(run_ctx *ctx, const char *why)
+/* Arm the one-shot timer fd in ms unless stopping; *slot keeps the first reason given
+ * until the timer runs (for the log). */
+static void arm_event(run_ctx *ctx, int fd, const char **slot, const char *why, unsigned ms)
 {
         if (ctx->stopping)
                 return;
-        if (!ctx->rebuild_why)
-                ctx->rebuild_why = why;
-        (void)loop_timer_set(ctx->l, ctx->rebuild_fd, 1, 0);
+        if (!*slot)
+                *slot = why;
+        (void)loop_timer_set(ctx->l, fd, ms, 0);
+}
+
+static void rebuild_soon(run_ctx *ctx, const char *why)
+{
+        arm_event(ctx, ctx->rebuild_fd, &ctx->rebuild_why, why, 1);
 }
 
 static int on_rescan_timer(loop *l, void *ud)
@@ -707,11 +714,7 @@ static int on_debounce(loop *l, void *ud)
 
 static void debounce(run_ctx *ctx, const char *why)
 {
-        if (ctx->stopping)
-                return;
-        if (!ctx->debounce_why)
-                ctx->debounce_why = why;
-        (void)loop_timer_set(ctx->l, ctx->debounce_fd, RUN_DEBOUNCE_MS, 0);
+        arm_event(ctx, ctx->debounce_fd, &ctx->debounce_why, why, RUN_DEBOUNCE_MS);
 }
 
 static int on_watch(loop *l, int fd, uint32_t events, void *ud)

@@ -26,14 +26,12 @@ except ImportError as e:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "deviceplugin"))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, rm_tree  # noqa: E402
+from fixture_node import EKS_ADDRESSES as ADDR, EKS_CORES as ALL_CORES, EKS_NIC6 as NIC6, EKS_NIC7 as NIC7, \
+    make_fixture  # noqa: E402
 
 T = 60.0  # generous bound (s) for one expected event
-NIC6, NIC7 = "0000:00:06.0", "0000:00:07.0"
-ALL_CORES = ["p0c2", "p0c3", "p0c4", "p0c5", "p0c6", "p0c7"]
-# The fixture's vfio NICs get static addresses, so that the daemon lists them Healthy
-# (a NIC without an address is listed Unhealthy).
-ADDR = {"static": [{"pci": NIC6, "ipv4": "10.0.6.10/24"}, {"pci": NIC7, "ipv4": "10.0.7.10/24"}]}
 # (config, NICs taken, cores taken)
 CASES = [
     ({}, [NIC6, NIC7], ALL_CORES),
@@ -152,11 +150,7 @@ def main():
     api, gen = load_api(args.proto_dir)
     tmp = tempfile.mkdtemp(prefix="sl-select-")
     try:
-        r = run([sys.executable, os.path.join(HERE, "..", "fixtures", "make-node.py"), tmp, "eks-x86"])
-        if r.returncode != 0:
-            print("make-node.py failed: " + r.stderr)
-            return 1
-        root = os.path.join(tmp, "eks-x86")
+        root = make_fixture(tmp, "eks-x86")
         cfg = os.path.join(tmp, "config.json")
         for conf, nics, cores in CASES:
             with open(cfg, "w") as f:

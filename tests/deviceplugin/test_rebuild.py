@@ -26,11 +26,11 @@ except ImportError as e:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from kubelet_standin import Kubelet, Plugin, Watcher, load_api, rm_tree, wait_for, PLUGIN_DIR  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+from kubelet_standin import Kubelet, Plugin, Watcher, load_api, rm_tree, wait_for  # noqa: E402
+from fixture_node import EKS_ADDRESSES as ADDR, EKS_NIC6 as NIC6, EKS_NIC7 as NIC7, make_fixture  # noqa: E402
 
 T = 60.0  # generous bound (s) for one expected event; nothing here is timed
-NIC6, NIC7 = "0000:00:06.0", "0000:00:07.0"
-ADDR = {"static": [{"pci": NIC6, "ipv4": "10.0.6.10/24"}, {"pci": NIC7, "ipv4": "10.0.7.10/24"}]}
 NIC_SOCK, CORE_SOCK = "spinlane-dpdk-nic.sock", "spinlane-isolated-core.sock"
 failures = []
 
@@ -62,12 +62,7 @@ def main():
     agent = kubelet = None
     logpath = os.path.join(tmp, "agent.log")
     try:
-        r = subprocess.run([sys.executable, os.path.join(HERE, "..", "fixtures", "make-node.py"), tmp, "eks-x86"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            print("make-node.py failed: " + r.stderr)
-            return 1
-        root = os.path.join(tmp, "eks-x86")
+        root = make_fixture(tmp, "eks-x86")
         cfg = os.path.join(tmp, "config.json")
         write_config(cfg, {})
         kubelet = Kubelet(api, root)
