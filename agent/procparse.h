@@ -31,7 +31,8 @@ int procparse_mount_next(const char *buf, size_t len, size_t *pos, procparse_mou
  * 1 found, 0 absent, -ENAMETOOLONG when it does not fit in size. */
 int procparse_mount_option(const char *options, const char *key, char *buf, size_t size);
 
-/* A size with an optional K/M/G suffix ("2M", "1G", "2048k") in KiB. -EINVAL/-ERANGE. */
+/* The pagesize= of a mount option in KiB ("2M", "1G", "2048k", or bytes): parse_size_kb()
+ * (common/parse.h) with lower-case units and bare bytes. -EINVAL/-ERANGE. */
 int procparse_size_kb(const char *s, uint64_t *ret);
 
 /* Split a kernel command line into the flags named in keys (NULL-terminated), keeping

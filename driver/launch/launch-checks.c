@@ -536,14 +536,10 @@ static int check_isolated(ctx *c, verdict_list *vl)
 
 /* ---- hugepages ---- */
 
+/* The kubelet's hugepage resource size name: "2MB" as in hugepages-2Mi's node label. */
 static void size_name(uint64_t kb, char *buf, size_t size)
 {
-        if (kb >= 1024 * 1024 && kb % (1024 * 1024) == 0)
-                snprintf(buf, size, "%lluGB", (unsigned long long)(kb / (1024 * 1024)));
-        else if (kb >= 1024 && kb % 1024 == 0)
-                snprintf(buf, size, "%lluMB", (unsigned long long)(kb / 1024));
-        else
-                snprintf(buf, size, "%lluKB", (unsigned long long)kb);
+        format_size_kb(kb, (size_units){ "KB", "MB", "GB" }, buf, size);
 }
 
 static int default_pagesize_kb(ctx *c, uint64_t *ret)
