@@ -8,6 +8,7 @@
 
 #include "cpuset.h"
 #include "hostfs.h"
+#include "procparse.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -27,7 +28,7 @@
 #define INV_NAME_LEN 32           /* driver and netdev names */
 #define INV_CORE_ID_LEN 64        /* kubelet device IDs are at most 63 chars */
 #define INV_DEVPATH_LEN 64        /* "/dev/infiniband/uverbs12", "/dev/vfio/noiommu-7" */
-#define INV_PATH_LEN 256          /* problem paths, mount points */
+#define INV_PATH_LEN PROCPARSE_PATH_LEN /* problem paths, mount points */
 
 /* Default resource prefix and the resource names built from it. */
 #define INV_RESOURCE_PREFIX_DEFAULT "spinlane.io"
@@ -152,11 +153,7 @@ typedef struct inv_mount {
         uint64_t pagesize_kb;    /* from pagesize=; 0 when the option is absent (= default size) */
 } inv_mount;
 
-typedef struct inv_cmdline_flag {
-        char name[32];
-        char value[128];        /* "" for a bare flag ("nosmt"); has_value tells "x=" apart */
-        bool has_value;
-} inv_cmdline_flag;
+typedef procparse_cmdline_flag inv_cmdline_flag; /* common/procparse.h */
 
 /* Kernel cmdline keys kept in inventory.cmdline (others are ignored). */
 #define INV_CMDLINE_KEYS                                                                   \

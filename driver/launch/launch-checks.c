@@ -7,6 +7,7 @@
 #include "launch-cgroup.h"
 #include "launch-report.h"
 #include "parse.h"
+#include "procparse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -550,18 +551,10 @@ static int default_pagesize_kb(ctx *c, uint64_t *ret)
         int r = hostfs_read_alloc(c->h, "/proc/meminfo", 64 * 1024, &buf, &len);
         if (r < 0)
                 return r;
-        char *p = strstr(buf, "Hugepagesize:");
-        if (!p)
+        r = procparse_meminfo(buf, len, "Hugepagesize", &v); /* the agent's parser, common/ */
+        if (r == 0)
                 return -ENOENT;
-        p += strlen("Hugepagesize:");
-        p += strspn(p, " \t");
-        char num[24];
-        size_t n = strspn(p, "0123456789");
-        if (n == 0 || n >= sizeof(num))
-                return -EINVAL;
-        memcpy(num, p, n);
-        num[n] = '\0';
-        if (parse_u64(num, UINT64_MAX / 1024, &v) < 0 || v == 0)
+        if (r < 0 || v == 0 || v > UINT64_MAX / 1024)
                 return -EINVAL;
         *ret = v;
         return 0;

@@ -133,7 +133,7 @@ static bool key_wanted(const char *const *keys, const char *s, size_t n)
 }
 
 int procparse_cmdline(const char *buf, size_t len, const char *const *keys,
-                      inv_cmdline_flag *ret, size_t max, size_t *ret_n)
+                      procparse_cmdline_flag *ret, size_t max, size_t *ret_n)
 {
         size_t n = 0, cut = 0;
         bool inq = false;
@@ -170,7 +170,7 @@ int procparse_cmdline(const char *buf, size_t len, const char *const *keys,
                         cut++;
                         continue;
                 }
-                inv_cmdline_flag fl = {0};
+                procparse_cmdline_flag fl = {0};
                 bool c = copy_field(fl.name, sizeof(fl.name), tok, kl);
                 if (eq) {
                         const char *v = eq + 1;
