@@ -61,6 +61,31 @@ static void check_selection(const char *root, const char *json, const char *want
         inventory_free(inv);
 }
 
+/* The core pool of the same rule: "0/1" per core of the inventory (by first CPU). */
+static void check_cores(const char *root, const char *json, const char *want)
+{
+        hostfs h;
+        inventory *inv = NULL;
+        selection sel = { 0 };
+        char got[64] = "";
+        config c = test_config(json);
+
+        CHECK_INT(hostfs_init(&h, root), 0);
+        CHECK_INT(inventory_scan(&h, &inv), 0);
+        if (!inv)
+                return;
+        CHECK_INT(selection_new(&c, inv, NULL, &sel), 0);
+        for (size_t i = 0; i < inv->n_cores && i + 1 < sizeof(got); i++) {
+                got[i] = selection_has_core(&sel, &inv->cores[i]) ? '1' : '0';
+                CHECK(select_core(&c, &inv->cores[i]) == (got[i] == '1'));
+        }
+        CHECK_STR(got, want);
+        if (strcmp(got, want) != 0)
+                fprintf(stderr, "  for %s under %s\n", json, root);
+        selection_free(&sel);
+        inventory_free(inv);
+}
+
 int main(void)
 {
         char dir[256], root[512];
@@ -79,6 +104,15 @@ int main(void)
         check_selection(root, "{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}", "000");
         check_selection(root, "{\"nics\":{\"max\":1}}", "010");
         check_selection(root, "{\"nics\":{\"pci\":[\"0000:00:05.0\"]}}", "000"); /* never the primary */
+        /* cores: eks-x86 p0c0..p0c7 with siblings n, n+8, cores 2-7 isolated; broken
+         * p0c0..p0c3 with siblings n, n+4, isolated "2-3,6": p0c2 whole, p0c3 split */
+        check_cores(root, "{}", "00111111");
+        check_cores(root, "{\"cores\":{\"cpus\":\"2-3,10-11\"}}", "00110000");
+        check_cores(root, "{\"cores\":{\"cpus\":\"2-3,10\"}}", "00100000"); /* a sibling left out */
+        check_cores(root, "{\"cores\":{\"cpus\":\"0-1,8-9\"}}", "00000000"); /* never a core not isolated */
+        snprintf(root, sizeof(root), "%s/broken", dir);
+        check_cores(root, "{}", "0010");
+        check_cores(root, "{\"cores\":{\"cpus\":\"0-7\"}}", "0010");
         snprintf(root, sizeof(root), "%s/aks-mana", dir);
         check_selection(root, "{}", "01");
         check_selection(root, "{\"nics\":{\"kinds\":[\"ena\"]}}", "00");
