@@ -34,56 +34,55 @@ static const char *msg(const prep_report *r, const char *check)
         return v ? v->message : "(none)";
 }
 
-/* The selection preparation, the checks and the device plugin share: "0/1" per NIC of
- * the inventory (PCI order), for the config text. */
-static void check_selection(const char *root, const char *json, const char *want)
+/* The selection rule (agent/select.h) under the config text over the tree's inventory:
+ * "0/1" per NIC (PCI order) into nics and per core (by first CPU) into cores; the checks'
+ * hook and select_core() must answer the same. */
+static void rule(const char *root, const char *json, char nics[64], char cores[64])
 {
         hostfs h;
         inventory *inv = NULL;
         selection sel = { 0 };
-        char got[64] = "";
         config c = test_config(json);
 
+        nics[0] = cores[0] = '\0';
         CHECK_INT(hostfs_init(&h, root), 0);
         CHECK_INT(inventory_scan(&h, &inv), 0);
         if (!inv)
                 return;
         CHECK_INT(selection_new(&c, inv, NULL, &sel), 0);
-        for (size_t i = 0; i < inv->n_nics && i + 1 < sizeof(got); i++) {
-                got[i] = selection_has_nic(&sel, &inv->nics[i]) ? '1' : '0';
-                /* the checks' hook answers the same */
-                CHECK(selection_nic_hook(&inv->nics[i], &sel) == (got[i] == '1'));
+        size_t i;
+        for (i = 0; i < inv->n_nics && i + 1 < 64; i++) {
+                nics[i] = selection_has_nic(&sel, &inv->nics[i]) ? '1' : '0';
+                CHECK(selection_nic_hook(&inv->nics[i], &sel) == (nics[i] == '1'));
         }
-        CHECK_STR(got, want);
-        if (strcmp(got, want) != 0)
-                fprintf(stderr, "  for %s under %s\n", json, root);
+        nics[i] = '\0';
+        for (i = 0; i < inv->n_cores && i + 1 < 64; i++) {
+                cores[i] = selection_has_core(&sel, &inv->cores[i]) ? '1' : '0';
+                CHECK(select_core(&c, &inv->cores[i]) == (cores[i] == '1'));
+        }
+        cores[i] = '\0';
         selection_free(&sel);
         inventory_free(inv);
 }
 
-/* The core pool of the same rule: "0/1" per core of the inventory (by first CPU). */
+/* The NICs preparation, the checks and the device plugin take. */
+static void check_selection(const char *root, const char *json, const char *want)
+{
+        char nics[64], cores[64];
+        rule(root, json, nics, cores);
+        CHECK_STR(nics, want);
+        if (strcmp(nics, want) != 0)
+                fprintf(stderr, "  for %s under %s\n", json, root);
+}
+
+/* The core pool of the same rule. */
 static void check_cores(const char *root, const char *json, const char *want)
 {
-        hostfs h;
-        inventory *inv = NULL;
-        selection sel = { 0 };
-        char got[64] = "";
-        config c = test_config(json);
-
-        CHECK_INT(hostfs_init(&h, root), 0);
-        CHECK_INT(inventory_scan(&h, &inv), 0);
-        if (!inv)
-                return;
-        CHECK_INT(selection_new(&c, inv, NULL, &sel), 0);
-        for (size_t i = 0; i < inv->n_cores && i + 1 < sizeof(got); i++) {
-                got[i] = selection_has_core(&sel, &inv->cores[i]) ? '1' : '0';
-                CHECK(select_core(&c, &inv->cores[i]) == (got[i] == '1'));
-        }
-        CHECK_STR(got, want);
-        if (strcmp(got, want) != 0)
+        char nics[64], cores[64];
+        rule(root, json, nics, cores);
+        CHECK_STR(cores, want);
+        if (strcmp(cores, want) != 0)
                 fprintf(stderr, "  for %s under %s\n", json, root);
-        selection_free(&sel);
-        inventory_free(inv);
 }
 
 int main(void)
