@@ -128,8 +128,7 @@ static bool nic_dpdk(const checks_options *o, const inv_nic *nic)
 
 static bool nic_on_dpdk_driver(const inv_nic *n)
 {
-        return strcmp(n->driver, "vfio-pci") == 0 || strcmp(n->driver, "igb_uio") == 0 ||
-               strcmp(n->driver, "uio_pci_generic") == 0;
+        return inv_driver_userspace(n->driver);
 }
 
 /* ---- isolated-cpus -------------------------------------------------------------- */

@@ -11,7 +11,7 @@
 #include "hostfs.h"
 #include "inventory.h"
 #include "log.h"
-#include "prep-inventory.h"
+#include "select.h"
 #include "version.h"
 
 #include <errno.h>
@@ -164,20 +164,24 @@ int agent_config(const agent_options *o, config *ret)
         return r;
 }
 
-
-int agent_addresses(const hostfs *h, const config *c, inventory *inv)
+int agent_select(const hostfs *h, const config *c, inventory *inv, selection *ret)
 {
         _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
         char err[256];
+        selection sel;
 
         if (!st)
                 return -ENOMEM;
         int r = bind_state_load(h, st, err, sizeof(err));
         if (r < 0)
-                fprintf(stderr, "spinlane-agent: %s: %s; the NIC MACs recorded there are not used\n", BIND_STATE_PATH,
-                        *err ? err : strerror(-r));
-        addresses_apply(inv, &(addresses_options){ .cfg = c, .state = r >= 0 ? st : NULL,
-                                                   .selected = prep_checks_nic_selected,
-                                                   .sel_userdata = (void *)c });
+                fprintf(stderr, "spinlane-agent: %s: %s; the NIC MACs and interface names recorded there are not used\n",
+                        BIND_STATE_PATH, *err ? err : strerror(-r));
+        const bind_state *have = r >= 0 ? st : NULL;
+        r = selection_new(c, inv, have, &sel);
+        if (r < 0)
+                return r;
+        addresses_apply(inv, &(addresses_options){ .cfg = c, .state = have, .selected = selection_nic_hook,
+                                                   .sel_userdata = &sel });
+        *ret = sel;
         return 0;
 }

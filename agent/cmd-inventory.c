@@ -6,6 +6,7 @@
 #include "config.h"
 #include "hostfs.h"
 #include "inventory.h"
+#include "select.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,12 +36,15 @@ int cmd_inventory(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent inventory: scan failed: %s\n", strerror(-r));
                 return AGENT_EXIT_ERROR;
         }
-        if (agent_addresses(&h, &cfg, inv) < 0) {
+        selection sel;
+        if (agent_select(&h, &cfg, inv, &sel) < 0) {
                 fprintf(stderr, "spinlane-agent inventory: out of memory\n");
                 inventory_free(inv);
                 return AGENT_EXIT_ERROR;
         }
-        json_t *j = inventory_to_json(inv, cfg.resource_prefix);
+        /* resources: what the daemon advertises under this config */
+        json_t *j = inventory_to_json(inv, &sel, cfg.resource_prefix);
+        selection_free(&sel);
         char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
         if (s)
                 printf("%s\n", s);

@@ -5,11 +5,12 @@
 #include "cmd.h"
 
 #include "checks.h"
+#include "cleanup.h"
 #include "config.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "ipv4.h"
-#include "prep-inventory.h"
+#include "select.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -113,15 +114,17 @@ int cmd_preflight(int argc, char **argv)
                 fprintf(stderr, "spinlane-agent preflight: scan failed: %s\n", strerror(-r));
                 return AGENT_EXIT_ERROR;
         }
-        if (agent_addresses(&h, &cfg, inv) < 0) {
+        _cleanup_(selection_free) selection sel = { 0 };
+        if (agent_select(&h, &cfg, inv, &sel) < 0) {
                 fprintf(stderr, "spinlane-agent preflight: out of memory\n");
                 inventory_free(inv);
                 return AGENT_EXIT_ERROR;
         }
-        /* The config's NIC selection and bind driver. */
+        /* The config's NIC selection (the one preparation and the daemon use) and bind
+         * driver. */
         checks_options copt = {
-                .nic_selected = prep_checks_nic_selected,
-                .userdata = &cfg,
+                .nic_selected = selection_nic_hook,
+                .userdata = &sel,
                 .bind_driver = config_driver_name(cfg.binding.ena),
         };
         r = checks_node(inv, &copt, &vl);

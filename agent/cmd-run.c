@@ -4,8 +4,11 @@
  * timerfd) drives a table of services: node preparation (apply the config, re-apply on
  * SIGHUP/config change/ENA reset), the node verdicts (printed at start and whenever they
  * change), the kubelet device plugins, and the report (Node labels, Events, metrics,
- * probes: run-report.c); --once only prepares
- * the node and exits (an init container). The inventory is re-scanned on kernel uevents
+ * probes: run-report.c); --once only prepares the node and exits (an init container).
+ * The config is loaded once at start and watched once (prep-daemon.c); SIGHUP and a
+ * changed config are one event, the rebuild: services whose settings changed are torn
+ * down and built again (a new resource prefix or CDI setting re-registers the device
+ * plugins), then every service re-scans. The inventory is re-scanned on kernel uevents
  * (netlink; on the live host only), on inotify events under /dev and sysfs, and by a
  * safety timer (30 s on the live host, 10 s under a fake --root; SPINLANE_RESCAN_MS
  * overrides). Logs; exits only here. */
@@ -24,6 +27,7 @@
 #include "prep-daemon.h"
 #include "prep-inventory.h"
 #include "run-address.h"
+#include "select.h"
 #include "run-report.h"
 #include "verdict.h"
 
@@ -46,27 +50,35 @@
 #define RUN_DEBOUNCE_MS 20         /* an event burst becomes one re-scan */
 #define RUN_STOP_TIMEOUT_MS 5000
 
-/* What the run loop takes from the configuration at start (a change of these needs a
- * restart: the device plugins register under the prefix). */
+/* What the device plugins are built with (a change of these rebuilds them: they register
+ * under the prefix). The NIC selection and the core pool are read from the live config
+ * at every scan (agent/select.h). */
 typedef struct run_settings {
         char prefix[64];
         char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods; "" when
                                          hugetlbfs.pod_mount is false (pods bring their own) */
         bool cdi;                     /* "cdi": {"enabled": true} */
         char cdi_dir[DP_PATH_LEN];    /* "cdi": {"spec_dir": ...}, host path */
-        bool have_pool;               /* "cores": {"cpus": ...} narrows the isolated-core pool */
-        cpuset pool;
 } run_settings;
+
+/* One scan as every service sees it: the inventory (NIC addresses resolved) and the
+ * live config's selection over it (agent/select.h). */
+typedef struct run_node {
+        inventory *inv;
+        selection sel;
+} run_node;
 
 typedef struct run_ctx run_ctx;
 
 /* A service of the daemon. Add a row to `services` to add one (node preparation, ...):
- * start after the first scan, rescan after every scan, reload on SIGHUP, stop on exit. */
+ * start after the first scan, rescan after every scan, stop on exit. A rebuild (SIGHUP,
+ * config change) calls reload before its scan: 0 the service follows the live config in
+ * place (its rescan comes), 1 it tore itself down (start comes, with the scan). */
 typedef struct run_service {
         const char *name;
-        int (*start)(run_ctx *ctx, const inventory *inv);
-        void (*rescan)(run_ctx *ctx, const inventory *inv);
-        void (*reload)(run_ctx *ctx);
+        int (*start)(run_ctx *ctx, const run_node *node);
+        void (*rescan)(run_ctx *ctx, const run_node *node);
+        int (*reload)(run_ctx *ctx);
         void (*stop)(run_ctx *ctx);
 } run_service;
 
@@ -75,12 +87,15 @@ struct run_ctx {
         hostfs h;
         loop *l;
         config cfg;               /* the config at start; node preparation keeps the live one */
-        run_settings set;
+        bool cfg_from_file;
+        run_settings set;         /* what the device plugins run with */
         prep_daemon *prep;
         run_address *addr;        /* NIC addresses: static entries, recorded MACs, metadata (run-address.c) */
         int ifd;                  /* inotify: device nodes and sysfs attributes */
         int nlfd;                 /* kernel uevents (NETLINK_KOBJECT_UEVENT), -1 when not used */
         int debounce_fd;
+        int rebuild_fd;           /* SIGHUP and config changes: the rebuild (one event) */
+        const char *rebuild_why;
         unsigned rescan_ms;
         const char *debounce_why; /* what armed the debounce timer (for the debug log) */
         bool stopping;
@@ -105,9 +120,13 @@ static void settings_load(const config *c, run_settings *ret)
                 snprintf(s.hugetlbfs, sizeof(s.hugetlbfs), "%s", c->hugetlbfs.mount_point);
         s.cdi = c->cdi.enabled;
         snprintf(s.cdi_dir, sizeof(s.cdi_dir), "%s", c->cdi.spec_dir);
-        s.have_pool = c->cores.have_cpus;
-        s.pool = c->cores.cpus;
         *ret = s;
+}
+
+static bool settings_equal(const run_settings *a, const run_settings *b)
+{
+        return strcmp(a->prefix, b->prefix) == 0 && strcmp(a->hugetlbfs, b->hugetlbfs) == 0 && a->cdi == b->cdi &&
+               strcmp(a->cdi_dir, b->cdi_dir) == 0;
 }
 
 /* The config in force: node preparation's (it follows reloads), else the one at start. */
@@ -117,36 +136,22 @@ static const config *live_config(const run_ctx *ctx)
 }
 
 static void debounce(run_ctx *ctx, const char *why);
+static void rebuild_soon(run_ctx *ctx, const char *why);
 
-/* ---- service: node preparation ---- */
+/* ---- service: node preparation (owns the live config and its watch) ---- */
 
-/* The live config changed: say which keys wait for a restart. */
-static void settings_check(run_ctx *ctx)
-{
-        run_settings now;
-        settings_load(prep_daemon_config(ctx->prep), &now);
-        if (strcmp(now.prefix, ctx->set.prefix) != 0 || strcmp(now.hugetlbfs, ctx->set.hugetlbfs) != 0 ||
-            now.cdi != ctx->set.cdi || strcmp(now.cdi_dir, ctx->set.cdi_dir) != 0 ||
-            now.have_pool != ctx->set.have_pool || !cpuset_equal(&now.pool, &ctx->set.pool))
-                log_warn("config: resource_prefix, hugetlbfs.mount_point, hugetlbfs.pod_mount, cdi and cores take effect at the "
-                         "next start of the agent, ignoring them for now");
-}
-
-/* The config file changed (inotify): the NIC selection and the checks follow it now,
- * as after SIGHUP, not at the next safety re-scan. */
+/* The config file changed (inotify) and brought a good config: the rebuild, as SIGHUP. */
 static void prep_config_changed(void *ud)
 {
-        run_ctx *ctx = ud;
-        settings_check(ctx);
-        debounce(ctx, "config changed");
+        rebuild_soon(ud, "config changed");
 }
 
-static int prep_start(run_ctx *ctx, const inventory *inv)
+static int prep_start(run_ctx *ctx, const run_node *node)
 {
         prep_daemon_options o = { .config_path = ctx->opt.config, .scan = prep_scan_inventory,
                                   .json = ctx->opt.json, .on_config_changed = prep_config_changed,
-                                  .userdata = ctx };
-        (void)inv; /* preparation scans afresh */
+                                  .userdata = ctx, .initial = &ctx->cfg, .initial_from_file = ctx->cfg_from_file };
+        (void)node; /* preparation scans afresh */
         int r = prep_daemon_new(ctx->l, &ctx->h, &o, &ctx->prep);
         if (r < 0)
                 return r;
@@ -155,11 +160,12 @@ static int prep_start(run_ctx *ctx, const inventory *inv)
         return 0;
 }
 
-static void prep_reload(run_ctx *ctx)
+/* Preparation has re-read and applied the config before the rebuild (on_signal; on a
+ * changed file prep-daemon.c itself): nothing to tear down. */
+static int prep_reload(run_ctx *ctx)
 {
-        if (prep_daemon_reload(ctx->prep, true) < 0)
-                return;
-        settings_check(ctx);
+        (void)ctx;
+        return 0;
 }
 
 static void prep_stop(run_ctx *ctx)
@@ -168,37 +174,18 @@ static void prep_stop(run_ctx *ctx)
         ctx->prep = NULL;
 }
 
-/* The live config's NIC selection over inv (the bind state remembers the interface
- * names of NICs spinlane bound; a garbled or unreadable state file counts as empty here,
- * preparation reports it). */
-static int run_selection(const run_ctx *ctx, const inventory *inv, prep_selection *ret)
-{
-        _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
-        char err[256];
-
-        if (!st)
-                return -ENOMEM;
-        bool have = bind_state_load(&ctx->h, st, err, sizeof(err)) >= 0;
-        return prep_selection_new(live_config(ctx), inv, have ? st : NULL, ret);
-}
-
 /* ---- service: node verdicts ---- */
 
-static void verdicts_rescan(run_ctx *ctx, const inventory *inv)
+static void verdicts_rescan(run_ctx *ctx, const run_node *node)
 {
         verdict_list vl = { 0 };
         /* The config's NIC selection (the one preparation and the device plugin use) and
          * bind driver. */
         const config *c = live_config(ctx);
-        _cleanup_(prep_selection_free) prep_selection sel = { 0 };
-        if (run_selection(ctx, inv, &sel) < 0) {
-                log_error("node checks failed: out of memory");
-                return;
-        }
-        checks_options copt = { .nic_selected = prep_checks_nic_in_selection, .userdata = &sel,
+        checks_options copt = { .nic_selected = selection_nic_hook, .userdata = (void *)&node->sel,
                                 .bind_driver = config_driver_name(c->binding.ena) };
 
-        if (checks_node(inv, &copt, &vl) < 0) {
+        if (checks_node(node->inv, &copt, &vl) < 0) {
                 log_error("node checks failed: out of memory");
                 verdict_list_free(&vl);
                 return;
@@ -216,9 +203,9 @@ static void verdicts_rescan(run_ctx *ctx, const inventory *inv)
         ctx->have_verdicts = true;
 }
 
-static int verdicts_start(run_ctx *ctx, const inventory *inv)
+static int verdicts_start(run_ctx *ctx, const run_node *node)
 {
-        verdicts_rescan(ctx, inv);
+        verdicts_rescan(ctx, node);
         return 0;
 }
 
@@ -252,17 +239,20 @@ static void keep_vanished(const dp_device_list *old, dp_device_list *l)
 }
 
 /* NICs: exactly the ones the config selects that are DPDK-ready and not the primary
- * (sel: prep_select, as node preparation); one advertised before that no longer is stays
- * listed, Unhealthy. Cores: the isolated pool. */
-static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const prep_selection *sel,
-                                   dp_device_list *ret_nics, dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
+ * (agent/select.h, as node preparation); one advertised before that no longer is stays
+ * listed, Unhealthy. Cores: the ones the selection takes (the isolated pool, narrowed by
+ * "cores.cpus"), likewise. */
+static void devices_from_node(run_ctx *ctx, const run_node *node, dp_device_list *ret_nics,
+                              dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
 {
+        const inventory *inv = node->inv;
+        const selection *sel = &node->sel;
         uint64_t numa = 0;
 
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
                 bool known = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci)) != NULL;
-                bool advertise = inv_nic_advertisable(n) && prep_selection_has(sel, n);
+                bool advertise = selection_advertises_nic(sel, n);
                 /* a NIC without an address is listed, Unhealthy: the nic-address verdict says why */
                 bool addressed = n->addr.state == INV_ADDR_KNOWN;
                 if (n->primary || !(advertise || known))
@@ -298,8 +288,7 @@ static void devices_from_inventory(run_ctx *ctx, const inventory *inv, const pre
         for (size_t i = 0; i < inv->n_cores; i++) {
                 const inv_core *c = &inv->cores[i];
                 bool known = dp_device_list_find(&ctx->cores, c->id, strlen(c->id)) != NULL;
-                /* "cores.cpus" narrows the pool to cores whose CPUs it lists. */
-                bool pooled = c->isolated && (!ctx->set.have_pool || cpuset_subset(&c->cpus, &ctx->set.pool));
+                bool pooled = selection_has_core(sel, c);
                 if (!pooled && !known)
                         continue;
                 dp_device d;
@@ -393,20 +382,17 @@ static int cdi_write(run_ctx *ctx, const dp_device_list *nics)
         return r;
 }
 
-static void dp_rescan(run_ctx *ctx, const inventory *inv)
+static void dp_rescan(run_ctx *ctx, const run_node *node)
 {
         dp_device_list nics = { 0 }, cores = { 0 };
         dp_alloc_config cfg;
         uint64_t numa;
         char res[128];
+        int r;
 
-        _cleanup_(prep_selection_free) prep_selection sel = { 0 };
-        int r = run_selection(ctx, inv, &sel);
-        if (r < 0) {
-                log_errno(LOG_ERROR, r, "device plugins: NIC selection");
+        if (!ctx->dp)
                 return;
-        }
-        devices_from_inventory(ctx, inv, &sel, &nics, &cores, &numa);
+        devices_from_node(ctx, node, &nics, &cores, &numa);
         alloc_config(ctx, &cfg);
         dp_plugin_set_config(ctx->nic_plugin, &cfg);
         cfg.numa_with_nics = numa;
@@ -460,7 +446,8 @@ static void on_dp_event(const dp_event *ev, void *ud)
                 break;
         case DP_EVENT_STOPPED:
                 log_info("%s", ev->message);
-                loop_exit(ctx->l, 0);
+                if (ctx->stopping) /* not when a rebuild tears them down */
+                        loop_exit(ctx->l, 0);
                 break;
         case DP_EVENT_TEARDOWN_UNFINISHED:
                 log_warn("device plugins: %s", ev->message);
@@ -470,12 +457,13 @@ static void on_dp_event(const dp_event *ev, void *ud)
                 run_report_changed(ctx->report); /* readiness follows registration */
 }
 
-static int dp_start(run_ctx *ctx, const inventory *inv)
+static int dp_start(run_ctx *ctx, const run_node *node)
 {
         dp_alloc_config cfg;
         char res[128], sock[96];
         int r;
 
+        run_report_changed(ctx->report); /* readiness follows the plugins (NULL at start) */
         alloc_config(ctx, &cfg);
         r = dp_engine_new(ctx->l, &ctx->h, on_dp_event, ctx, &ctx->dp);
         if (r < 0)
@@ -490,43 +478,94 @@ static int dp_start(run_ctx *ctx, const inventory *inv)
         }
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin %s", res);
-        dp_rescan(ctx, inv); /* the first list is ready before the kubelet can ask */
+        dp_rescan(ctx, node); /* the first list is ready before the kubelet can ask */
         r = dp_engine_start(ctx->dp);
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin start");
         return 0;
 }
 
-static void dp_stop(run_ctx *ctx)
+/* Tear the device plugins down: for good (exit: dp_engine_free waits until gRPC has
+ * finished), or for a rebuild (dp_engine_release: the next engine follows at once). */
+static void dp_teardown(run_ctx *ctx, bool exiting)
 {
-        dp_engine_free(ctx->dp); /* waits for calls to be released; gRPC removes the sockets */
+        /* both wait for calls to be released; gRPC removes the sockets */
+        if (exiting)
+                dp_engine_free(ctx->dp);
+        else
+                dp_engine_release(ctx->dp);
         ctx->dp = NULL;
+        ctx->nic_plugin = ctx->core_plugin = NULL;
+        ctx->listed = false;
         dp_device_list_free(&ctx->nics);
         dp_device_list_free(&ctx->cores);
 }
 
+static void dp_stop(run_ctx *ctx)
+{
+        dp_teardown(ctx, true);
+}
+
+/* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off). */
+static void cdi_remove(run_ctx *ctx, const run_settings *s)
+{
+        char rel[DP_PATH_LEN + 96], path[PATH_MAX];
+        int k = snprintf(rel, sizeof(rel), "%s/%s-%s.json", s->cdi_dir, s->prefix, INV_RESOURCE_NIC);
+        if (k < 0 || (size_t)k >= sizeof(rel))
+                return;
+        for (char *c = rel + strlen(s->cdi_dir) + 1; *c; c++)
+                if (*c == '/')
+                        *c = '-';
+        if (hostfs_path(&ctx->h, rel, path, sizeof(path)) >= 0 && unlink(path) < 0 && errno != ENOENT)
+                log_errno(LOG_WARN, -errno, "CDI spec %s: removing it", rel);
+}
+
+/* The rebuild: device plugins built with other settings (resource prefix, hugetlbfs, CDI)
+ * are torn down - their streams end and their sockets go, so the kubelet drops the old
+ * resources - and started again (dp_start) under the new ones, which register. Same
+ * settings: the re-scan brings the new selection and core pool to the same plugins. */
+static int dp_reload(run_ctx *ctx)
+{
+        run_settings now;
+        settings_load(live_config(ctx), &now);
+        if (ctx->dp && settings_equal(&now, &ctx->set))
+                return 0;
+        run_settings old = ctx->set;
+        log_info("device plugins: %s under the new config (resource prefix %s%s%s)",
+                 ctx->dp ? "rebuilding" : "starting", now.prefix, now.cdi ? ", CDI spec dir " : ", no CDI",
+                 now.cdi ? now.cdi_dir : "");
+        if (ctx->dp) {
+                dp_teardown(ctx, false);
+                if (old.cdi && (!now.cdi || strcmp(old.prefix, now.prefix) != 0 || strcmp(old.cdi_dir, now.cdi_dir) != 0))
+                        cdi_remove(ctx, &old);
+        }
+        ctx->set = now;
+        return 1;
+}
+
 /* ---- service: NIC addresses (run-address.c; resolved into every scan by run_scan) ---- */
 
-static void addr_reload(run_ctx *ctx)
+static int addr_reload(run_ctx *ctx)
 {
         run_address_reload(ctx->addr);
+        return 0;
 }
 
 /* ---- service: Node labels, Events, metrics and probes (run-report.c) ---- */
 
-static int report_start(run_ctx *ctx, const inventory *inv)
+static int report_start(run_ctx *ctx, const run_node *node)
 {
         run_sources src = { .l = ctx->l, .h = &ctx->h, .prefix = ctx->set.prefix, .verdicts = &ctx->verdicts,
                             .have_verdicts = &ctx->have_verdicts, .nics = &ctx->nics, .cores = &ctx->cores,
                             .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
                             .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind };
-        (void)inv;
+        (void)node;
         return run_report_new(&src, &ctx->report);
 }
 
-static void report_rescan(run_ctx *ctx, const inventory *inv)
+static void report_rescan(run_ctx *ctx, const run_node *node)
 {
-        (void)inv;
+        (void)node;
         run_report_changed(ctx->report);
 }
 
@@ -542,19 +581,44 @@ static const run_service services[] = {
         { "node-preparation", prep_start, NULL, prep_reload, prep_stop },
         { "nic-addresses", NULL, NULL, addr_reload, NULL },
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
-        { "device-plugin", dp_start, dp_rescan, NULL, dp_stop },
+        { "device-plugin", dp_start, dp_rescan, dp_reload, dp_stop },
         { "report", report_start, report_rescan, NULL, report_stop },
 };
 
 /* ---- the loop ---- */
 
-/* The inventory with each NIC's address resolved (the services all see the same). */
-static int run_scan(run_ctx *ctx, inventory **ret)
+static void run_node_free(run_node *n)
 {
-        int r = inventory_scan(&ctx->h, ret);
-        if (r >= 0 && ctx->addr && run_address_resolve(ctx->addr, &ctx->h, live_config(ctx), *ret) < 0)
+        selection_free(&n->sel);
+        inventory_free(n->inv);
+        n->inv = NULL;
+}
+
+/* The node as the services all see it: a fresh inventory, the live config's selection
+ * over it and the bind state (read once: a garbled or unreadable state file counts as
+ * empty here, preparation reports it), each selected NIC's address resolved. */
+static int run_scan(run_ctx *ctx, run_node *ret)
+{
+        _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
+        const config *c = live_config(ctx);
+        run_node n = { 0 };
+        char err[256];
+
+        if (!st)
+                return -ENOMEM;
+        int r = inventory_scan(&ctx->h, &n.inv);
+        if (r < 0)
+                return r;
+        bool have = bind_state_load(&ctx->h, st, err, sizeof(err)) >= 0;
+        r = selection_new(c, n.inv, have ? st : NULL, &n.sel);
+        if (r < 0) {
+                run_node_free(&n);
+                return r;
+        }
+        if (ctx->addr && run_address_resolve(ctx->addr, c, have ? st : NULL, &n.sel, n.inv) < 0)
                 log_error("NIC addresses: out of memory");
-        return r;
+        *ret = n;
+        return 0;
 }
 
 static void on_address_changed(void *ud)
@@ -564,16 +628,66 @@ static void on_address_changed(void *ud)
 
 static void rescan(run_ctx *ctx)
 {
-        inventory *inv = NULL;
-        int r = run_scan(ctx, &inv);
+        _cleanup_(run_node_free) run_node node = { 0 };
+        int r = run_scan(ctx, &node);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
                 return;
         }
         for (size_t i = 0; i < ELEMENTSOF(services); i++)
                 if (services[i].rescan)
-                        services[i].rescan(ctx, inv);
-        inventory_free(inv);
+                        services[i].rescan(ctx, &node);
+}
+
+/* The one rebuild path (SIGHUP, a changed config file): every service's reload under the
+ * live config, then one fresh scan that the services torn down start on and the others
+ * re-scan. A service that fails to start is down until the next rebuild (logged; the
+ * readiness probe follows the device plugins' registration). */
+static int on_rebuild(loop *l, void *ud)
+{
+        run_ctx *ctx = ud;
+        bool restart[ELEMENTSOF(services)] = { false };
+        _cleanup_(run_node_free) run_node node = { 0 };
+        (void)l;
+
+        if (ctx->stopping)
+                return 0;
+        log_info("rebuild (%s)", ctx->rebuild_why ? ctx->rebuild_why : "config");
+        ctx->rebuild_why = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(services); i++)
+                restart[i] = services[i].reload && services[i].reload(ctx) > 0;
+        int r = run_scan(ctx, &node);
+        if (r < 0) {
+                log_errno(LOG_ERROR, r, "inventory scan");
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(services); i++) {
+                if (!restart[i]) {
+                        if (services[i].rescan)
+                                services[i].rescan(ctx, &node);
+                } else if (services[i].start(ctx, &node) < 0) {
+                        log_error("service %s failed to start; down until the next config change or SIGHUP",
+                                  services[i].name);
+                        services[i].stop(ctx);
+                }
+        }
+        return 0;
+}
+
+/* Arm the one-shot timer fd in ms unless stopping; *slot keeps the first reason given
+ * until the timer runs (for the log). */
+static void arm_event(run_ctx *ctx, int fd, const char **slot, const char *why, unsigned ms)
+{
+        if (ctx->stopping)
+                return;
+        if (!*slot)
+                *slot = why;
+        (void)loop_timer_set(ctx->l, fd, ms, 0);
+}
+
+static void rebuild_soon(run_ctx *ctx, const char *why)
+{
+        arm_event(ctx, ctx->rebuild_fd, &ctx->rebuild_why, why, 1);
 }
 
 static int on_rescan_timer(loop *l, void *ud)
@@ -603,11 +717,7 @@ static int on_debounce(loop *l, void *ud)
 
 static void debounce(run_ctx *ctx, const char *why)
 {
-        if (ctx->stopping)
-                return;
-        if (!ctx->debounce_why)
-                ctx->debounce_why = why;
-        (void)loop_timer_set(ctx->l, ctx->debounce_fd, RUN_DEBOUNCE_MS, 0);
+        arm_event(ctx, ctx->debounce_fd, &ctx->debounce_why, why, RUN_DEBOUNCE_MS);
 }
 
 static int on_watch(loop *l, int fd, uint32_t events, void *ud)
@@ -732,10 +842,11 @@ static int on_signal(loop *l, int signo, void *ud)
         }
         if (signo == SIGHUP) {
                 log_info("SIGHUP: reloading");
-                for (size_t i = 0; i < ELEMENTSOF(services); i++)
-                        if (services[i].reload)
-                                services[i].reload(ctx);
-                rescan(ctx);
+                /* node preparation re-reads and re-applies the config; the rest follows in
+                 * the rebuild */
+                if (ctx->prep)
+                        (void)prep_daemon_reload(ctx->prep, true);
+                rebuild_soon(ctx, "SIGHUP");
                 return 0;
         }
         if (ctx->stopping)
@@ -758,9 +869,9 @@ int cmd_run(int argc, char **argv)
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
                                     "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT]";
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
-        run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1 };
+        run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
         bool uevents;
-        inventory *inv = NULL;
+        run_node node = { 0 };
         size_t started = 0;
         int r, rc = AGENT_EXIT_ERROR;
 
@@ -773,10 +884,14 @@ int cmd_run(int argc, char **argv)
         log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
-        if (agent_config(&ctx.opt, &ctx.cfg) < 0 || run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
-                return AGENT_EXIT_ERROR;
         if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */
-                return prep_once(&ctx.h, ctx.opt.config, prep_scan_inventory, NULL, ctx.opt.json);
+                return run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0
+                               ? AGENT_EXIT_ERROR
+                               : prep_once(&ctx.h, ctx.opt.config, prep_scan_inventory, NULL, ctx.opt.json);
+        /* the config, once (errors through the logger); node preparation watches it */
+        if (prep_config_load(ctx.opt.config, &ctx.cfg, &ctx.cfg_from_file) < 0 ||
+            run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
+                return AGENT_EXIT_ERROR;
         settings_load(&ctx.cfg, &ctx.set);
         uevents = uevents_wanted(&ctx);
         if (uevents) {
@@ -795,6 +910,8 @@ int cmd_run(int argc, char **argv)
         if ((r = loop_add_signals(ctx.l, sigs, ELEMENTSOF(sigs), on_signal, &ctx)) < 0 ||
             (r = loop_add_timer(ctx.l, ctx.rescan_ms, ctx.rescan_ms, on_rescan_timer, &ctx, NULL)) < 0 ||
             (r = loop_add_timer(ctx.l, 0, 0, on_debounce, &ctx, &ctx.debounce_fd)) < 0 ||
+            (r = loop_add_timer(ctx.l, 0, 0, on_rebuild, &ctx, &ctx.rebuild_fd)) < 0 ||
+            (r = loop_timer_set(ctx.l, ctx.rebuild_fd, 0, 0)) < 0 || /* armed by rebuild_soon only */
             (ctx.nlfd >= 0 && (r = loop_add_fd(ctx.l, ctx.nlfd, EPOLLIN, on_uevent, &ctx)) < 0)) {
                 log_errno(LOG_ERROR, r, "event loop setup");
                 goto out;
@@ -808,19 +925,19 @@ int cmd_run(int argc, char **argv)
                 log_errno(LOG_ERROR, r, "NIC address service");
                 goto out;
         }
-        r = run_scan(&ctx, &inv);
+        r = run_scan(&ctx, &node);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
                 goto out;
         }
         for (; started < ELEMENTSOF(services); started++) {
-                r = services[started].start ? services[started].start(&ctx, inv) : 0;
+                r = services[started].start ? services[started].start(&ctx, &node) : 0;
                 if (r < 0) {
                         log_error("service %s failed to start", services[started].name);
                         break;
                 }
         }
-        inventory_free(inv);
+        run_node_free(&node);
         if (started == ELEMENTSOF(services)) {
                 log_info("running (re-scan on %s, and every %u ms)",
                          ctx.nlfd >= 0 ? "kernel uevents and inotify" : "inotify", ctx.rescan_ms);

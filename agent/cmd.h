@@ -49,12 +49,15 @@ int agent_config(const agent_options *o, struct config *ret);
  * {"level":"error","msg":MSG} with --json / --log-format json. */
 void agent_error(const agent_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Resolve each selected NIC's address into inv (agent/addresses.h) as a one-shot command
- * can: the config's static entries and the MACs in the bind state; what only the
- * metadata knows is left to the running agent (INV_ADDR_ELSEWHERE). An unreadable bind
- * state is named on stderr and its MACs are not used. -ENOMEM. */
+/* Which NICs and cores spinlane takes (agent/select.h: the config over inv and the bind
+ * state), and each selected NIC's address resolved into inv (agent/addresses.h) as a
+ * one-shot command can: the config's static entries and the MACs in the bind state; what
+ * only the metadata knows is left to the running agent (INV_ADDR_ELSEWHERE). An
+ * unreadable bind state is named on stderr and counts as empty. -ENOMEM leaves *ret
+ * untouched; free with selection_free. */
 struct inventory;
-int agent_addresses(const struct hostfs *h, const struct config *c, struct inventory *inv);
+struct selection;
+int agent_select(const struct hostfs *h, const struct config *c, struct inventory *inv, struct selection *ret);
 
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);

@@ -209,10 +209,9 @@ static bool valid_prefix(const char *s)
 /* "2M", "2MB", "2048kB", "2048K", "1G", "1GB", "64K" or an integer of kB. */
 static int get_page_size(ctx *x, const char *key, const json_t *v, uint64_t *ret)
 {
-        uint64_t n, mult;
-        char num[32];
+        uint64_t n;
         const char *s;
-        size_t len, i;
+        size_t len;
 
         if (json_is_integer(v)) {
                 if (json_integer_value(v) <= 0 || json_integer_value(v) > (16LL << 20))
@@ -224,24 +223,8 @@ static int get_page_size(ctx *x, const char *key, const json_t *v, uint64_t *ret
                 goto bad;
         s = json_string_value(v);
         len = json_string_length(v);
-        for (i = 0; i < len && s[i] >= '0' && s[i] <= '9'; i++)
-                ;
-        if (i == 0 || i >= sizeof(num))
+        if (parse_size_kb(s, len, 0, &n) < 0 || n == 0 || n > (16ULL << 20))
                 goto bad;
-        memcpy(num, s, i);
-        num[i] = '\0';
-        if (strcmp(s + i, "k") == 0 || strcmp(s + i, "K") == 0 || strcmp(s + i, "kB") == 0 ||
-            strcmp(s + i, "KB") == 0 || strcmp(s + i, "Ki") == 0)
-                mult = 1;
-        else if (strcmp(s + i, "M") == 0 || strcmp(s + i, "MB") == 0 || strcmp(s + i, "Mi") == 0)
-                mult = 1024;
-        else if (strcmp(s + i, "G") == 0 || strcmp(s + i, "GB") == 0 || strcmp(s + i, "Gi") == 0)
-                mult = 1024 * 1024;
-        else
-                goto bad;
-        if (parse_u64(num, 16ULL << 20, &n) < 0 || n == 0 || n > (16ULL << 20) / mult)
-                goto bad;
-        n *= mult;
 check:
         /* Page sizes are powers of two from 4 kB (ppc64 64 kB, arm64 32 MB, 16 GB) */
         if (n < 4 || (n & (n - 1)) != 0)
@@ -704,11 +687,9 @@ out:
 
 static json_t *page_size_json(uint64_t kb)
 {
-        if (kb % (1024 * 1024) == 0)
-                return json_sprintf("%" PRIu64 "G", kb / (1024 * 1024));
-        if (kb % 1024 == 0)
-                return json_sprintf("%" PRIu64 "M", kb / 1024);
-        return json_sprintf("%" PRIu64 "kB", kb);
+        char buf[32];
+        format_size_kb(kb, SIZE_UNITS_CONFIG, buf, sizeof(buf));
+        return json_string(buf);
 }
 
 json_t *config_to_json(const config *c)

@@ -15,12 +15,7 @@
 
 static void size_str(uint64_t kb, char *buf, size_t size)
 {
-        if (kb % (1024 * 1024) == 0)
-                snprintf(buf, size, "%" PRIu64 " GiB", kb / (1024 * 1024));
-        else if (kb % 1024 == 0)
-                snprintf(buf, size, "%" PRIu64 " MiB", kb / 1024);
-        else
-                snprintf(buf, size, "%" PRIu64 " kB", kb);
+        format_size_kb(kb, SIZE_UNITS_HUMAN, buf, size);
 }
 
 int huge_reserve(const hostfs *h, const bind_ops *ops, const config *c, verdict_list *v)
@@ -222,12 +217,9 @@ uint64_t huge_mount_page_size(const hostfs *h, const config *c)
 /* "pagesize=2M", as the kernel's memparse reads it. */
 static void pagesize_opt(uint64_t kb, char *buf, size_t size)
 {
-        if (kb % (1024 * 1024) == 0)
-                snprintf(buf, size, "pagesize=%" PRIu64 "G", kb / (1024 * 1024));
-        else if (kb % 1024 == 0)
-                snprintf(buf, size, "pagesize=%" PRIu64 "M", kb / 1024);
-        else
-                snprintf(buf, size, "pagesize=%" PRIu64 "K", kb);
+        int k = snprintf(buf, size, "pagesize=");
+        if (k > 0 && (size_t)k < size)
+                format_size_kb(kb, SIZE_UNITS_KERNEL, buf + k, size - (size_t)k);
 }
 
 int huge_mount(const hostfs *h, const bind_ops *ops, const config *c, verdict_list *v, bool *ret_mounted)

@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "ipv4.h"
+#include "select.h"
 
 #include <errno.h>
 #include <string.h>
@@ -139,7 +140,7 @@ static json_t *nic_object(const inv_nic *n, bool *oom)
         return o;
 }
 
-json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
+json_t *inventory_to_json(const inventory *inv, const selection *sel, const char *resource_prefix)
 {
         char name[256];
         bool oom = false;
@@ -165,7 +166,7 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
         }
         for (size_t i = 0; rn && i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
-                if (!inv_nic_advertisable(n))
+                if (sel ? !selection_advertises_nic(sel, n) : !inv_nic_advertisable(n))
                         continue;
                 json_t *o = new_object(&oom);
                 if (!o)
@@ -183,7 +184,7 @@ json_t *inventory_to_json(const inventory *inv, const char *resource_prefix)
         }
         for (size_t i = 0; rc && i < inv->n_cores; i++) {
                 const inv_core *c = &inv->cores[i];
-                if (!c->isolated)
+                if (sel ? !selection_has_core(sel, c) : !c->isolated)
                         continue;
                 json_t *o = new_object(&oom);
                 if (!o)

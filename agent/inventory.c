@@ -605,29 +605,63 @@ static bool devnodes_present(const hostfs *h, const inv_nic *nic, const char **m
         return nic->n_devnodes > 0;
 }
 
-/* MANA: the uverbs device of the PCI device or of one of its children (mana.rdma.0). */
-static int find_uverbs(const hostfs *h, const char *dev, unsigned *ret)
+/* Entries of a PCI device dir that are never its RDMA children. */
+static bool not_a_child(const char *name)
 {
-        char p[PATH_MAX];
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
+        static const char *const skip[] = { "driver", "subsystem", "iommu_group", "firmware_node", "physfn", "net" };
+        if (name[0] == '.' || strncmp(name, "virtfn", 6) == 0)
+                return true;
+        for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+                if (strcmp(name, skip[i]) == 0)
+                        return true;
+        return false;
+}
 
-        if (hostfs_fmt(p, sizeof(p), "%s/infiniband_verbs", dev) == 0 &&
-            find_indexed(h, p, "uverbs", ret) == 0)
-                return 0;
-        if (hostfs_opendir(h, dev, &d) < 0)
+/* Whether path names the device pci or something below it. */
+static bool path_has_device(const char *path, const char *pci)
+{
+        size_t n = strlen(pci);
+        for (const char *p = strstr(path, pci); p; p = strstr(p + 1, pci))
+                if (p > path && p[-1] == '/' && (p[n] == '/' || p[n] == '\0'))
+                        return true;
+        return false;
+}
+
+int inv_find_uverbs(const hostfs *h, const char *pci, unsigned *ret)
+{
+        char dev[PATH_MAX], p[PATH_MAX];
+        _cleanup_closedir_ DIR *d = NULL, *c = NULL; /* before any goto */
+        struct dirent *de;
+        unsigned idx;
+
+        if (hostfs_fmt(dev, sizeof(dev), SYS_PCI "/%s", pci) < 0)
+                return -EINVAL;
+        /* mana_ib registers the RDMA device on an auxiliary child of the PCI device
+         * (<pci>/mana.rdma.N/infiniband_verbs/uverbsM): the device itself, then its
+         * children */
+        if (hostfs_fmt(p, sizeof(p), "%s/infiniband_verbs", dev) == 0 && find_indexed(h, p, "uverbs", &idx) == 0)
+                goto found;
+        if (hostfs_opendir(h, dev, &d) == 0)
+                while ((de = readdir(d)))
+                        if (!not_a_child(de->d_name) &&
+                            hostfs_fmt(p, sizeof(p), "%s/%s/infiniband_verbs", dev, de->d_name) == 0 &&
+                            find_indexed(h, p, "uverbs", &idx) == 0)
+                                goto found;
+        /* else the class: a uverbsN whose device is it or below it */
+        if (hostfs_opendir(h, "/sys/class/infiniband_verbs", &c) < 0)
                 return -ENOENT;
-        while ((de = readdir(d))) {
-                if (de->d_name[0] == '.' || strcmp(de->d_name, "driver") == 0 ||
-                    strcmp(de->d_name, "subsystem") == 0 || strcmp(de->d_name, "iommu_group") == 0 ||
-                    strcmp(de->d_name, "firmware_node") == 0 || strcmp(de->d_name, "physfn") == 0 ||
-                    strncmp(de->d_name, "virtfn", 6) == 0)
+        while ((de = readdir(c))) {
+                char full[PATH_MAX], real[PATH_MAX];
+                if (procparse_indexed_name(de->d_name, "uverbs", 1u << 20, &idx) < 0 ||
+                    hostfs_fmt(p, sizeof(p), "/sys/class/infiniband_verbs/%s/device", de->d_name) < 0)
                         continue;
-                if (hostfs_fmt(p, sizeof(p), "%s/%s/infiniband_verbs", dev, de->d_name) == 0 &&
-                    find_indexed(h, p, "uverbs", ret) == 0)
-                        return 0;
+                if (hostfs_path(h, p, full, sizeof(full)) == 0 && realpath(full, real) && path_has_device(real, pci))
+                        goto found;
         }
         return -ENOENT;
+found:
+        *ret = idx;
+        return 0;
 }
 
 typedef struct pat_cache {
@@ -798,7 +832,7 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlp
                         add_devnode(&nic, node, node);
                 }
         } else if (nic.kind == INV_NIC_MANA && strcmp(nic.driver, "mana") == 0) {
-                if (find_uverbs(h, dev, &idx) == 0) {
+                if (inv_find_uverbs(h, nic.pci, &idx) == 0) {
                         char node[INV_DEVPATH_LEN];
                         snprintf(node, sizeof(node), "/dev/infiniband/uverbs%u", idx);
                         add_devnode(&nic, node, node);
@@ -813,8 +847,7 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlp
                         snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "no driver bound");
                 else if (strcmp(nic.driver, "vfio-pci") == 0 && nic.iommu_group < 0)
                         snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to vfio-pci but has no IOMMU group");
-                else if (strcmp(nic.driver, "vfio-pci") == 0 || strcmp(nic.driver, "igb_uio") == 0 ||
-                         strcmp(nic.driver, "uio_pci_generic") == 0) {
+                else if (inv_driver_userspace(nic.driver)) {
                         if (devnodes_present(h, &nic, &missing)) {
                                 nic.dpdk_ready = true;
                                 snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to %s, %s present",
@@ -1029,3 +1062,8 @@ uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb)
 }
 
 bool inv_nic_advertisable(const inv_nic *nic) { return nic->dpdk_ready && !nic->primary; }
+
+bool inv_driver_userspace(const char *d)
+{
+        return strcmp(d, "vfio-pci") == 0 || strcmp(d, "igb_uio") == 0 || strcmp(d, "uio_pci_generic") == 0;
+}

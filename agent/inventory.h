@@ -8,6 +8,7 @@
 
 #include "cpuset.h"
 #include "hostfs.h"
+#include "procparse.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -27,7 +28,7 @@
 #define INV_NAME_LEN 32           /* driver and netdev names */
 #define INV_CORE_ID_LEN 64        /* kubelet device IDs are at most 63 chars */
 #define INV_DEVPATH_LEN 64        /* "/dev/infiniband/uverbs12", "/dev/vfio/noiommu-7" */
-#define INV_PATH_LEN 256          /* problem paths, mount points */
+#define INV_PATH_LEN PROCPARSE_PATH_LEN /* problem paths, mount points */
 
 /* Default resource prefix and the resource names built from it. */
 #define INV_RESOURCE_PREFIX_DEFAULT "spinlane.io"
@@ -152,11 +153,7 @@ typedef struct inv_mount {
         uint64_t pagesize_kb;    /* from pagesize=; 0 when the option is absent (= default size) */
 } inv_mount;
 
-typedef struct inv_cmdline_flag {
-        char name[32];
-        char value[128];        /* "" for a bare flag ("nosmt"); has_value tells "x=" apart */
-        bool has_value;
-} inv_cmdline_flag;
+typedef procparse_cmdline_flag inv_cmdline_flag; /* common/procparse.h */
 
 /* Kernel cmdline keys kept in inventory.cmdline (others are ignored). */
 #define INV_CMDLINE_KEYS                                                                   \
@@ -252,8 +249,12 @@ void inventory_free(inventory *inv);
  *   "<prefix>/isolated-core": [{"id","cpus":[2,10],"numa_node"}]},
  *  "cpus": {...}, "cores": [...], "numa": [...], "nics": [...], "memory": {...},
  *  "kernel": {...}, "problems": [...]}
- * resource_prefix NULL means INV_RESOURCE_PREFIX_DEFAULT. */
-json_t *inventory_to_json(const inventory *inv, const char *resource_prefix);
+ * "resources" holds what the daemon advertises: the NICs sel selects that are DPDK-ready
+ * and not the primary, the cores sel selects (agent/select.h); sel NULL: every such NIC
+ * and every isolated core (no config). resource_prefix NULL means
+ * INV_RESOURCE_PREFIX_DEFAULT. */
+struct selection;
+json_t *inventory_to_json(const inventory *inv, const struct selection *sel, const char *resource_prefix);
 
 /* Lookups (NULL / -1 when absent). */
 const inv_nic *inventory_find_nic(const inventory *inv, const char *pci);
@@ -267,5 +268,12 @@ uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb);
  * its kernel driver, so not dpdk_ready, unless it is a MANA VF, which DPDK shares with
  * its kernel driver.) */
 bool inv_nic_advertisable(const inv_nic *nic);
+/* MANA: the index N of /dev/infiniband/uverbsN that belongs to the PCI device pci (the
+ * one lookup: the device's infiniband_verbs, its children's - mana_ib registers on the
+ * auxiliary mana.rdma.N - then /sys/class/infiniband_verbs/uverbs*\/device). 0, or
+ * -ENOENT when none does. */
+int inv_find_uverbs(const hostfs *h, const char *pci, unsigned *ret);
+/* A userspace I/O driver DPDK runs on: vfio-pci, igb_uio, uio_pci_generic. */
+bool inv_driver_userspace(const char *driver);
 
 #endif

@@ -116,7 +116,7 @@ keep:
 }
 
 /* path NULL: no --config (the default file may be absent). */
-static int load(const char *path, config *ret, bool *ret_from_file)
+int prep_config_load(const char *path, config *ret, bool *ret_from_file)
 {
         char err[CONFIG_ERR_LEN];
         const char *shown = path ? path : CONFIG_PATH_DEFAULT;
@@ -315,6 +315,7 @@ int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep
         d->l = l;
         d->h = *h;
         d->o = *o;
+        d->o.initial = NULL; /* copied below, not kept */
         d->ifd = d->wd = d->debounce_fd = d->rewatch_fd = d->nl_fd = d->drift_fd = -1;
         if (!d->o.drift_check_ms)
                 d->o.drift_check_ms = DRIFT_DEFAULT_MS;
@@ -332,7 +333,11 @@ int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep
                 snprintf(d->config_dir, sizeof(d->config_dir), "%s", dirname(a));
                 snprintf(d->config_base, sizeof(d->config_base), "%s", basename(b));
         }
-        r = load(o->config_path, &d->cfg, &from_file);
+        r = o->initial ? 0 : prep_config_load(o->config_path, &d->cfg, &from_file);
+        if (o->initial) {
+                d->cfg = *o->initial;
+                from_file = o->initial_from_file;
+        }
         if (r < 0) {
                 log_error("node preparation: not starting without a good config");
                 free(d);
@@ -422,7 +427,7 @@ int prep_once(const hostfs *h, const char *config_path, prep_scan_fn scan, void 
 
         if (!nics)
                 return 2;
-        if (load(config_path, &c, &from_file) < 0)
+        if (prep_config_load(config_path, &c, &from_file) < 0)
                 return 2;
         log_info("config %s%s", config_path ? config_path : CONFIG_PATH_DEFAULT,
                  from_file ? "" : " absent: using the defaults");

@@ -34,6 +34,10 @@ typedef struct prep_daemon_options {
          * prep_daemon_reload()'s caller knows then), so users of the config follow it. */
         void (*on_config_changed)(void *userdata);
         void *userdata;
+        /* The config the caller loaded at start (prep_config_load, from config_path);
+         * NULL: prep_daemon_new loads it. Copied. */
+        const config *initial;
+        bool initial_from_file;
 } prep_daemon_options;
 
 typedef struct prep_daemon prep_daemon;
@@ -49,7 +53,12 @@ typedef struct prep_daemon_stats {
         int last_exit;             /* 0 nothing failed in the last apply, 1 something did */
 } prep_daemon_stats;
 
-/* Load the config (a bad or unreadable one, or a named one that is missing, is an
+/* Load the config at path (NULL: no --config, see config_load); a bad or unreadable one,
+ * or a named one that is missing, is logged (the message names the file or the key) and
+ * returned negative. *ret_from_file may be NULL. */
+int prep_config_load(const char *path, config *ret, bool *ret_from_file);
+
+/* Load the config unless o->initial gives it (a bad or unreadable one, or a named one that is missing, is an
  * error: logged, -EINVAL and nothing done - the agent must not start), apply it, and
  * hook the config watch, the link events and the drift timer into l. */
 int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep_daemon **ret);

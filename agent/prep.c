@@ -45,70 +45,6 @@ void prep_ops_default(const hostfs *h, prep_ops *ret)
         }
 }
 
-static bool userspace_driver(const char *d)
-{
-        return strcmp(d, "vfio-pci") == 0 || strcmp(d, "igb_uio") == 0 || strcmp(d, "uio_pci_generic") == 0;
-}
-
-static bool id_listed(const config *c, const prep_nic *nic)
-{
-        for (size_t i = 0; i < c->nics.n_ids; i++)
-                if (c->nics.ids[i].vendor == nic->vendor && c->nics.ids[i].device == nic->device)
-                        return true;
-        return false;
-}
-
-static bool pci_listed(const config *c, const prep_nic *nic)
-{
-        for (size_t i = 0; i < c->nics.n_pci; i++)
-                if (strcmp(c->nics.pci[i], nic->pci) == 0)
-                        return true;
-        return false;
-}
-
-static bool if_listed(const config *c, const prep_nic *nic)
-{
-        for (size_t i = 0; i < c->nics.n_interfaces; i++)
-                if (*nic->netdev && strcmp(c->nics.interfaces[i], nic->netdev) == 0)
-                        return true;
-        return false;
-}
-
-/* A NIC spinlane bound earlier, whose netdev (gone now) the interface list names. */
-static bool was_listed(const config *c, const prep_nic *nic, const bind_state *st)
-{
-        const bind_state_entry *e = st && !*nic->netdev ? bind_state_find(st, nic->pci) : NULL;
-        if (!e || !*e->netdev || !userspace_driver(nic->driver))
-                return false;
-        for (size_t i = 0; i < c->nics.n_interfaces; i++)
-                if (strcmp(c->nics.interfaces[i], e->netdev) == 0)
-                        return true;
-        return false;
-}
-
-size_t prep_select(const config *c, const prep_nic *nics, size_t n, const bind_state *st, size_t *ret_idx)
-{
-        size_t k = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                const prep_nic *nic = &nics[i];
-                if (nic->primary || nic->kind < 0 || nic->kind >= _CONFIG_KIND_MAX || !c->nics.kinds[nic->kind])
-                        continue;
-                if (c->nics.n_ids && !id_listed(c, nic))
-                        continue;
-                if (c->nics.n_pci && !pci_listed(c, nic))
-                        continue;
-                /* A NIC spinlane already bound has no netdev any more: it stays selected
-                 * by the netdev name the bind state remembers. */
-                if (c->nics.n_interfaces && !if_listed(c, nic) && !was_listed(c, nic, st))
-                        continue;
-                if (c->nics.max_count && k >= c->nics.max_count)
-                        break;
-                ret_idx[k++] = i;
-        }
-        return k;
-}
-
 static void line(prep_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(prep_report *r, const char *fmt, ...)
 {
@@ -120,47 +56,12 @@ static void line(prep_report *r, const char *fmt, ...)
         va_end(ap);
 }
 
-/* The first uverbsN under the PCI device or one of its children: 1 found, 0 not. */
-static int find_uverbs(const hostfs *h, const char *pci, char *ret, size_t size)
-{
-        char dev[PATH_MAX], path[PATH_MAX];
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-
-        if (hostfs_fmt(dev, sizeof(dev), "/sys/bus/pci/devices/%s", pci) < 0 || hostfs_opendir(h, dev, &d) < 0)
-                return 0;
-        while ((de = readdir(d))) {
-                _cleanup_closedir_ DIR *v = NULL;
-                struct dirent *ve;
-                if (de->d_name[0] == '.')
-                        continue;
-                if (strcmp(de->d_name, "infiniband_verbs") == 0) {
-                        if (hostfs_fmt(path, sizeof(path), "%s/infiniband_verbs", dev) < 0)
-                                continue;
-                } else if (strcmp(de->d_name, "driver") == 0 || strcmp(de->d_name, "subsystem") == 0 ||
-                           strcmp(de->d_name, "iommu_group") == 0 || strcmp(de->d_name, "net") == 0 ||
-                           hostfs_fmt(path, sizeof(path), "%s/%s/infiniband_verbs", dev, de->d_name) < 0)
-                        continue;
-                if (hostfs_opendir(h, path, &v) < 0)
-                        continue;
-                while ((ve = readdir(v)))
-                        if (strncmp(ve->d_name, "uverbs", 6) == 0 && strlen(ve->d_name) < size) {
-                                snprintf(ret, size, "%s", ve->d_name);
-                                return 1;
-                        }
-        }
-        return 0;
-}
-
 /* MANA stays on its kernel driver: DPDK's net_mana needs mana_ib and ib_uverbs and the
  * device's /sys/class/infiniband_verbs/uverbsN. */
 static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nic,
                       prep_report *rep, char *problem, size_t psize)
 {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        bool uverbs = false;
-        char uv[NAME_MAX + 1];
+        unsigned uv;
         int r;
 
         problem[0] = '\0';
@@ -168,31 +69,12 @@ static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, con
                 snprintf(problem, psize, "%s: kernel modules mana_ib and ib_uverbs are not both loaded", nic->pci);
                 return -ENOENT;
         }
-        /* mana_ib registers the RDMA device on an auxiliary child of the PCI device
-         * (<pci>/mana.rdma.N/infiniband_verbs/uverbsM); look there first. */
-        r = find_uverbs(h, nic->pci, uv, sizeof(uv));
-        if (r > 0) {
-                uverbs = true;
-                line(rep, "%s: MANA stays on %s; DPDK reaches it through /dev/infiniband/%s", nic->pci,
-                     *nic->driver ? nic->driver : "no driver", uv);
-        }
-        if (!uverbs && hostfs_opendir(h, "/sys/class/infiniband_verbs", &d) == 0)
-                while ((de = readdir(d))) {
-                        char link[300], full[PATH_MAX], real[PATH_MAX];
-                        if (strncmp(de->d_name, "uverbs", 6) != 0)
-                                continue;
-                        snprintf(link, sizeof(link), "/sys/class/infiniband_verbs/%s/device", de->d_name);
-                        if (hostfs_path(h, link, full, sizeof(full)) == 0 && realpath(full, real) &&
-                            strstr(real, nic->pci)) {
-                                uverbs = true;
-                                line(rep, "%s: MANA stays on %s; DPDK reaches it through /dev/infiniband/%s", nic->pci,
-                                     *nic->driver ? nic->driver : "no driver", de->d_name);
-                        }
-                }
-        if (!uverbs) {
+        if (inv_find_uverbs(h, nic->pci, &uv) < 0) {
                 snprintf(problem, psize, "%s: no /sys/class/infiniband_verbs/uverbs* device belongs to it", nic->pci);
                 return -ENODEV;
         }
+        line(rep, "%s: MANA stays on %s; DPDK reaches it through /dev/infiniband/uverbs%u", nic->pci,
+             *nic->driver ? nic->driver : "no driver", uv);
         if (c->binding.mana_netdev_down && *nic->netdev) {
                 r = ops->link_down(ops->link_userdata, nic->netdev);
                 if (r == 0)
@@ -229,7 +111,7 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                                    "them back by hand, then remove the state file",
                                    "%s: %s; no NIC was touched", BIND_STATE_PATH, err);
         }
-        size_t k = prep_select(c, nics, n, st, idx);
+        size_t k = select_nics(c, nics, n, st, idx);
         /* Which NICs the node itself uses, read once for all: when that cannot be read
          * whole, no NIC is taken. */
         bool binds = false;
@@ -335,10 +217,10 @@ static int tune_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                 const prep_nic *nic = &nics[i];
                 bool taken = false;
                 if (nic->kind < 0 || nic->kind >= _CONFIG_KIND_MAX || !c->nics.kinds[nic->kind] || !*nic->netdev ||
-                    userspace_driver(nic->driver))
+                    inv_driver_userspace(nic->driver))
                         continue;
                 for (size_t j = 0; j < rep->n_nics; j++)
-                        if (strcmp(rep->nics[j].pci, nic->pci) == 0 && userspace_driver(rep->nics[j].driver))
+                        if (strcmp(rep->nics[j].pci, nic->pci) == 0 && inv_driver_userspace(rep->nics[j].driver))
                                 taken = true;
                 if (taken || rep->n_tuned >= PREP_MAX_NICS)
                         continue;

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "hugepages.h"
 #include "hostfs.h"
+#include "select.h"
 #include "tune.h"
 #include "verdict.h"
 
@@ -18,15 +19,9 @@
 
 #define PREP_MAX_NICS 256
 
-/* What preparation needs to know about a NIC (filled from the inventory). */
-typedef struct prep_nic {
-        char pci[16];
-        uint16_t vendor, device;
-        config_nic_kind kind;
-        char driver[32];   /* bound driver, "" none */
-        char netdev[16];   /* kernel netdev, "" none */
-        bool primary;      /* carries the default route */
-} prep_nic;
+/* What preparation needs to know about a NIC (filled from the inventory): what the
+ * selection rule reads (agent/select.h). */
+typedef select_nic prep_nic;
 
 /* Every sysfs/procfs write, mount and ioctl goes through these (tests emulate the kernel). */
 typedef struct prep_ops {
@@ -57,12 +52,6 @@ typedef struct prep_report {
         size_t n_tuned;
         bool hugetlbfs_mounted;
 } prep_report;
-
-/* Pure: which NICs the config selects, as indexes into nics (PCI order), at most
- * max_count; the primary NIC is never selected. A NIC that st (may be NULL) says
- * spinlane bound stays selected by nics.interfaces although its netdev is gone.
- * ret_idx has room for n. Returns the count. */
-size_t prep_select(const config *c, const prep_nic *nics, size_t n, const bind_state *st, size_t *ret_idx);
 
 /* Apply c to the node. nics is the NIC list of a fresh scan. On success *ret is a new
  * report (free with prep_report_free) and the return is 0 when nothing failed, 1 when

@@ -12,7 +12,6 @@
 #include "imds.h"
 #include "ipv4.h"
 #include "log.h"
-#include "prep-inventory.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -234,24 +233,13 @@ static void sweep(run_address *a)
         a->n = k;
 }
 
-int run_address_resolve(run_address *a, const hostfs *h, const config *c, inventory *inv)
+int run_address_resolve(run_address *a, const config *c, const bind_state *st, const selection *sel,
+                        inventory *inv)
 {
-        _cleanup_free_ bind_state *st = calloc(1, sizeof(*st));
-        char err[256];
-        prep_selection sel;
-
-        if (!st)
-                return -ENOMEM;
-        /* a garbled or unreadable state file counts as empty here; preparation reports it */
-        bool have = bind_state_load(h, st, err, sizeof(err)) >= 0;
-        int r = prep_selection_new(c, inv, have ? st : NULL, &sel);
-        if (r < 0)
-                return r;
         a->gen++;
-        addresses_apply(inv, &(addresses_options){.cfg = c, .state = have ? st : NULL,
-                                                  .selected = prep_checks_nic_in_selection, .sel_userdata = &sel,
-                                                  .metadata = metadata_of, .md_userdata = a});
-        prep_selection_free(&sel);
+        addresses_apply(inv, &(addresses_options){.cfg = c, .state = st, .selected = selection_nic_hook,
+                                                  .sel_userdata = (void *)sel, .metadata = metadata_of,
+                                                  .md_userdata = a});
         sweep(a);
         arm_retry(a);
         return 0;

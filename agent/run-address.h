@@ -13,6 +13,7 @@
 #include "hostfs.h"
 #include "inventory.h"
 #include "loop.h"
+#include "select.h"
 
 #include <stdint.h>
 
@@ -29,11 +30,12 @@ int run_address_new(loop *l, void (*changed)(void *userdata), void *userdata, ru
 /* Cancels every lookup. Accepts NULL. */
 void run_address_free(run_address *a);
 
-/* Resolve the address of every NIC of inv that config c selects: static entries, the MACs
- * recorded in the bind state under h, and the metadata as far as it is known; a lookup
+/* Resolve the address of every NIC of inv that sel selects (agent/select.h, over inv):
+ * the config's static entries, the MACs recorded in st (may be NULL), and the metadata as far as it is known; a lookup
  * that is missing (or due again) is started now. Entries of MACs no scan asks about any
  * more are dropped. -ENOMEM (inv then holds what could be resolved). */
-int run_address_resolve(run_address *a, const hostfs *h, const config *c, inventory *inv);
+int run_address_resolve(run_address *a, const config *c, const bind_state *st, const selection *sel,
+                        inventory *inv);
 
 /* SIGHUP: ask the metadata again for every MAC at the next scan. What it said before stays
  * in force until the new answer arrives. */

@@ -4,6 +4,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 int parse_u64(const char *s, uint64_t max, uint64_t *ret)
@@ -123,4 +125,63 @@ int parse_mac(const char *s, uint8_t ret[6])
         }
         memcpy(ret, mac, 6);
         return 0;
+}
+
+int parse_size_kb(const char *s, size_t len, unsigned flags, uint64_t *ret)
+{
+        static const struct {
+                const char *suffix;
+                uint64_t mul;
+                bool lower; /* only with PARSE_SIZE_LOWER */
+        } units[] = {
+                { "k", 1, false },       { "K", 1, false },       { "kB", 1, false },      { "KB", 1, false },
+                { "Ki", 1, false },      { "M", 1024, false },    { "MB", 1024, false },   { "Mi", 1024, false },
+                { "G", 1 << 20, false }, { "GB", 1 << 20, false }, { "Gi", 1 << 20, false }, { "m", 1024, true },
+                { "g", 1 << 20, true },
+        };
+        char num[24];
+        size_t n = 0;
+        uint64_t v, mul = 0;
+
+        if (!s)
+                return -EINVAL;
+        while (n < len && s[n] >= '0' && s[n] <= '9')
+                n++;
+        if (n == 0 || n >= sizeof(num) || memchr(s, '\0', len))
+                return -EINVAL;
+        if (n == len) {
+                if (!(flags & PARSE_SIZE_BYTES))
+                        return -EINVAL;
+        } else {
+                for (size_t i = 0; i < sizeof(units) / sizeof(units[0]) && !mul; i++)
+                        if ((!units[i].lower || (flags & PARSE_SIZE_LOWER)) && strlen(units[i].suffix) == len - n &&
+                            memcmp(units[i].suffix, s + n, len - n) == 0)
+                                mul = units[i].mul;
+                if (!mul)
+                        return -EINVAL;
+        }
+        memcpy(num, s, n);
+        num[n] = '\0';
+        int r = parse_u64(num, UINT64_MAX, &v);
+        if (r < 0)
+                return r;
+        if (!mul) { /* bytes */
+                if (v % 1024)
+                        return -EINVAL;
+                v /= 1024;
+                mul = 1;
+        }
+        if (v > UINT64_MAX / mul)
+                return -ERANGE;
+        *ret = v * mul;
+        return 0;
+}
+
+int format_size_kb(uint64_t kb, size_units u, char *buf, size_t size)
+{
+        if (kb && kb % (1024 * 1024) == 0)
+                return snprintf(buf, size, "%" PRIu64 "%s", kb / (1024 * 1024), u.g);
+        if (kb && kb % 1024 == 0)
+                return snprintf(buf, size, "%" PRIu64 "%s", kb / 1024, u.m);
+        return snprintf(buf, size, "%" PRIu64 "%s", kb, u.k);
 }

@@ -1407,7 +1407,19 @@ bool dp_engine_stopped(const dp_engine *e)
         return e->stopped;
 }
 
+static void engine_free(dp_engine *e, bool wait_grpc);
+
 void dp_engine_free(dp_engine *e)
+{
+        engine_free(e, true);
+}
+
+void dp_engine_release(dp_engine *e)
+{
+        engine_free(e, false);
+}
+
+static void engine_free(dp_engine *e, bool wait_grpc)
 {
         if (!e)
                 return;
@@ -1460,9 +1472,9 @@ void dp_engine_free(dp_engine *e)
                  * under the lock that last step holds): wait for that, with a bound. */
                 grpc_shutdown_blocking();
                 uint64_t end = loop_now_ms() + DP_GRPC_TEARDOWN_MS;
-                while (grpc_is_initialized() && loop_now_ms() < end)
+                while (wait_grpc && grpc_is_initialized() && loop_now_ms() < end)
                         usleep(10 * 1000);
-                if (grpc_is_initialized())
+                if (wait_grpc && grpc_is_initialized())
                         emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
                              "gRPC has not finished closing its connections after %d ms; exiting anyway",
                              DP_GRPC_TEARDOWN_MS);

@@ -62,6 +62,11 @@ int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_e
  * after the first, nothing is freed (gRPC still holds calls): only exit may follow.
  * Accepts NULL. */
 void dp_engine_free(dp_engine *e);
+/* dp_engine_free() without the wait for gRPC's own teardown, for a caller that builds
+ * another engine at once (the daemon's rebuild): what gRPC still closes (a kubelet's
+ * connection to the old socket) ends on its threads, and the last dp_engine_free()
+ * before exit waits for all of it. Accepts NULL. */
+void dp_engine_release(dp_engine *e);
 
 /* A resource. resource_name e.g. "spinlane.io/dpdk-nic"; socket_name e.g.
  * "spinlane-dpdk-nic.sock" (a file name in DP_KUBELET_DIR). Before dp_engine_start(). */

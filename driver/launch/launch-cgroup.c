@@ -386,23 +386,10 @@ int lcg_hugetlbfs_pagesize_kb(const char *super, uint64_t *ret_kb)
                 const char *c = strchr(p, ',');
                 size_t l = c ? (size_t)(c - p) : strlen(p);
                 if (l > 9 && memcmp(p, "pagesize=", 9) == 0) {
-                        char num[24];
-                        size_t nl = l - 9;
-                        uint64_t v, mul = 0;
-                        if (nl < 2 || nl >= sizeof(num))
+                        uint64_t v;
+                        if (parse_size_kb(p + 9, l - 9, PARSE_SIZE_LOWER, &v) < 0 || v == 0)
                                 return -EINVAL;
-                        memcpy(num, p + 9, nl);
-                        num[nl] = '\0';
-                        switch (num[nl - 1]) {
-                        case 'k': case 'K': mul = 1; break;
-                        case 'M': case 'm': mul = 1024; break;
-                        case 'G': case 'g': mul = 1024 * 1024; break;
-                        default: return -EINVAL;
-                        }
-                        num[nl - 1] = '\0';
-                        if (parse_u64(num, UINT64_MAX / (1024 * 1024), &v) < 0 || v == 0)
-                                return -EINVAL;
-                        *ret_kb = v * mul;
+                        *ret_kb = v;
                         return 0;
                 }
                 p = c ? c + 1 : NULL;

@@ -7,6 +7,7 @@
 #include "launch-cgroup.h"
 #include "launch-report.h"
 #include "parse.h"
+#include "procparse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -565,14 +566,10 @@ static int check_isolated(ctx *c, verdict_list *vl)
 
 /* ---- hugepages ---- */
 
+/* The kubelet's hugepage resource size name: "2MB" as in hugepages-2Mi's node label. */
 static void size_name(uint64_t kb, char *buf, size_t size)
 {
-        if (kb >= 1024 * 1024 && kb % (1024 * 1024) == 0)
-                snprintf(buf, size, "%lluGB", (unsigned long long)(kb / (1024 * 1024)));
-        else if (kb >= 1024 && kb % 1024 == 0)
-                snprintf(buf, size, "%lluMB", (unsigned long long)(kb / 1024));
-        else
-                snprintf(buf, size, "%lluKB", (unsigned long long)kb);
+        format_size_kb(kb, (size_units){ "KB", "MB", "GB" }, buf, size);
 }
 
 static int default_pagesize_kb(ctx *c, uint64_t *ret)
@@ -583,18 +580,10 @@ static int default_pagesize_kb(ctx *c, uint64_t *ret)
         int r = hostfs_read_alloc(c->h, "/proc/meminfo", 64 * 1024, &buf, &len);
         if (r < 0)
                 return r;
-        char *p = strstr(buf, "Hugepagesize:");
-        if (!p)
+        r = procparse_meminfo(buf, len, "Hugepagesize", &v); /* the agent's parser, common/ */
+        if (r == 0)
                 return -ENOENT;
-        p += strlen("Hugepagesize:");
-        p += strspn(p, " \t");
-        char num[24];
-        size_t n = strspn(p, "0123456789");
-        if (n == 0 || n >= sizeof(num))
-                return -EINVAL;
-        memcpy(num, p, n);
-        num[n] = '\0';
-        if (parse_u64(num, UINT64_MAX / 1024, &v) < 0 || v == 0)
+        if (r < 0 || v == 0 || v > UINT64_MAX / 1024)
                 return -EINVAL;
         *ret = v;
         return 0;

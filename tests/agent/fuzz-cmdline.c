@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the kernel command line splitter. */
+#include "inventory.h" /* INV_CMDLINE_KEYS: the flags the inventory keeps */
 #include "procparse.h"
 
 #include <stdint.h>

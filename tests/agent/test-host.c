@@ -27,7 +27,7 @@ int main(void)
         CHECK_INT(l.n, 11);
         for (size_t i = 0; i < l.n; i++)
                 CHECK((unsigned)l.items[i].level < _VERDICT_MAX);
-        json_t *j = inventory_to_json(inv, NULL);
+        json_t *j = inventory_to_json(inv, NULL, NULL);
         CHECK(j && json_object_get(j, "resources") && json_object_get(j, "nics") && json_object_get(j, "cores"));
         printf("this host: %zu CPUs online in %zu cores, %zu NUMA nodes, %zu NICs, %zu hugepage sizes, %zu "
                "problems\n",

@@ -78,7 +78,7 @@ static void test_cmdline(void)
                 "BOOT_IMAGE=/vmlinuz root=UUID=x ro isolcpus=managed_irq,domain,2-7 nohz_full=2-7 "
                 "hugepagesz=2M hugepages=512 hugepagesz=1G hugepages=2 nosmt quiet \"dyndbg=a b\" "
                 "nohz_full=\"3 4\"\n";
-        inv_cmdline_flag f[8];
+        procparse_cmdline_flag f[8];
         size_t n = 99;
 
         CHECK_INT(procparse_cmdline(S(line), keys, f, 8, &n), 0);

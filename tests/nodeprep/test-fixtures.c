@@ -4,6 +4,7 @@
  * first run does on eks-x86, graviton, aks-mana and broken; broken made bindable, bound,
  * re-scanned and restored; the big node timed. */
 #include "prep-inventory.h"
+#include "select.h"
 
 #include "../agent/fixture.h"
 #include "cleanup.h"
@@ -33,31 +34,55 @@ static const char *msg(const prep_report *r, const char *check)
         return v ? v->message : "(none)";
 }
 
-/* The selection preparation, the checks and the device plugin share: "0/1" per NIC of
- * the inventory (PCI order), for the config text. */
-static void selection(const char *root, const char *json, const char *want)
+/* The selection rule (agent/select.h) under the config text over the tree's inventory:
+ * "0/1" per NIC (PCI order) into nics and per core (by first CPU) into cores; the checks'
+ * hook and select_core() must answer the same. */
+static void rule(const char *root, const char *json, char nics[64], char cores[64])
 {
         hostfs h;
         inventory *inv = NULL;
-        prep_selection sel = { 0 };
-        char got[64] = "";
+        selection sel = { 0 };
         config c = test_config(json);
 
+        nics[0] = cores[0] = '\0';
         CHECK_INT(hostfs_init(&h, root), 0);
         CHECK_INT(inventory_scan(&h, &inv), 0);
         if (!inv)
                 return;
-        CHECK_INT(prep_selection_new(&c, inv, NULL, &sel), 0);
-        for (size_t i = 0; i < inv->n_nics && i + 1 < sizeof(got); i++) {
-                got[i] = prep_selection_has(&sel, &inv->nics[i]) ? '1' : '0';
-                /* the checks' hook answers the same */
-                CHECK(prep_checks_nic_in_selection(&inv->nics[i], &sel) == (got[i] == '1'));
+        CHECK_INT(selection_new(&c, inv, NULL, &sel), 0);
+        size_t i;
+        for (i = 0; i < inv->n_nics && i + 1 < 64; i++) {
+                nics[i] = selection_has_nic(&sel, &inv->nics[i]) ? '1' : '0';
+                CHECK(selection_nic_hook(&inv->nics[i], &sel) == (nics[i] == '1'));
         }
-        CHECK_STR(got, want);
-        if (strcmp(got, want) != 0)
-                fprintf(stderr, "  for %s under %s\n", json, root);
-        prep_selection_free(&sel);
+        nics[i] = '\0';
+        for (i = 0; i < inv->n_cores && i + 1 < 64; i++) {
+                cores[i] = selection_has_core(&sel, &inv->cores[i]) ? '1' : '0';
+                CHECK(select_core(&c, &inv->cores[i]) == (cores[i] == '1'));
+        }
+        cores[i] = '\0';
+        selection_free(&sel);
         inventory_free(inv);
+}
+
+/* The NICs preparation, the checks and the device plugin take. */
+static void check_selection(const char *root, const char *json, const char *want)
+{
+        char nics[64], cores[64];
+        rule(root, json, nics, cores);
+        CHECK_STR(nics, want);
+        if (strcmp(nics, want) != 0)
+                fprintf(stderr, "  for %s under %s\n", json, root);
+}
+
+/* The core pool of the same rule. */
+static void check_cores(const char *root, const char *json, const char *want)
+{
+        char nics[64], cores[64];
+        rule(root, json, nics, cores);
+        CHECK_STR(cores, want);
+        if (strcmp(cores, want) != 0)
+                fprintf(stderr, "  for %s under %s\n", json, root);
 }
 
 int main(void)
@@ -72,15 +97,24 @@ int main(void)
         /* NIC selection: eks-x86 has the primary ENA 00:05.0 and ENAs 00:06.0, 00:07.0 on
          * vfio-pci; aks-mana the primary MANA 7870:00:00.0 and 8a3c:00:00.0. */
         snprintf(root, sizeof(root), "%s/eks-x86", dir);
-        selection(root, "{}", "011");
-        selection(root, "{\"nics\":{\"kinds\":[\"mana\"]}}", "000");
-        selection(root, "{\"nics\":{\"pci\":[\"0000:00:07.0\"]}}", "001");
-        selection(root, "{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}", "000");
-        selection(root, "{\"nics\":{\"max\":1}}", "010");
-        selection(root, "{\"nics\":{\"pci\":[\"0000:00:05.0\"]}}", "000"); /* never the primary */
+        check_selection(root, "{}", "011");
+        check_selection(root, "{\"nics\":{\"kinds\":[\"mana\"]}}", "000");
+        check_selection(root, "{\"nics\":{\"pci\":[\"0000:00:07.0\"]}}", "001");
+        check_selection(root, "{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}", "000");
+        check_selection(root, "{\"nics\":{\"max\":1}}", "010");
+        check_selection(root, "{\"nics\":{\"pci\":[\"0000:00:05.0\"]}}", "000"); /* never the primary */
+        /* cores: eks-x86 p0c0..p0c7 with siblings n, n+8, cores 2-7 isolated; broken
+         * p0c0..p0c3 with siblings n, n+4, isolated "2-3,6": p0c2 whole, p0c3 split */
+        check_cores(root, "{}", "00111111");
+        check_cores(root, "{\"cores\":{\"cpus\":\"2-3,10-11\"}}", "00110000");
+        check_cores(root, "{\"cores\":{\"cpus\":\"2-3,10\"}}", "00100000"); /* a sibling left out */
+        check_cores(root, "{\"cores\":{\"cpus\":\"0-1,8-9\"}}", "00000000"); /* never a core not isolated */
+        snprintf(root, sizeof(root), "%s/broken", dir);
+        check_cores(root, "{}", "0010");
+        check_cores(root, "{\"cores\":{\"cpus\":\"0-7\"}}", "0010");
         snprintf(root, sizeof(root), "%s/aks-mana", dir);
-        selection(root, "{}", "01");
-        selection(root, "{\"nics\":{\"kinds\":[\"ena\"]}}", "00");
+        check_selection(root, "{}", "01");
+        check_selection(root, "{\"nics\":{\"kinds\":[\"ena\"]}}", "00");
 
         /* eks-x86: the secondary ENAs are on vfio-pci already; the primary is kept and tuned. */
         snprintf(root, sizeof(root), "%s/eks-x86", dir);

@@ -121,39 +121,7 @@ int procparse_mount_option(const char *options, const char *key, char *buf, size
 
 int procparse_size_kb(const char *s, uint64_t *ret)
 {
-        char num[32];
-        uint64_t v, mul = 0;
-        size_t n = s ? strlen(s) : 0;
-        int r;
-
-        if (n == 0 || n >= sizeof(num))
-                return -EINVAL;
-        memcpy(num, s, n + 1);
-        switch (num[n - 1]) {
-        case 'k': case 'K': mul = 1; break;
-        case 'm': case 'M': mul = 1024; break;
-        case 'g': case 'G': mul = 1024 * 1024; break;
-        default:
-                if (num[n - 1] < '0' || num[n - 1] > '9')
-                        return -EINVAL;
-                break;
-        }
-        if (mul) {
-                num[n - 1] = '\0';
-        }
-        r = parse_u64(num, UINT64_MAX, &v);
-        if (r < 0)
-                return r;
-        if (!mul) { /* plain bytes */
-                if (v % 1024)
-                        return -EINVAL;
-                v /= 1024;
-                mul = 1;
-        }
-        if (v > UINT64_MAX / mul)
-                return -ERANGE;
-        *ret = v * mul;
-        return 0;
+        return parse_size_kb(s, s ? strlen(s) : 0, PARSE_SIZE_LOWER | PARSE_SIZE_BYTES, ret);
 }
 
 static bool key_wanted(const char *const *keys, const char *s, size_t n)
@@ -165,7 +133,7 @@ static bool key_wanted(const char *const *keys, const char *s, size_t n)
 }
 
 int procparse_cmdline(const char *buf, size_t len, const char *const *keys,
-                      inv_cmdline_flag *ret, size_t max, size_t *ret_n)
+                      procparse_cmdline_flag *ret, size_t max, size_t *ret_n)
 {
         size_t n = 0, cut = 0;
         bool inq = false;
@@ -202,7 +170,7 @@ int procparse_cmdline(const char *buf, size_t len, const char *const *keys,
                         cut++;
                         continue;
                 }
-                inv_cmdline_flag fl = {0};
+                procparse_cmdline_flag fl = {0};
                 bool c = copy_field(fl.name, sizeof(fl.name), tok, kl);
                 if (eq) {
                         const char *v = eq + 1;

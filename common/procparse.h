@@ -1,22 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Parsers of procfs/sysfs file contents the inventory reads (/proc/mounts, /proc/cmdline,
- * uevent, /proc/meminfo, PCI resource, the x86 PAT memtype list, sysfs
- * entry names). Pure functions over (buffer, length): no I/O, no globals, never log;
- * the buffer need not be NUL-terminated; outputs are untouched on failure. */
+/* Parsers of procfs/sysfs file contents (/proc/mounts, /proc/cmdline, uevent,
+ * /proc/meminfo, PCI resource, the x86 PAT memtype list, sysfs entry names): the one
+ * parser of each syntax, for the agent's inventory and node preparation and for the
+ * launcher. Pure functions over (buffer, length): no I/O, no globals, never log; the
+ * buffer need not be NUL-terminated; outputs are untouched on failure. */
 #ifndef SPIN_PROCPARSE_H
 #define SPIN_PROCPARSE_H
-
-#include "inventory.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#define PROCPARSE_PATH_LEN 256 /* mount points */
+
+/* One flag of the kernel command line. */
+typedef struct procparse_cmdline_flag {
+        char name[32];
+        char value[128];        /* "" for a bare flag ("nosmt"); has_value tells "x=" apart */
+        bool has_value;
+} procparse_cmdline_flag;
+
 /* One /proc/mounts line. Fields longer than their buffer are cut and set truncated
  * (overlay option strings run to kilobytes); octal escapes (\040) are decoded. */
 typedef struct procparse_mount {
         char source[128];
-        char target[INV_PATH_LEN];
+        char target[PROCPARSE_PATH_LEN];
         char fstype[32];
         char options[256];
         bool truncated;
@@ -31,7 +39,8 @@ int procparse_mount_next(const char *buf, size_t len, size_t *pos, procparse_mou
  * 1 found, 0 absent, -ENAMETOOLONG when it does not fit in size. */
 int procparse_mount_option(const char *options, const char *key, char *buf, size_t size);
 
-/* A size with an optional K/M/G suffix ("2M", "1G", "2048k") in KiB. -EINVAL/-ERANGE. */
+/* The pagesize= of a mount option in KiB ("2M", "1G", "2048k", or bytes): parse_size_kb()
+ * (common/parse.h) with lower-case units and bare bytes. -EINVAL/-ERANGE. */
 int procparse_size_kb(const char *s, uint64_t *ret);
 
 /* Split a kernel command line into the flags named in keys (NULL-terminated), keeping
@@ -40,7 +49,7 @@ int procparse_size_kb(const char *s, uint64_t *ret);
  * is the number of flags that were cut or dropped (>= 0). -EINVAL only for an
  * unterminated quote, with nothing stored. */
 int procparse_cmdline(const char *buf, size_t len, const char *const *keys,
-                      inv_cmdline_flag *ret, size_t max, size_t *ret_n);
+                      procparse_cmdline_flag *ret, size_t max, size_t *ret_n);
 
 /* Value of KEY in a uevent-style file ("KEY=VALUE" lines). 1 found, 0 absent,
  * -ENAMETOOLONG when the value does not fit. */
