@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,15 +143,7 @@ void agent_error(const agent_options *o, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        if (o && o->log_json) {
-                json_t *j = json_pack("{s:s,s:s}", "level", "error", "msg", msg);
-                char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-                fprintf(stderr, "%s\n", s ? s : "{\"level\":\"error\",\"msg\":\"out of memory\"}");
-                free(s);
-                json_decref(j);
-        } else {
-                fprintf(stderr, "spinlane-agent: %s\n", msg);
-        }
+        log_stderr_line(o && o->log_json, "spinlane-agent", "error", msg);
 }
 
 int agent_config(const agent_options *o, config *ret)

@@ -84,3 +84,16 @@ int log_errno(log_level level, int r, const char *fmt, ...)
         va_end(ap);
         return r;
 }
+
+void log_stderr_line(bool json, const char *prog, const char *level, const char *msg)
+{
+        if (json) {
+                json_t *j = json_pack("{s:s,s:s}", "level", level, "msg", msg);
+                char *t = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+                fprintf(stderr, "%s\n", t ? t : "{\"level\":\"error\",\"msg\":\"out of memory\"}");
+                free(t);
+                json_decref(j);
+        } else {
+                fprintf(stderr, "%s: %s\n", prog, msg);
+        }
+}

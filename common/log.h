@@ -17,6 +17,10 @@ void log_msg(log_level level, const char *fmt, ...) __attribute__((format(printf
 /* Logs fmt followed by ": strerror(-r)" and returns r (negative errno). */
 int log_errno(log_level level, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* One line on stderr for a command's own message (not the log stream): "PROG: MSG", or
+ * with json {"level":LEVEL,"msg":MSG}. For the top level only, like the rest. */
+void log_stderr_line(bool json, const char *prog, const char *level, const char *msg);
+
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)

@@ -1419,6 +1419,19 @@ void dp_engine_release(dp_engine *e)
         engine_free(e, false);
 }
 
+/* The engine's fds and timers off the loop. */
+static void engine_unhook(dp_engine *e)
+{
+        if (!e->l)
+                return;
+        (void)loop_remove_fd(e->l, e->efd);
+        (void)loop_remove_fd(e->l, e->ifd);
+        if (e->tick_fd >= 0)
+                (void)loop_remove_timer(e->l, e->tick_fd);
+        if (e->retry_fd >= 0)
+                (void)loop_remove_timer(e->l, e->retry_fd);
+}
+
 static void engine_free(dp_engine *e, bool wait_grpc)
 {
         if (!e)
@@ -1442,24 +1455,10 @@ static void engine_free(dp_engine *e, bool wait_grpc)
                  * tags: nothing here can be freed. Leave it all to the process's exit. */
                 emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
                      "device plugin calls not released after %d ms; leaving them to the exit", DP_STOP_TIMEOUT_MS);
-                if (e->l) {
-                        (void)loop_remove_fd(e->l, e->efd);
-                        (void)loop_remove_fd(e->l, e->ifd);
-                        if (e->tick_fd >= 0)
-                                (void)loop_remove_timer(e->l, e->tick_fd);
-                        if (e->retry_fd >= 0)
-                                (void)loop_remove_timer(e->l, e->retry_fd);
-                }
+                engine_unhook(e);
                 return;
         }
-        if (e->l) {
-                (void)loop_remove_fd(e->l, e->efd);
-                (void)loop_remove_fd(e->l, e->ifd);
-                if (e->tick_fd >= 0)
-                        (void)loop_remove_timer(e->l, e->tick_fd);
-                if (e->retry_fd >= 0)
-                        (void)loop_remove_timer(e->l, e->retry_fd);
-        }
+        engine_unhook(e);
         if (e->pump_started) {
                 grpc_completion_queue_shutdown(e->cq);
                 pthread_join(e->pump, NULL);

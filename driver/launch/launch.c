@@ -7,6 +7,7 @@
 #include "launch-bindings.h"
 #include "launch-checks.h"
 #include "launch-env.h"
+#include "log.h"
 #include "launch-plan.h"
 #include "verdict.h"
 #include "version.h"
@@ -89,15 +90,7 @@ static void say(bool json, const char *level, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        if (json) {
-                json_t *j = json_pack("{s:s,s:s}", "level", level, "msg", msg);
-                char *t = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-                fprintf(stderr, "%s\n", t ? t : "{\"level\":\"error\",\"msg\":\"out of memory\"}");
-                free(t);
-                json_decref(j);
-        } else {
-                fprintf(stderr, "spinlane-launch: %s\n", msg);
-        }
+        log_stderr_line(json, "spinlane-launch", level, msg);
 }
 
 static void usage(FILE *f)
