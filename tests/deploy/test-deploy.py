@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tests of deploy/: the kustomize manifests, their config, the example pod, the Dockerfiles.
 
-    test-deploy.py render|config|example|dockerfile|probes
+    test-deploy.py render|config|example|dockerfile|probes|chart
 
 Rendering uses a real kubectl (`kubectl kustomize`, no cluster); the configs and the
 DaemonSet's command line run through the built spinlane-agent on fixture nodes from
@@ -174,10 +174,15 @@ def test_render():
         check(argv == ["/usr/local/bin/spinlane-agent", "run", "--root", "/host", "--config", "/etc/spinlane/config.json"],
               "%s: command line %s" % (t, argv))
         check(len(spec["containers"]) == 1, "%s: expected one container" % t)
-        check(spec.get("hostPID") is True, "%s: hostPID" % t)
+        # No host namespace but the network (the agent's NIC ioctls and netlink): the
+        # host's /proc at /host/proc shows the host's PID 1 without hostPID.
+        for ns in ("hostPID", "hostIPC"):
+            check(not spec.get(ns), "%s: %s (the agent does not need it)" % (t, ns))
         check(spec.get("hostNetwork") is True, "%s: hostNetwork" % t)
         check(spec.get("dnsPolicy") == "ClusterFirstWithHostNet", "%s: dnsPolicy for hostNetwork" % t)
-        check(c.get("securityContext", {}).get("privileged") is True, "%s: privileged" % t)
+        sc = c.get("securityContext", {})
+        check(sc.get("privileged") is True, "%s: privileged" % t)
+        check(sc.get("readOnlyRootFilesystem") is True, "%s: readOnlyRootFilesystem" % t)
         check(spec.get("priorityClassName") == "system-node-critical", "%s: priorityClassName" % t)
         check(spec.get("nodeSelector", {}).get("spinlane.io/node-pool") == "true", "%s: nodeSelector" % t)
         check(any(x.get("key") == "spinlane.io/dedicated" and x.get("operator") == "Exists"
@@ -198,19 +203,63 @@ def test_render():
               "%s: CPU requests/limits must be fractional (millicores): %s" % (t, res))
         vols = {v["name"]: v for v in spec.get("volumes", [])}
         mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
-        host = mounts.get("/host")
-        if check(host is not None, "%s: no mount at /host" % t):
-            check(vols.get(host["name"], {}).get("hostPath", {}).get("path") == "/", "%s: /host is not the host's /" % t)
-            check(host.get("mountPropagation") == "Bidirectional", "%s: /host mountPropagation %s" % (t, host.get("mountPropagation")))
-            check(not host.get("readOnly"), "%s: /host must be writable (sysfs, hugetlbfs mount)" % t)
-        dp = [m for m in c.get("volumeMounts", []) if vols.get(m["name"], {}).get("hostPath", {}).get("path") == DP_DIR]
-        check(len(dp) == 1 and dp[0]["mountPath"] == DP_DIR, "%s: hostPath %s not mounted at the same path" % (t, DP_DIR))
+        # The host mounts narrowed to what the agent opens under --root /host, each at
+        # /host<path>; only /dev Bidirectional (the hugetlbfs mount), the kubelet's
+        # directory read-only but for its device plugin directory.
+        check("/host" not in mounts, "%s: the whole host / is mounted at /host" % t)
+        got = host_mounts(spec, c)
+        check(got == AGENT_HOST_MOUNTS, "%s: host mounts %s, want %s" % (t, got, AGENT_HOST_MOUNTS))
+        for m in c.get("volumeMounts", []):
+            check(m.get("mountPropagation", "None") == "None" or m["mountPath"] == "/host/dev",
+                  "%s: %s has mountPropagation %s (only /host/dev needs it)" % (t, m["mountPath"], m.get("mountPropagation")))
         check(config_of(docs, spec, c) is not None, "%s: config.json not found" % t)
         # Every hostPath is an absolute path; Bidirectional needs privileged (checked above).
         for v in vols.values():
             if "hostPath" in v:
                 check(v["hostPath"]["path"].startswith("/"), "%s: hostPath %s" % (t, v["hostPath"]))
         check_cluster_reporting(t, docs, spec, c, vols, mounts)
+
+
+# The host paths the agent opens under --root (common/hostfs.h: /proc, /sys, /dev,
+# /var/lib/spinlane, /var/lib/kubelet), mount path -> (host path, readOnly, propagation).
+AGENT_HOST_MOUNTS = {
+    "/host/proc": ("/proc", False, "None"),
+    "/host/sys": ("/sys", False, "None"),
+    "/host/dev": ("/dev", False, "Bidirectional"),
+    "/host/var/lib/spinlane": ("/var/lib/spinlane", False, "None"),
+    "/host/var/lib/kubelet": ("/var/lib/kubelet", True, "None"),
+    "/host" + DP_DIR: (DP_DIR, False, "None"),
+}
+
+
+def host_mounts(spec, c):
+    """mount path -> (host path, readOnly, propagation) of the container's hostPath mounts."""
+    vols = {v["name"]: v for v in spec.get("volumes", [])}
+    out = {}
+    for m in c.get("volumeMounts", []):
+        hp = vols.get(m["name"], {}).get("hostPath")
+        if hp:
+            out[m["mountPath"]] = (hp["path"], bool(m.get("readOnly")), m.get("mountPropagation", "None"))
+    return out
+
+
+def pod_shape(spec, c):
+    """What a platform team reviews in the agent's pod: host namespaces, privilege, and
+    every volume and mount (hostPath by path and type; others by their kind)."""
+    vols = {}
+    for v in spec.get("volumes", []):
+        if "hostPath" in v:
+            vols[v["name"]] = ("hostPath", v["hostPath"]["path"], v["hostPath"].get("type", ""))
+        else:
+            vols[v["name"]] = tuple(k for k in v if k != "name")
+    mounts = {m["mountPath"]: (vols.get(m["name"]), bool(m.get("readOnly")), m.get("mountPropagation", "None"),
+                               m.get("subPath", "")) for m in c.get("volumeMounts", [])}
+    sc = c.get("securityContext", {})
+    return {"hostPID": bool(spec.get("hostPID")), "hostIPC": bool(spec.get("hostIPC")),
+            "hostNetwork": bool(spec.get("hostNetwork")), "dnsPolicy": spec.get("dnsPolicy"),
+            "privileged": bool(sc.get("privileged")), "readOnlyRootFilesystem": bool(sc.get("readOnlyRootFilesystem")),
+            "capabilities": sc.get("capabilities"), "allowPrivilegeEscalation": sc.get("allowPrivilegeEscalation"),
+            "volumes": sorted(vols.values(), key=repr), "mounts": mounts}
 
 
 # What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC).
@@ -400,6 +449,62 @@ def test_config():
             check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(core) == 6, "eks-x86 has 6 isolated cores")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- chart
+
+
+CHART_VALUES = {  # kustomize dir -> the chart's values for the same cloud
+    "deploy/base": [],
+    "deploy/overlays/eks": ["-f", os.path.join(SRC, "helm", "spinlane", "values-eks.yaml")],
+    "deploy/overlays/aks": ["-f", os.path.join(SRC, "helm", "spinlane", "values-aks.yaml")],
+}
+
+
+def helm():
+    env = os.environ.get("SPINLANE_HELM")
+    if env:
+        return env
+    kubectl()  # get-kubectl.sh fetches helm with kubectl
+    h = os.path.join(BIN, "tools", "bin", "helm")
+    if not os.access(h, os.X_OK):
+        h = shutil.which("helm")
+        if not h:
+            skip("no helm (tests/deploy/get-kubectl.sh fetches it into the build's tools/bin)")
+    return h
+
+
+def test_chart():
+    """The kustomize manifests and the chart run the agent with the same host namespaces,
+    privilege, volumes and mounts: the two install paths cannot drift apart."""
+    yaml = need_yaml()
+    h = helm()
+    for target, values in CHART_VALUES.items():
+        docs = render(target)
+        r = subprocess.run([h, "template", "spinlane", os.path.join(SRC, "helm", "spinlane"), "-n", "spinlane"] + values,
+                           capture_output=True, text=True)
+        if not check(r.returncode == 0, "helm template %s: exit %d: %s" % (values, r.returncode, r.stderr.strip())):
+            continue
+        hdocs = [d for d in yaml.safe_load_all(r.stdout) if d]
+        _, kspec, kc = agent_pod(docs)
+        hds = [d for d in hdocs if d.get("kind") == "DaemonSet" and
+               d["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/component") == "node-agent"]
+        if not (check(kspec is not None, "%s: no agent DaemonSet" % target) and
+                check(len(hds) == 1, "helm template %s: %d agent DaemonSets, want 1" % (values, len(hds)))):
+            continue
+        hspec = hds[0]["spec"]["template"]["spec"]
+        hc = [x for x in hspec["containers"] if x["name"] == "agent"]
+        if not check(len(hc) == 1, "helm template %s: no container agent" % values):
+            continue
+        k, hh = pod_shape(kspec, kc), pod_shape(hspec, hc[0])
+        same = True
+        for key in sorted(set(k) | set(hh)):
+            same &= check(k.get(key) == hh.get(key), "%s vs the chart (%s): %s differs:\n  kustomize %s\n  helm      %s"
+                  % (target, " ".join(values) or "default values", key, k.get(key), hh.get(key)))
+        if same:
+            print("%s and helm template %s: the same agent pod shape (%d mounts, hostNetwork %s, hostPID %s)"
+                  % (target, " ".join(os.path.basename(v) for v in values) or "(defaults)", len(k["mounts"]),
+                     k["hostNetwork"], k["hostPID"]))
 
 
 # ---------------------------------------------------------------- example
@@ -647,7 +752,8 @@ def test_dockerfile():
 
 
 def main(argv):
-    tests = {"render": test_render, "config": test_config, "example": test_example, "dockerfile": test_dockerfile, "probes": test_probes}
+    tests = {"render": test_render, "config": test_config, "example": test_example, "dockerfile": test_dockerfile, "probes": test_probes,
+             "chart": test_chart}
     if len(argv) != 2 or argv[1] not in tests:
         print("usage: test-deploy.py %s" % "|".join(tests), file=sys.stderr)
         return 2
