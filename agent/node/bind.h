@@ -95,7 +95,7 @@ typedef struct bind_result {
  * route in any table, a policy rule, a master, an upper device), 0 when it has no netdev
  * or none is used, negative when it cannot tell (the link usage is unreadable, a netdev
  * it does not know, an unreadable sysfs dir), with the reason in why. use: the node's
- * link usage (netlink_usage_load, agent/netlink.h); NULL loads it now. */
+ * link usage (netlink_usage_load, agent/node/netlink.h); NULL loads it now. */
 int bind_netdev_in_use(const hostfs *h, const nlparse_usage *use, const char *pci, char *why, size_t why_size);
 
 /* Bind pci to target (e.g. "vfio-pci"). Checks first (device present, target driver
