@@ -7,7 +7,7 @@
 #ifndef SPIN_ADDRESSES_H
 #define SPIN_ADDRESSES_H
 
-#include "bind.h"
+#include "bind-state.h"
 #include "config.h"
 #include "inventory.h"
 #include "nic-address.h"
