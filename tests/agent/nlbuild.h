@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Test helper: builds rtnetlink dump answers as the kernel sends them (links, addresses,
  * nexthops, rules, routes; NLMSG_DONE / NLMSG_ERROR) for the parser tests, the fuzz
- * corpus and the emulated node's recorded dump (agent/netlink.h). Header only, test
+ * corpus and the emulated node's recorded dump (agent/node/netlink.h). Header only, test
  * code: aborts on allocation failure or a bad literal. */
 #ifndef SPIN_TEST_NLBUILD_H
 #define SPIN_TEST_NLBUILD_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Each NIC's address resolved into the inventory (agent/addresses.c) and the nic-address
+/* Each NIC's address resolved into the inventory (agent/node/addresses.c) and the nic-address
  * check over it: MACs from the bind state, the source order, static entries over the
  * metadata, the metadata's answers (known, pending, failed), the one-shot commands'
  * "known only to the running agent", no MAC on record, duplicates, conflicts. */

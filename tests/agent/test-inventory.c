@@ -35,7 +35,7 @@ static json_t *scan(const char *name, inventory **ret_inv)
         "{\"host_path\":\"/dev/vfio/vfio\",\"container_path\":\"/dev/vfio/vfio\",\"permissions\":\"rw\"}," \
         "{\"host_path\":\"" host "\",\"container_path\":\"/dev/vfio/" #g "\",\"permissions\":\"rw\"}"
 
-/* The address fields of a NIC the scan alone leaves unresolved (agent/addresses.c fills them). */
+/* The address fields of a NIC the scan alone leaves unresolved (agent/node/addresses.c fills them). */
 #define ADDR_UNRESOLVED \
         "\"ipv4\":null,\"gateway\":null,\"address_source\":null,\"address_state\":\"unresolved\",\"address_reason\":null,"
 

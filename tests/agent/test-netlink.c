@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Collecting the link usage (agent/netlink.c). The real kernel, as root, in a network
+/* Collecting the link usage (agent/node/netlink.c). The real kernel, as root, in a network
  * namespace of this run's own: an address, routes only in table 100 (with an `ip rule`
  * that names no interface, as the VPC CNI does), a rule naming an interface, an
  * interface with only its IPv6 link-local address (free), one enslaved to a bridge, one

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The rtnetlink dump parser (agent/nlparse.c): what makes an interface "in use" (an
+/* The rtnetlink dump parser (agent/node/nlparse.c): what makes an interface "in use" (an
  * address other than IPv6 link-local, a route in any table - through a nexthop object or
  * a multipath hop too -, a policy rule, a master, an upper device) and what does not (the
  * kernel's own link-local, multicast and local-table routes, a veth's peer); the reasons

@@ -429,8 +429,8 @@ DRIVER_CAPS = {"ena": {"IPC_LOCK", "SYS_RAWIO", "SYS_ADMIN"}, "mana": {"IPC_LOCK
 
 
 def rbac_from_source():
-    """{(group, resource, verb)} from agent/run-cluster.c's rbac_need() messages."""
-    with open(os.path.join(SRC, "agent", "run-cluster.c")) as f:
+    """{(group, resource, verb)} from agent/daemon/run-cluster.c's rbac_need() messages."""
+    with open(os.path.join(SRC, "agent", "daemon", "run-cluster.c")) as f:
         text = f.read()
     out = set()
     for verb, res, group in re.findall(r'return "(\w+) on (\w+) \(API group \\?"?([\w.]*)\\?"?\)"', text):
@@ -452,8 +452,8 @@ def rbac_from_docs():
 def test_policy():
     src = rbac_from_source()
     doc = rbac_from_docs()
-    check(len(src) == 4, "rbac_need() in agent/run-cluster.c: parsed %s" % sorted(src))
-    check(src == doc, "RBAC: agent/run-cluster.c %s != docs/observability.md %s" % (sorted(src), sorted(doc)))
+    check(len(src) == 4, "rbac_need() in agent/daemon/run-cluster.c: parsed %s" % sorted(src))
+    check(src == doc, "RBAC: agent/daemon/run-cluster.c %s != docs/observability.md %s" % (sorted(src), sorted(doc)))
     with open(os.path.join(CHART, "templates", "daemonset.yaml")) as f:
         ds_text = f.read().splitlines()
     for name, args in PRESETS.items():

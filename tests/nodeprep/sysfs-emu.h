@@ -56,7 +56,7 @@ typedef struct emu {
 } emu;
 
 /* Make an empty tree in a fresh temp dir with sys/bus/pci/{devices,drivers,drivers_probe}
- * and the recorded rtnetlink dump (agent/netlink.h) of a node with no netdev yet. */
+ * and the recorded rtnetlink dump (agent/node/netlink.h) of a node with no netdev yet. */
 int emu_init(emu *e);
 void emu_cleanup(emu *e); /* rm -rf the tree */
 /* Take over a tree made by tests/fixtures/make-node.py: add the binding control files

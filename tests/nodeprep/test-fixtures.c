@@ -34,7 +34,7 @@ static const char *msg(const prep_report *r, const char *check)
         return v ? v->message : "(none)";
 }
 
-/* The selection rule (agent/select.h) under the config text over the tree's inventory:
+/* The selection rule (agent/node/select.h) under the config text over the tree's inventory:
  * "0/1" per NIC (PCI order) into nics and per core (by first CPU) into cores; the checks'
  * hook and select_core() must answer the same. */
 static void rule(const char *root, const char *json, char nics[64], char cores[64])

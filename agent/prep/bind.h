@@ -8,18 +8,13 @@
 #ifndef SPIN_BIND_H
 #define SPIN_BIND_H
 
+#include "bind-state.h"
 #include "hostfs.h"
 #include "nlparse.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define BIND_STATE_DIR "/var/lib/spinlane"
-#define BIND_STATE_PATH "/var/lib/spinlane/bind-state.json"
-#define BIND_STATE_MAX 256        /* NICs tracked */
-#define BIND_STATE_MAX_TEXT (128 * 1024)
-#define BIND_DRIVER_LEN 32
-#define BIND_PCI_LEN 16
 #define BIND_MSG_LEN 512
 
 /* Where every host write goes: sysfs stores, and the hugetlbfs mount with its
@@ -41,36 +36,6 @@ int bind_ops_mount(const bind_ops *ops, const hostfs *h, const char *source, con
                    unsigned long flags, const char *data);
 int bind_ops_umount(const bind_ops *ops, const hostfs *h, const char *target);
 int bind_ops_mkdir(const bind_ops *ops, const hostfs *h, const char *path);
-
-typedef struct bind_state_entry {
-        char pci[BIND_PCI_LEN];
-        char original[BIND_DRIVER_LEN]; /* driver before spinlane touched it; "" = none */
-        char target[BIND_DRIVER_LEN];   /* driver spinlane bound it to */
-        char netdev[16];                /* its kernel netdev before binding ("" none) */
-        /* Its MAC, read from that netdev before the unbind took it away ("" unknown: no
-         * netdev then, or a file written before spinlane recorded MACs). The NIC's address
-         * is looked up by it later (docs/addresses.md). No IPv4 address is recorded: a NIC
-         * whose netdev had one is never bound (bind_netdev_in_use). */
-        char mac[18];
-} bind_state_entry;
-
-typedef struct bind_state {
-        bind_state_entry e[BIND_STATE_MAX];
-        size_t n;
-} bind_state;
-
-/* Pure: parse the state file's text. A truncated or garbled file is -EBADMSG with a
- * message in err naming what is wrong; *ret untouched on failure. */
-int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, size_t err_size);
-/* Its text (malloc'ed, NUL-terminated) or NULL on -ENOMEM. */
-char *bind_state_format(const bind_state *s);
-/* Load <root>/var/lib/spinlane/bind-state.json. Returns 1 when the file existed, 0 when it
- * did not (empty state), negative on error (-EBADMSG: truncated/garbled, message in err). */
-int bind_state_load(const hostfs *h, bind_state *ret, char *err, size_t err_size);
-/* Write atomically (temp file in the same dir, fsync, rename); an empty state removes
- * the file. Creates the directory when needed. */
-int bind_state_save(const hostfs *h, const bind_state *s);
-const bind_state_entry *bind_state_find(const bind_state *s, const char *pci);
 
 typedef enum bind_outcome {
         BIND_OK,          /* now on the target driver (writes done) */
@@ -95,7 +60,7 @@ typedef struct bind_result {
  * route in any table, a policy rule, a master, an upper device), 0 when it has no netdev
  * or none is used, negative when it cannot tell (the link usage is unreadable, a netdev
  * it does not know, an unreadable sysfs dir), with the reason in why. use: the node's
- * link usage (netlink_usage_load, agent/netlink.h); NULL loads it now. */
+ * link usage (netlink_usage_load, agent/node/netlink.h); NULL loads it now. */
 int bind_netdev_in_use(const hostfs *h, const nlparse_usage *use, const char *pci, char *why, size_t why_size);
 
 /* Bind pci to target (e.g. "vfio-pci"). Checks first (device present, target driver

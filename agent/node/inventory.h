@@ -55,7 +55,7 @@ typedef struct inv_devnode {
 } inv_devnode;
 
 /* A NIC's IPv4 address. Not part of the scan (inventory_scan leaves it UNRESOLVED):
- * addresses_apply() (agent/addresses.h) fills it from the config's static entries, the
+ * addresses_apply() (agent/node/addresses.h) fills it from the config's static entries, the
  * MAC recorded in the bind state and what the metadata service said. */
 typedef enum inv_addr_state {
         INV_ADDR_UNRESOLVED, /* not looked at: not selected, or nobody resolved addresses */
@@ -102,7 +102,7 @@ typedef struct inv_nic {
                                    netdev does, or it is the VF of the synthetic netdev that does:
                                    same MAC, Azure; ties: the lowest PCI address): never taken */
         bool has_ipv4;          /* its netdev has an IPv4 address */
-        /* Whether the node's own networking uses its netdev (agent/nlparse.h): 1 yes, 0 no
+        /* Whether the node's own networking uses its netdev (agent/node/nlparse.h): 1 yes, 0 no
          * (or it has no netdev), -1 cannot tell (the link usage is unreadable, or rtnetlink
          * does not know the netdev). Node preparation takes only a 0. */
         int in_use;
@@ -250,7 +250,7 @@ void inventory_free(inventory *inv);
  *  "cpus": {...}, "cores": [...], "numa": [...], "nics": [...], "memory": {...},
  *  "kernel": {...}, "problems": [...]}
  * "resources" holds what the daemon advertises: the NICs sel selects that are DPDK-ready
- * and not the primary, the cores sel selects (agent/select.h); sel NULL: every such NIC
+ * and not the primary, the cores sel selects (agent/node/select.h); sel NULL: every such NIC
  * and every isolated core (no config). resource_prefix NULL means
  * INV_RESOURCE_PREFIX_DEFAULT. */
 struct selection;

@@ -6,7 +6,7 @@
 #include "run-address.h"
 
 #include "addresses.h"
-#include "bind.h"
+#include "bind-state.h"
 #include "cleanup.h"
 #include "http.h"
 #include "imds.h"

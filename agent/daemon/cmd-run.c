@@ -52,7 +52,7 @@
 
 /* What the device plugins are built with (a change of these rebuilds them: they register
  * under the prefix). The NIC selection and the core pool are read from the live config
- * at every scan (agent/select.h). */
+ * at every scan (agent/node/select.h). */
 typedef struct run_settings {
         char prefix[64];
         char hugetlbfs[DP_PATH_LEN];  /* host's hugetlbfs mount handed to NIC pods; "" when
@@ -62,7 +62,7 @@ typedef struct run_settings {
 } run_settings;
 
 /* One scan as every service sees it: the inventory (NIC addresses resolved) and the
- * live config's selection over it (agent/select.h). */
+ * live config's selection over it (agent/node/select.h). */
 typedef struct run_node {
         inventory *inv;
         selection sel;
@@ -239,7 +239,7 @@ static void keep_vanished(const dp_device_list *old, dp_device_list *l)
 }
 
 /* NICs: exactly the ones the config selects that are DPDK-ready and not the primary
- * (agent/select.h, as node preparation); one advertised before that no longer is stays
+ * (agent/node/select.h, as node preparation); one advertised before that no longer is stays
  * listed, Unhealthy. Cores: the ones the selection takes (the isolated pool, narrowed by
  * "cores.cpus"), likewise. */
 static void devices_from_node(run_ctx *ctx, const run_node *node, dp_device_list *ret_nics,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's NIC address service: one HTTP client and one metadata client (agent/http,
  * agent/cloud) on the daemon's loop, a cache of what the metadata said per MAC, and the
- * resolution of every scan's NIC addresses from it (agent/addresses.h). Lookups never
+ * resolution of every scan's NIC addresses from it (agent/node/addresses.h). Lookups never
  * block the loop: a scan uses what is known, starts what is missing, and a finished
  * lookup asks for the next scan through the changed callback. Logs (daemon code): one
  * line when a NIC's address becomes known or changes, one when its lookup fails with a
@@ -30,7 +30,7 @@ int run_address_new(loop *l, void (*changed)(void *userdata), void *userdata, ru
 /* Cancels every lookup. Accepts NULL. */
 void run_address_free(run_address *a);
 
-/* Resolve the address of every NIC of inv that sel selects (agent/select.h, over inv):
+/* Resolve the address of every NIC of inv that sel selects (agent/node/select.h, over inv):
  * the config's static entries, the MACs recorded in st (may be NULL), and the metadata as far as it is known; a lookup
  * that is missing (or due again) is started now. Entries of MACs no scan asks about any
  * more are dropped. -ENOMEM (inv then holds what could be resolved). */

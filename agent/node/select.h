@@ -6,7 +6,7 @@
 #ifndef SPIN_AGENT_SELECT_H
 #define SPIN_AGENT_SELECT_H
 
-#include "bind.h"
+#include "bind-state.h"
 #include "config.h"
 #include "inventory.h"
 

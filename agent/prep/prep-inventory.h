@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The bridge from the node inventory (agent/inventory.h) to node preparation: the NIC
+/* The bridge from the node inventory (agent/node/inventory.h) to node preparation: the NIC
  * list and the scan function for prep_daemon/prep_once. Which NICs are taken is
- * agent/select.h. Never logs. */
+ * agent/node/select.h. Never logs. */
 #ifndef SPIN_PREP_INVENTORY_H
 #define SPIN_PREP_INVENTORY_H
 

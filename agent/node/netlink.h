@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The node's link usage (agent/nlparse.h) from where it lives: the kernel's rtnetlink
+/* The node's link usage (agent/node/nlparse.h) from where it lives: the kernel's rtnetlink
  * (NETLINK_ROUTE dumps of the agent's network namespace, which the DaemonSet shares with
  * the host) on a live root, the dumps recorded in the tree under a fake one. Bounded in
  * bytes, messages and time; an incomplete answer is an error, never a partial table.

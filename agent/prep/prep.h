@@ -20,7 +20,7 @@
 #define PREP_MAX_NICS 256
 
 /* What preparation needs to know about a NIC (filled from the inventory): what the
- * selection rule reads (agent/select.h). */
+ * selection rule reads (agent/node/select.h). */
 typedef select_nic prep_nic;
 
 /* Every sysfs/procfs write, mount and ioctl goes through these (tests emulate the kernel). */

@@ -31,7 +31,7 @@
 #define CONFIG_MAX_ADDRESSES 64      /* entries of "addresses.static" */
 #define CONFIG_ERR_LEN 256           /* error message buffer callers should give */
 
-/* NIC kinds, same order as inv_nic_kind (agent/inventory.h). */
+/* NIC kinds, same order as inv_nic_kind (agent/node/inventory.h). */
 typedef enum config_nic_kind {
         CONFIG_KIND_OTHER,
         CONFIG_KIND_ENA,

@@ -49,8 +49,8 @@ int agent_config(const agent_options *o, struct config *ret);
  * {"level":"error","msg":MSG} with --json / --log-format json. */
 void agent_error(const agent_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Which NICs and cores spinlane takes (agent/select.h: the config over inv and the bind
- * state), and each selected NIC's address resolved into inv (agent/addresses.h) as a
+/* Which NICs and cores spinlane takes (agent/node/select.h: the config over inv and the bind
+ * state), and each selected NIC's address resolved into inv (agent/node/addresses.h) as a
  * one-shot command can: the config's static entries and the MACs in the bind state; what
  * only the metadata knows is left to the running agent (INV_ADDR_ELSEWHERE). An
  * unreadable bind state is named on stderr and counts as empty. -ENOMEM leaves *ret

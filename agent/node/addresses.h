@@ -2,12 +2,12 @@
 /* Each NIC's IPv4 address, resolved into the inventory (inv_nic.addr): the MACs the bind
  * state recorded for NICs the kernel no longer shows, then the config's sources in their
  * order (static entries, the cloud's metadata) and the duplicates check. Pure: the
- * metadata comes in through a callback (the daemon's lookups, agent/run-address.c; the
+ * metadata comes in through a callback (the daemon's lookups, agent/daemon/run-address.c; the
  * CLI passes none), no I/O here, never logs. docs/addresses.md says why each step is so. */
 #ifndef SPIN_ADDRESSES_H
 #define SPIN_ADDRESSES_H
 
-#include "bind.h"
+#include "bind-state.h"
 #include "config.h"
 #include "inventory.h"
 #include "nic-address.h"

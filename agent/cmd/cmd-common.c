@@ -5,7 +5,7 @@
 #include "cmd.h"
 
 #include "addresses.h"
-#include "bind.h"
+#include "bind-state.h"
 #include "cleanup.h"
 #include "config.h"
 #include "hostfs.h"
