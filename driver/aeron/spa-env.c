@@ -4,6 +4,8 @@
 #include "spa-env.h"
 
 #include "eal_args.h"
+#include "envp.h"
+#include "ipv4.h"
 #include "parse.h"
 
 #include <arpa/inet.h>
@@ -55,88 +57,42 @@ static void quote(const char *s, char *buf, size_t size)
         buf[n] = '\0';
 }
 
-static const char *get(const char *const *envp, const char *name)
-{
-        size_t n = strlen(name);
-
-        if (!envp)
-                return NULL;
-        /* every entry (the kernel bounds the environment): a fixed count would let
-         * padding hide the contract from the driver */
-        for (size_t i = 0; envp[i]; i++)
-                if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
-                        return envp[i] + n + 1;
-        return NULL;
-}
-
-/* One octet: 1-3 digits, no leading zero (except "0"), <= 255; advances *s. */
-static int octet(const char **s, unsigned *ret)
-{
-        const char *p = *s;
-        unsigned v = 0, n = 0;
-
-        while (p[n] >= '0' && p[n] <= '9' && n < 4)
-                v = v * 10 + (unsigned)(p[n++] - '0');
-        if (n == 0 || n > 3 || v > 255 || (n > 1 && p[0] == '0'))
-                return -EINVAL;
-        *s = p + n;
-        *ret = v;
-        return 0;
-}
-
-static int ipv4_prefix(const char *s, bool want_prefix, uint32_t *ret_ip, uint8_t *ret_len)
-{
-        unsigned o[4], len = 32;
-        const char *p = s;
-
-        if (!s)
-                return -EINVAL;
-        for (unsigned i = 0; i < 4; i++) {
-                if (octet(&p, &o[i]) < 0)
-                        return -EINVAL;
-                if (i < 3 && *p++ != '.')
-                        return -EINVAL;
-        }
-        if (want_prefix) {
-                if (*p++ != '/')
-                        return -EINVAL;
-                if (octet(&p, &len) < 0 || len < 1 || len > 32)
-                        return -EINVAL;
-        }
-        if (*p != '\0')
-                return -EINVAL;
-        *ret_ip = htonl((uint32_t)o[0] << 24 | (uint32_t)o[1] << 16 | (uint32_t)o[2] << 8 | (uint32_t)o[3]);
-        if (ret_len)
-                *ret_len = (uint8_t)len;
-        return 0;
-}
-
+/* The contract's addresses in network byte order, parsed by common/ipv4 (the one strict
+ * dotted-quad parser): a prefix of 1..32 here, since an interface needs one. */
 int spa_parse_ipv4_prefix(const char *s, uint32_t *ret_ip, uint8_t *ret_len)
 {
-        return ipv4_prefix(s, true, ret_ip, ret_len);
+        ipv4_cidr c;
+
+        if (!s || ipv4_cidr_parse(s, strlen(s), &c) < 0 || c.prefix_len < 1)
+                return -EINVAL;
+        *ret_ip = htonl(c.addr);
+        if (ret_len)
+                *ret_len = c.prefix_len;
+        return 0;
 }
 
 int spa_parse_ipv4(const char *s, uint32_t *ret_ip)
 {
-        return ipv4_prefix(s, false, ret_ip, NULL);
+        uint32_t a;
+
+        if (!s || ipv4_parse(s, strlen(s), &a) < 0)
+                return -EINVAL;
+        *ret_ip = htonl(a);
+        return 0;
 }
 
 bool spa_ipv4_host_ok(uint32_t ip, uint8_t prefix_len)
 {
         uint32_t h = ntohl(ip);
-        uint8_t first = (uint8_t)(h >> 24);
 
-        if (first == 0 || first == 127 || first >= 224 || prefix_len < 1 || prefix_len > 32)
+        if (prefix_len < 1 || prefix_len > 32 || !ipv4_is_unicast(h))
                 return false;
-        if (prefix_len >= 31)
-                return true;
-        uint32_t host_mask = 0xffffffffu >> prefix_len;
-        return (h & host_mask) != 0 && (h & host_mask) != host_mask;
+        return ipv4_check_host(h, (ipv4_cidr){ .addr = h, .prefix_len = prefix_len }) == 0;
 }
 
 static uint32_t mask_of(uint8_t len)
 {
-        return len >= 32 ? 0xffffffffu : htonl(~(0xffffffffu >> len));
+        return htonl(ipv4_netmask(len));
 }
 
 static bool device_ok(const char *s)
@@ -157,7 +113,7 @@ static bool device_ok(const char *s)
 /* A bounded variable: NULL when unset; too long is a problem and NULL. */
 static const char *bounded(const char *const *envp, struct problems *pr, const char *name, size_t max)
 {
-        const char *v = get(envp, name);
+        const char *v = envp_get(envp, name);
         if (v && strnlen(v, max + 1) > max) {
                 problem(pr, "%s is longer than %zu characters", name, max);
                 return NULL;
@@ -173,7 +129,7 @@ static void parse_role(const char *const *envp, struct problems *pr, const char 
         snprintf(name, sizeof(name), "SPINLANE_%s_DEVICE", role);
         v = bounded(envp, pr, name, SPA_VALUE_MAX);
         if (!v) {
-                if (!get(envp, name))
+                if (!envp_get(envp, name))
                         problem(pr, "%s is not set (a DPDK device name: a PCI address or a vdev name such as net_af_packet0)",
                                 name);
                 *ok = false;
@@ -188,7 +144,7 @@ static void parse_role(const char *const *envp, struct problems *pr, const char 
         snprintf(name, sizeof(name), "SPINLANE_%s_IPV4", role);
         v = bounded(envp, pr, name, SPA_VALUE_MAX);
         if (!v) {
-                if (!get(envp, name))
+                if (!envp_get(envp, name))
                         problem(pr, "%s is not set (this NIC's address as a.b.c.d/len)", name);
                 *ok = false;
         } else if (spa_parse_ipv4_prefix(v, &r->ipv4, &r->prefix_len) < 0) {
@@ -253,7 +209,7 @@ int spa_env_parse(const char *const *envp, struct spa_config *ret, char *err, si
 
         v = bounded(envp, &pr, "SPINLANE_EAL_ARGS", SPA_EAL_ARGS_MAX);
         if (!v) {
-                if (!get(envp, "SPINLANE_EAL_ARGS"))
+                if (!envp_get(envp, "SPINLANE_EAL_ARGS"))
                         problem(&pr, "SPINLANE_EAL_ARGS is not set (the DPDK EAL arguments: lcores, memory, devices)");
                 ok = false;
         } else {

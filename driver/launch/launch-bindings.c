@@ -7,6 +7,7 @@
 #include "launch-bindings.h"
 
 #include "cleanup.h"
+#include "envp.h"
 #include "hostfs.h"
 #include "launch-elf.h"
 #include "launch-report.h"
@@ -26,11 +27,6 @@
 
 #define LBIND_MAX_FILE (16u << 20) /* an aeronmd is tens of KB; a static one a few MB */
 #define LBIND_MAX_HANDLES 16
-
-static const char *get(const char *const *envp, const char *name)
-{
-        return lenv_get(envp, name);
-}
 
 int lbind_resolve_command(const char *command, const char *path, char *ret, size_t size)
 {
@@ -232,8 +228,8 @@ static bool next_item(const char **p, char *buf, size_t size)
 int lbind_check(const lbind_in *in, verdict_list *vl)
 {
         const char *const *envp = in->envp;
-        const char *sym_name = get(envp, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA");
-        const char *libs = get(envp, "AERON_DRIVER_DYNAMIC_LIBRARIES");
+        const char *sym_name = envp_get(envp, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA");
+        const char *libs = envp_get(envp, "AERON_DRIVER_DYNAMIC_LIBRARIES");
         char driver[PATH_MAX] = "", lib_found[PATH_MAX] = "", aeron_lib[PATH_MAX] = "", built[32] = "";
         struct handles hs = { .n = 0 };
         _cleanup_free_ uint8_t *image = NULL;
@@ -248,7 +244,7 @@ int lbind_check(const lbind_in *in, verdict_list *vl)
         lreport_init(&rep);
 
         /* the driver: found, and the shared-library build */
-        r = lbind_resolve_command(in->command, get(envp, "PATH"), driver, sizeof(driver));
+        r = lbind_resolve_command(in->command, envp_get(envp, "PATH"), driver, sizeof(driver));
         const char *base = strrchr(in->command, '/') ? strrchr(in->command, '/') + 1 : in->command;
         bool is_aeronmd = strncmp(base, "aeronmd", 7) == 0;
         if (r < 0) {
@@ -273,7 +269,7 @@ int lbind_check(const lbind_in *in, verdict_list *vl)
                                     "the command %s is not Aeron's shared-library aeronmd (no DT_NEEDED libaeron_driver.so): whether it loads the bindings was not checked",
                                     driver);
                 if (shared_driver)
-                        preload_aeron(driver, elf, get(envp, "LD_LIBRARY_PATH"), &hs, aeron_lib, sizeof(aeron_lib));
+                        preload_aeron(driver, elf, envp_get(envp, "LD_LIBRARY_PATH"), &hs, aeron_lib, sizeof(aeron_lib));
         }
 
         /* the bindings: the pod's choice, or spinlane's */
@@ -362,11 +358,11 @@ int lbind_check(const lbind_in *in, verdict_list *vl)
                                 lreport_remedy(&rep, "Fix the variable named (docs/aeron.md lists the contract).");
                         } else if (cfg.shared)
                                 (void)hostfs_fmt(contract, sizeof(contract), "sender and receiver on %s %s",
-                                                 cfg.sender.device, get(envp, "SPINLANE_SENDER_IPV4"));
+                                                 cfg.sender.device, envp_get(envp, "SPINLANE_SENDER_IPV4"));
                         else
                                 (void)hostfs_fmt(contract, sizeof(contract), "sender on %s %s, receiver on %s %s",
-                                                 cfg.sender.device, get(envp, "SPINLANE_SENDER_IPV4"), cfg.receiver.device,
-                                                 get(envp, "SPINLANE_RECEIVER_IPV4"));
+                                                 cfg.sender.device, envp_get(envp, "SPINLANE_SENDER_IPV4"), cfg.receiver.device,
+                                                 envp_get(envp, "SPINLANE_RECEIVER_IPV4"));
                 }
         }
 

@@ -5,6 +5,7 @@
 #include "launch-env.h"
 
 #include "alloc-env.h"
+#include "envp.h"
 #include "ipv4.h"
 #include "parse.h"
 
@@ -12,20 +13,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-const char *lenv_get(const char *const *envp, const char *name)
-{
-        size_t n = strlen(name);
-
-        if (!envp)
-                return NULL;
-        /* every entry: the kernel bounds the environment's size (execve's ARG_MAX); a
-         * fixed count here once let padding hide the allocation or a bad AERON_* value */
-        for (size_t i = 0; envp[i]; i++)
-                if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
-                        return envp[i] + n + 1;
-        return NULL;
-}
 
 void lenv_quote(const char *s, char *buf, size_t size)
 {
@@ -85,7 +72,7 @@ static void add_err(launch_env *env, const char *check, const char *var, const c
 static const char *get_bounded(const char *const *envp, launch_env *env, const char *check,
                                const char *name, size_t max)
 {
-        const char *v = lenv_get(envp, name);
+        const char *v = envp_get(envp, name);
         if (v && strnlen(v, max + 1) > max) {
                 add_err(env, check, name, "%s is longer than %zu characters", name, max);
                 return NULL;
@@ -144,7 +131,7 @@ static void parse_cpus(const char *const *envp, launch_env *env)
         int r;
 
         if (!v) {
-                if (!lenv_get(envp, ALLOC_ENV_ISOLATED_CPUS)) {
+                if (!envp_get(envp, ALLOC_ENV_ISOLATED_CPUS)) {
                         unsigned n0 = env->n_errs;
                         add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
                                 "SPINLANE_ISOLATED_CPUS is not set: the container was granted no spinlane.io/isolated-core");
@@ -215,7 +202,7 @@ static bool parse_nic_address(const char *const *envp, launch_env *env, unsigned
         uint32_t gw = 0;
 
         if (!v) {
-                if (!lenv_get(envp, name))
+                if (!envp_get(envp, name))
                         add_err(env, "allocation-env", name,
                                 "%s is not set: the device plugin gave this NIC no address (see the agent's nic-address verdict)",
                                 name);
@@ -235,7 +222,7 @@ static bool parse_nic_address(const char *const *envp, launch_env *env, unsigned
         }
         v = get_bounded(envp, env, "allocation-env", alloc_env_nic(name, sizeof(name), i, ALLOC_NIC_GATEWAY), 64);
         if (!v) {
-                if (!lenv_get(envp, name))
+                if (!envp_get(envp, name))
                         add_err(env, "allocation-env", name,
                                 "%s is not set (the device plugin sends it, empty when the NIC has no gateway)", name);
                 return false;
@@ -318,7 +305,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
         }
         v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_DRIVER), 64);
         if (!v) {
-                if (!lenv_get(envp, name))
+                if (!envp_get(envp, name))
                         add_err(env, "allocation-env", name, "%s is not set", name);
                 ok = false;
         } else {
@@ -358,7 +345,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                         ok = false;
                 } else
                         snprintf(nic->devargs, sizeof(nic->devargs), "%s", v);
-        } else if (lenv_get(envp, name))
+        } else if (envp_get(envp, name))
                 ok = false;
         else if (nic->kind == LENV_KIND_MANA) {
                 char mac[sizeof(nic->mac)];
@@ -373,7 +360,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
 
         v = get_bounded(envp, env, "allocation-env", NICVAR(ALLOC_NIC_DEVICES), 1024);
         if (!v) {
-                if (!lenv_get(envp, name))
+                if (!envp_get(envp, name))
                         add_err(env, "allocation-env", name,
                                 "%s is not set: the device plugin passed no device nodes", name);
                 return false;
@@ -404,7 +391,7 @@ static void parse_nics(const char *const *envp, launch_env *env)
         const char *v = get_bounded(envp, env, "allocation-env", ALLOC_ENV_DPDK_NICS, 1024);
 
         if (!v) {
-                if (!lenv_get(envp, ALLOC_ENV_DPDK_NICS)) {
+                if (!envp_get(envp, ALLOC_ENV_DPDK_NICS)) {
                         unsigned n0 = env->n_errs;
                         add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
                                 "SPINLANE_DPDK_NICS is not set: the container was granted no spinlane.io/dpdk-nic");
@@ -473,7 +460,7 @@ static void parse_identity(const char *const *envp, launch_env *env)
         size_t n = 0;
 
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !v; i++) {
-                v = lenv_get(envp, names[i]);
+                v = envp_get(envp, names[i]);
                 if (v && !*v)
                         v = NULL;
         }
@@ -632,9 +619,9 @@ static void parse_bypass(const char *const *envp, launch_env *env)
         parse_verbatim(envp, env, "AERON_DRIVER_DYNAMIC_LIBRARIES", b->libraries, sizeof(b->libraries), NULL);
         parse_verbatim(envp, env, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", b->bindings, sizeof(b->bindings), NULL);
         parse_verbatim(envp, env, "SPINLANE_AERON_LIBRARY", b->library, sizeof(b->library), NULL);
-        b->sparse_set = lenv_get(envp, "AERON_TERM_BUFFER_SPARSE_FILE") != NULL;
-        b->pretouch_set = lenv_get(envp, "AERON_PRE_TOUCH_MAPPED_MEMORY") != NULL;
-        b->per_send_set = lenv_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;
+        b->sparse_set = envp_get(envp, "AERON_TERM_BUFFER_SPARSE_FILE") != NULL;
+        b->pretouch_set = envp_get(envp, "AERON_PRE_TOUCH_MAPPED_MEMORY") != NULL;
+        b->per_send_set = envp_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;
 }
 
 int lenv_parse(const char *const *envp, launch_env *ret)

@@ -91,9 +91,6 @@ typedef struct launch_env {
         unsigned n_errs_dropped;
 } launch_env;
 
-/* Look a variable up in envp ("NAME=value" strings, NULL-terminated; the first match
- * wins, as getenv does). NULL when absent. */
-const char *lenv_get(const char *const *envp, const char *name);
 
 /* Parse everything. Always fills *ret (defaults where a value is absent or bad) and
  * records each bad value in ret->errs. Returns 0. */

@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include "cleanup.h"
+#include "envp.h"
 
 static const char *GOOD[] = {
         "SPINLANE_ISOLATED_CPUS=2-3,6-7",
@@ -250,7 +251,7 @@ static void test_long_env(void)
         CHECK_INT(lenv_parse(envp, &env), 0);
         CHECK_INT(env.n_errs, 1);
         CHECK(env.n_errs == 1 && strcmp(env.errs[0].var, "AERON_MTU_LENGTH") == 0);
-        CHECK_STR(lenv_get(envp, "AERON_MTU_LENGTH"), "junk");
+        CHECK_STR(envp_get(envp, "AERON_MTU_LENGTH"), "junk");
 }
 
 int main(void)
