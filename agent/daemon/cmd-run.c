@@ -24,6 +24,7 @@
 #include "ipv4.h"
 #include "log.h"
 #include "loop.h"
+#include "netlink.h"
 #include "prep-daemon.h"
 #include "prep-inventory.h"
 #include "run-address.h"
@@ -783,20 +784,6 @@ static bool uevents_wanted(const run_ctx *ctx)
         return true;
 }
 
-static int uevent_open(void)
-{
-        struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 /* the kernel's broadcast */ };
-        int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
-        if (fd < 0)
-                return -errno;
-        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
-        return fd;
-}
-
 /* SPINLANE_RESCAN_MS (hidden, for tests and benchmarks): the safety re-scan period. */
 static unsigned rescan_period(bool uevents)
 {
@@ -895,7 +882,7 @@ int cmd_run(int argc, char **argv)
         settings_load(&ctx.cfg, &ctx.set);
         uevents = uevents_wanted(&ctx);
         if (uevents) {
-                ctx.nlfd = uevent_open();
+                ctx.nlfd = netlink_subscribe(SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, 1 /* the kernel's broadcast */);
                 if (ctx.nlfd < 0) {
                         log_errno(LOG_WARN, ctx.nlfd, "kernel uevents (netlink) unavailable; re-scanning more often");
                         uevents = false;

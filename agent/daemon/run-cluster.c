@@ -507,17 +507,6 @@ void run_cluster_get_stats(const run_cluster *c, run_cluster_stats *ret)
         *ret = s;
 }
 
-static bool node_name_ok(const char *n)
-{
-        size_t l = strlen(n);
-        if (l == 0 || l > KUBE_NAME_MAX)
-                return false;
-        for (size_t i = 0; i < l; i++)
-                if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || n[i] == '-' || n[i] == '.'))
-                        return false;
-        return true;
-}
-
 /* SPINLANE_KUBE_RESYNC_MS (hidden, for tests): the label re-check and the retry of what
  * was refused, in place of 5 min and 60 s. */
 static void periods(run_cluster *c)
@@ -551,7 +540,7 @@ int run_cluster_new(loop *l, const char *kubeconfig, run_cluster **ret)
                          "Node labels, no Events");
                 return 0;
         }
-        if (!node_name_ok(node)) {
+        if (!kube_name_ok(node)) {
                 log_warn("cluster reporting off: NODE_NAME=\"%.300s\" is not a Node name (lower-case DNS subdomain, at "
                          "most 253 bytes)",
                          node);

@@ -62,6 +62,17 @@ bool kube_label_key_valid(const char *key)
 
 bool kube_label_value_valid(const char *value) { return value && name_part(value, strlen(value), true); }
 
+bool kube_name_ok(const char *n)
+{
+        size_t l = n ? strlen(n) : 0;
+        if (l == 0 || l > KUBE_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < l; i++)
+                if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || n[i] == '-' || n[i] == '.'))
+                        return false;
+        return true;
+}
+
 static bool has_prefix(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
 
 void kube_node_info_clear(kube_node_info *n)

@@ -30,6 +30,9 @@ typedef struct kube_label {
 /* Label syntax (RFC 1123 prefix + "/" + name <= 63; value as above). */
 bool kube_label_key_valid(const char *key);
 bool kube_label_value_valid(const char *value);
+/* An object name the agent sends in a path (a node's, an Event's): 1..KUBE_NAME_MAX of
+ * [a-z0-9.-]. NULL is not one. */
+bool kube_name_ok(const char *name);
 
 /* What the agent needs of a GET /api/v1/nodes/NAME reply: metadata.uid,
  * metadata.resourceVersion and the labels under prefix (a new JSON object key -> value).

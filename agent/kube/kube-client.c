@@ -395,23 +395,12 @@ int kube_request(kube_client *c, const char *method, const char *path, const cha
         return k ? call_submit(k) : -ENOMEM;
 }
 
-static bool name_ok(const char *n)
-{
-        size_t l = n ? strlen(n) : 0;
-        if (l == 0 || l > KUBE_NAME_MAX)
-                return false;
-        for (size_t i = 0; i < l; i++)
-                if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || n[i] == '-' || n[i] == '.'))
-                        return false;
-        return true;
-}
-
 int kube_node_sync_labels(kube_client *c, const char *node, const kube_label *labels, size_t n,
                           kube_done_fn fn, void *userdata)
 {
         char path[KUBE_NAME_MAX + 32], err[256], *probe = NULL;
 
-        if (!c || !name_ok(node) || !fn || n > KUBE_MAX_LABELS || (n && !labels))
+        if (!c || !kube_name_ok(node) || !fn || n > KUBE_MAX_LABELS || (n && !labels))
                 return -EINVAL;
         /* refuse bad labels now rather than after a round trip */
         int r = kube_label_patch(labels, n, NULL, NULL, KUBE_LABEL_PREFIX, &probe, err, sizeof(err));
@@ -463,7 +452,7 @@ int kube_event_patch_series(kube_client *c, const char *name, int32_t count, int
         char path[KUBE_NAME_MAX + 64];
         int r;
 
-        if (!c || !name_ok(name) || !fn)
+        if (!c || !kube_name_ok(name) || !fn)
                 return -EINVAL;
         r = kube_event_series_patch(count, last_us, &body);
         if (r < 0)

@@ -375,3 +375,17 @@ int netlink_usage_load(const hostfs *h, nlparse_usage **ret, char *why, size_t s
         }
         return netlink_usage_dump(NULL, ret, why, size);
 }
+
+int netlink_subscribe(int type, int protocol, unsigned groups)
+{
+        struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = groups };
+        int fd = socket(AF_NETLINK, type | SOCK_CLOEXEC | SOCK_NONBLOCK, protocol);
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}

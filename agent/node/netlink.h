@@ -35,6 +35,10 @@ typedef struct netlink_limits {
  * (-errno), a malformed or truncated answer (-EBADMSG), no complete answer in time
  * (-ETIMEDOUT), past max_bytes (-E2BIG), still interrupted (-EINTR), or a table that
  * cannot attribute a fact (-ENODATA). *ret untouched on failure. lim may be NULL. */
+/* A non-blocking netlink socket of protocol (NETLINK_ROUTE, NETLINK_KOBJECT_UEVENT...)
+ * bound to the multicast groups, for the event loop. The fd, or negative errno. */
+int netlink_subscribe(int type, int protocol, unsigned groups);
+
 int netlink_usage_dump(const netlink_limits *lim, nlparse_usage **ret, char *why, size_t size);
 
 /* The same from a recorded dump file under h (NETLINK_RECORDED_DUMP's format), streamed:

@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "cpuset.h"
+#include "netlink.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -302,16 +303,7 @@ int tune_irqs_drifted(const hostfs *h, const char *ifname, const char *pci, int 
 
 int tune_netlink_open(void)
 {
-        struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
-        int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
-        if (fd < 0)
-                return -errno;
-        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
-        return fd;
+        return netlink_subscribe(SOCK_RAW, NETLINK_ROUTE, RTMGRP_LINK);
 }
 
 int tune_netlink_parse(const void *buf, size_t len, tune_link_event *ev, size_t max)
