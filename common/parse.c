@@ -105,6 +105,17 @@ bool parse_is_pci_addr(const char *s)
         return s[11] <= '7';
 }
 
+int parse_hex_digit(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 int parse_mac(const char *s, uint8_t ret[6])
 {
         uint8_t mac[6];

@@ -41,6 +41,8 @@ char *parse_strip(char *s);
 
 /* True when s is a PCI address of the form DDDD:BB:DD.F (lowercase hex). */
 bool parse_is_pci_addr(const char *s);
+/* One hex digit's value (0..15, either case), or -1. */
+int parse_hex_digit(char c);
 /* Parse "aa:bb:cc:dd:ee:ff" into 6 bytes. */
 int parse_mac(const char *s, uint8_t ret[6]);
 

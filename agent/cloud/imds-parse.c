@@ -5,6 +5,7 @@
 #include "imds-parse.h"
 
 #include "cleanup.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -144,24 +145,13 @@ int imds_addr_make(uint32_t ipv4, ipv4_cidr subnet, imds_addr *ret, char *err, s
         return 0;
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 static int azure_mac_parse(const char *s, uint8_t ret[6])
 {
         uint8_t m[6];
         if (strlen(s) != 12)
                 return -EINVAL;
         for (int i = 0; i < 6; i++) {
-                int h = hexval(s[2 * i]), l = hexval(s[2 * i + 1]);
+                int h = parse_hex_digit(s[2 * i]), l = parse_hex_digit(s[2 * i + 1]);
                 if (h < 0 || l < 0)
                         return -EINVAL;
                 m[i] = (uint8_t)(h << 4 | l);

@@ -5,6 +5,7 @@
 #include "kube-yaml.h"
 
 #include "cleanup.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -165,17 +166,6 @@ static long map_colon(const char *s, size_t len)
         return -1;
 }
 
-static int hexv(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 static size_t put_utf8(char *o, unsigned cp)
 {
         if (cp < 0x80) {
@@ -270,7 +260,7 @@ static json_t *scalar(yp *p, unsigned no, const char *s, size_t len, bool key)
                                         return NULL;
                                 }
                                 for (size_t k = 1; k <= nd; k++) {
-                                        int h = hexv(s[i + k]);
+                                        int h = parse_hex_digit(s[i + k]);
                                         if (h < 0) {
                                                 fail(p, -EINVAL, no, "a bad \\%c escape", s[i]);
                                                 return NULL;
