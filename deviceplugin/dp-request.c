@@ -47,6 +47,22 @@ static void arena_free(arena *a)
         }
 }
 
+/* n messages of type d, each allocated in the arena and initialized (the per-container
+ * answers of Allocate and GetPreferredAllocation); NULL when out of memory. */
+static void **arena_messages(arena *a, const ProtobufCMessageDescriptor *d, size_t n)
+{
+        void **v = arena_alloc(a, (n ? n : 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                v[i] = arena_alloc(a, d->sizeof_message);
+                if (!v[i])
+                        return NULL;
+                protobuf_c_message_init(d, v[i]);
+        }
+        return v;
+}
+
 static char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static char *arena_printf(arena *a, const char *fmt, ...)
 {
@@ -518,18 +534,13 @@ int dp_handle_allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device
 
         /* Everything checked: build the answer. */
         V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
-        V1beta1__ContainerAllocateResponse **crs = arena_alloc(&a, msg->n_container_requests * sizeof(*crs));
+        V1beta1__ContainerAllocateResponse **crs = (V1beta1__ContainerAllocateResponse **)arena_messages(
+                &a, &v1beta1__container_allocate_response__descriptor, msg->n_container_requests);
         if (!crs) {
                 r = -ENOMEM;
                 goto out;
         }
         for (size_t c = 0; c < msg->n_container_requests; c++) {
-                crs[c] = arena_alloc(&a, sizeof(**crs));
-                if (!crs[c]) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                v1beta1__container_allocate_response__init(crs[c]);
                 if (kind == DP_KIND_NIC)
                         build_nic_container(&a, cfg, devices, offsets[c],
                                             msg->container_requests[c]->n_devices_ids, crs[c]);
@@ -712,18 +723,13 @@ int dp_handle_preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_devic
         seen_avail = calloc(devices->n ? devices->n : 1, 1);
         seen_must = calloc(devices->n ? devices->n : 1, 1);
         V1beta1__ContainerPreferredAllocationResponse **crs =
-                arena_alloc(&a, msg->n_container_requests * sizeof(*crs));
+                (V1beta1__ContainerPreferredAllocationResponse **)arena_messages(
+                        &a, &v1beta1__container_preferred_allocation_response__descriptor, msg->n_container_requests);
         if (!seen_avail || !seen_must || !crs) {
                 r = -ENOMEM;
                 goto out;
         }
         for (size_t c = 0; c < msg->n_container_requests; c++) {
-                crs[c] = arena_alloc(&a, sizeof(**crs));
-                if (!crs[c]) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                v1beta1__container_preferred_allocation_response__init(crs[c]);
                 r = prefer_one(cfg, devices, msg->container_requests[c], seen_avail, seen_must, &total,
                                &a, st, crs[c]);
                 if (r < 0)

@@ -201,6 +201,8 @@ struct dp_engine {
         size_t n_plugins;
         bool started, stopping, stopped;
         bool waiting_reported;   /* DP_EVENT_WAITING sent since kubelet.sock was last seen */
+        bool kubelet_seen;       /* a Register went out: a kubelet.sock created later is a restart */
+        bool kubelet_restarted;  /* DP_EVENT_KUBELET_RESTART reported (once per engine) */
 };
 
 static void emit(dp_engine *e, dp_event_type type, const char *resource, int code, unsigned retry_ms,
@@ -818,6 +820,7 @@ static void plugin_register(dp_plugin *p)
                 return;
         }
         p->retry_at = 0;
+        e->kubelet_seen = true;
         if (dp_encode_register(p->resource, p->socket_name, true, &buf, &len) < 0)
                 return;
         dp_reg *g = calloc(1, sizeof(*g));
@@ -1020,6 +1023,13 @@ bool dp_plugin_registered(const dp_plugin *p)
         return p->registered;
 }
 
+void dp_plugin_carry_stats(dp_plugin *p, const dp_plugin_stats *from)
+{
+        pthread_mutex_lock(&p->e->state);
+        p->stats = *from;
+        pthread_mutex_unlock(&p->e->state);
+}
+
 void dp_plugin_get_stats(const dp_plugin *p, dp_plugin_stats *ret)
 {
         pthread_mutex_lock(&p->e->state);
@@ -1144,9 +1154,21 @@ static void dir_watch(dp_engine *e)
         }
 }
 
+/* kubelet.sock created. The first time the engine sees a kubelet, it registers; once it
+ * has seen one, this is a kubelet restart, which the engine does not recover from by
+ * itself: it reports DP_EVENT_KUBELET_RESTART once and its owner rebuilds (tears this
+ * engine down and builds a new one, which serves and registers as at start-up). */
 static void on_kubelet_sock_created(dp_engine *e)
 {
         e->waiting_reported = false;
+        if (e->kubelet_seen) {
+                if (!e->kubelet_restarted) {
+                        e->kubelet_restarted = true;
+                        emit(e, DP_EVENT_KUBELET_RESTART, NULL, 0, 0, "%s re-created: the kubelet restarted",
+                             e->kubelet_sock);
+                }
+                return;
+        }
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
                 p->registered = false;

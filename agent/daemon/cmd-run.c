@@ -50,6 +50,11 @@
 #define RUN_RESCAN_FAKE_MS 10000   /* under a fake --root: inotify and this timer only */
 #define RUN_DEBOUNCE_MS 20         /* an event burst becomes one re-scan */
 #define RUN_STOP_TIMEOUT_MS 5000
+/* A kubelet restart rebuilds the device plugins after this (a burst of restarts is one
+ * rebuild), and not sooner than RUN_KUBELET_HOLDOFF_MS after the last one it caused: a
+ * kubelet restarting in a loop costs at most five rebuilds a second. */
+#define RUN_KUBELET_REBUILD_MS RUN_DEBOUNCE_MS
+#define RUN_KUBELET_HOLDOFF_MS 200
 
 /* What the device plugins are built with (a change of these rebuilds them: they register
  * under the prefix). The NIC selection and the core pool are read from the live config
@@ -95,8 +100,11 @@ struct run_ctx {
         int ifd;                  /* inotify: device nodes and sysfs attributes */
         int nlfd;                 /* kernel uevents (NETLINK_KOBJECT_UEVENT), -1 when not used */
         int debounce_fd;
-        int rebuild_fd;           /* SIGHUP and config changes: the rebuild (one event) */
+        int rebuild_fd;           /* SIGHUP, config changes, kubelet restarts: the rebuild (one event) */
         const char *rebuild_why;
+        bool rebuild_dp;          /* the pending rebuild tears the device plugins down even
+                                     with the same settings (a kubelet restart) */
+        uint64_t kubelet_rebuild_ms; /* loop_now_ms() of the last rebuild a kubelet restart caused */
         unsigned rescan_ms;
         const char *debounce_why; /* what armed the debounce timer (for the debug log) */
         bool stopping;
@@ -108,6 +116,11 @@ struct run_ctx {
         dp_plugin *nic_plugin, *core_plugin;
         bool listed;
         dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
+        /* the counters of the plugins a rebuild tore down, for the new ones of the same
+         * resource names (the metrics stay monotonic) */
+        bool carry;
+        char carry_prefix[64];
+        dp_plugin_stats carry_nic, carry_core;
         /* labels, Events, metrics, probes (run-report.c) */
         run_report *report;
 };
@@ -138,6 +151,7 @@ static const config *live_config(const run_ctx *ctx)
 
 static void debounce(run_ctx *ctx, const char *why);
 static void rebuild_soon(run_ctx *ctx, const char *why);
+static void kubelet_restarted(run_ctx *ctx);
 
 /* ---- service: node preparation (owns the live config and its watch) ---- */
 
@@ -439,6 +453,10 @@ static void on_dp_event(const dp_event *ev, void *ud)
         case DP_EVENT_RESTART:
                 log_info("%s: %s", ev->resource, ev->message);
                 break;
+        case DP_EVENT_KUBELET_RESTART:
+                log_info("device plugins: %s", ev->message);
+                kubelet_restarted(ctx);
+                break;
         case DP_EVENT_REFUSED:
                 log_warn("%s: request refused (status %d): %s", ev->resource, ev->code, ev->message);
                 break;
@@ -454,7 +472,8 @@ static void on_dp_event(const dp_event *ev, void *ud)
                 log_warn("device plugins: %s", ev->message);
                 break;
         }
-        if (ev->type == DP_EVENT_REGISTERED || ev->type == DP_EVENT_RESTART || ev->type == DP_EVENT_REGISTER_FAILED)
+        if (ev->type == DP_EVENT_REGISTERED || ev->type == DP_EVENT_RESTART || ev->type == DP_EVENT_REGISTER_FAILED ||
+            ev->type == DP_EVENT_KUBELET_RESTART)
                 run_report_changed(ctx->report); /* readiness follows registration */
 }
 
@@ -479,6 +498,11 @@ static int dp_start(run_ctx *ctx, const run_node *node)
         }
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin %s", res);
+        if (ctx->carry && strcmp(ctx->carry_prefix, ctx->set.prefix) == 0) {
+                dp_plugin_carry_stats(ctx->nic_plugin, &ctx->carry_nic);
+                dp_plugin_carry_stats(ctx->core_plugin, &ctx->carry_core);
+        }
+        ctx->carry = false;
         dp_rescan(ctx, node); /* the first list is ready before the kubelet can ask */
         r = dp_engine_start(ctx->dp);
         if (r < 0)
@@ -490,6 +514,12 @@ static int dp_start(run_ctx *ctx, const run_node *node)
  * finished), or for a rebuild (dp_engine_release: the next engine follows at once). */
 static void dp_teardown(run_ctx *ctx, bool exiting)
 {
+        if (!exiting && ctx->nic_plugin && ctx->core_plugin) {
+                dp_plugin_get_stats(ctx->nic_plugin, &ctx->carry_nic);
+                dp_plugin_get_stats(ctx->core_plugin, &ctx->carry_core);
+                snprintf(ctx->carry_prefix, sizeof(ctx->carry_prefix), "%s", ctx->set.prefix);
+                ctx->carry = true;
+        }
         /* both wait for calls to be released; gRPC removes the sockets */
         if (exiting)
                 dp_engine_free(ctx->dp);
@@ -523,20 +553,28 @@ static void cdi_remove(run_ctx *ctx, const run_settings *s)
 
 /* The rebuild: device plugins built with other settings (resource prefix, hugetlbfs, CDI)
  * are torn down - their streams end and their sockets go, so the kubelet drops the old
- * resources - and started again (dp_start) under the new ones, which register. Same
- * settings: the re-scan brings the new selection and core pool to the same plugins. */
+ * resources - and started again (dp_start) under the new ones, which register. After a
+ * kubelet restart they are torn down and started again under the same settings, which
+ * register with the new kubelet. Otherwise the re-scan brings the new selection and core
+ * pool to the same plugins. */
 static int dp_reload(run_ctx *ctx)
 {
         run_settings now;
+        bool kubelet = ctx->rebuild_dp;
+        ctx->rebuild_dp = false;
         settings_load(live_config(ctx), &now);
-        if (ctx->dp && settings_equal(&now, &ctx->set))
+        if (ctx->dp && settings_equal(&now, &ctx->set) && !kubelet)
                 return 0;
         run_settings old = ctx->set;
-        log_info("device plugins: %s under the new config (resource prefix %s%s%s)",
-                 ctx->dp ? "rebuilding" : "starting", now.prefix, now.cdi ? ", CDI spec dir " : ", no CDI",
-                 now.cdi ? now.cdi_dir : "");
+        log_info("device plugins: %s %s (resource prefix %s%s%s)", ctx->dp ? "rebuilding" : "starting",
+                 kubelet && settings_equal(&now, &ctx->set) ? "for the new kubelet" : "under the new config",
+                 now.prefix, now.cdi ? ", CDI spec dir " : ", no CDI", now.cdi ? now.cdi_dir : "");
         if (ctx->dp) {
                 dp_teardown(ctx, false);
+                if (kubelet) { /* served again for the new kubelet */
+                        ctx->carry_nic.restarts++;
+                        ctx->carry_core.restarts++;
+                }
                 if (old.cdi && (!now.cdi || strcmp(old.prefix, now.prefix) != 0 || strcmp(old.cdi_dir, now.cdi_dir) != 0))
                         cdi_remove(ctx, &old);
         }
@@ -640,7 +678,7 @@ static void rescan(run_ctx *ctx)
                         services[i].rescan(ctx, &node);
 }
 
-/* The one rebuild path (SIGHUP, a changed config file): every service's reload under the
+/* The one rebuild path (SIGHUP, a changed config file, a kubelet restart): every service's reload under the
  * live config, then one fresh scan that the services torn down start on and the others
  * re-scan. A service that fails to start is down until the next rebuild (logged; the
  * readiness probe follows the device plugins' registration). */
@@ -689,6 +727,23 @@ static void arm_event(run_ctx *ctx, int fd, const char **slot, const char *why, 
 static void rebuild_soon(run_ctx *ctx, const char *why)
 {
         arm_event(ctx, ctx->rebuild_fd, &ctx->rebuild_why, why, 1);
+}
+
+/* The device plugins saw the kubelet restart (DP_EVENT_KUBELET_RESTART, reported inside
+ * the engine: the rebuild runs later, from the timer). Restarts while a rebuild is
+ * pending join it; the next one waits out RUN_KUBELET_HOLDOFF_MS since the last. */
+static void kubelet_restarted(run_ctx *ctx)
+{
+        if (ctx->stopping)
+                return;
+        ctx->rebuild_dp = true;
+        if (ctx->rebuild_why) /* one is pending: it tears the plugins down too */
+                return;
+        uint64_t now = loop_now_ms(), at = now + RUN_KUBELET_REBUILD_MS;
+        if (ctx->kubelet_rebuild_ms && ctx->kubelet_rebuild_ms + RUN_KUBELET_HOLDOFF_MS > at)
+                at = ctx->kubelet_rebuild_ms + RUN_KUBELET_HOLDOFF_MS;
+        ctx->kubelet_rebuild_ms = at;
+        arm_event(ctx, ctx->rebuild_fd, &ctx->rebuild_why, "kubelet restart", (unsigned)(at - now));
 }
 
 static int on_rescan_timer(loop *l, void *ud)

@@ -5,7 +5,8 @@ follows a changed config file without a restart - a new resource prefix makes th
 resources' streams end and their sockets go and the new resources register and list the
 devices; turning CDI on writes the spec under the new prefix; a narrower core pool lists
 the cores left out Unhealthy on the same registration; SIGHUP takes the same path (no
-re-registration when nothing the plugins are built with changed).
+re-registration when nothing the plugins are built with changed); a kubelet restart,
+once and in a loop, takes it too (logged "rebuild (kubelet restart)").
 
 usage: test_rebuild.py --agent PATH --proto-dir DIR
 Exit 0 all passed, 1 a check failed, 77 skipped (grpcio/grpc_tools missing)."""
@@ -44,6 +45,15 @@ def check(cond, what):
 
 def healthy(d):
     return sorted(k for k, (h, _) in d.items() if h == "Healthy")
+
+
+def log_count(path, what):
+    with open(path) as f:
+        return f.read().count(what)
+
+
+def count_fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
 
 
 def write_config(path, conf):
@@ -131,6 +141,51 @@ def main():
         wc.cancel()
         nic.close()
         core.close()
+
+        # a kubelet restart (every socket in the dir wiped, kubelet.sock re-created): the
+        # same rebuild - the plugins torn down and built again, registered with the new
+        # kubelet, ListAndWatch served with the devices of the live config
+        n_rb = log_count(logpath, "rebuild (kubelet restart)")
+        kubelet.stop()
+        kubelet = Kubelet(api, root)
+        kubelet.start(wipe=True)
+        regs = kubelet.wait_registrations(2, T)
+        check(sorted(regs) == ["example.com/dpdk-nic", "example.com/isolated-core"],
+              "kubelet restart: registered with the new kubelet %s" % sorted(regs))
+        check(wait_for(lambda: log_count(logpath, "rebuild (kubelet restart)") > n_rb, T),
+              "kubelet restart: the rebuild is logged")
+        nic, core = Plugin(api, root, NIC_SOCK), Plugin(api, root, CORE_SOCK)
+        wn, wc = Watcher(nic), Watcher(core)
+        check(wn.wait(lambda d: healthy(d) == [NIC6, NIC7], T) is not None, "kubelet restart: two healthy NICs")
+        check(wc.wait(lambda d: len(healthy(d)) == 6, T) is not None, "kubelet restart: six healthy cores")
+        wn.cancel()
+        wc.cancel()
+        nic.close()
+        core.close()
+
+        # a kubelet restarting in a loop: the events coalesce into rebuilds (never more
+        # than one per restart), the agent ends up registered with the last kubelet and
+        # serving, and gives back what the torn-down plugins held (file descriptors)
+        fds0 = count_fds(agent.pid)
+        n_rb = log_count(logpath, "rebuild (kubelet restart)")
+        restarts = 8
+        for _ in range(restarts):
+            kubelet.stop()
+            kubelet = Kubelet(api, root)
+            kubelet.start(wipe=True)
+        regs = kubelet.wait_registrations(2, T)
+        check(sorted(regs) == ["example.com/dpdk-nic", "example.com/isolated-core"],
+              "kubelet restart loop: registered with the last kubelet %s" % sorted(regs))
+        nic = Plugin(api, root, NIC_SOCK)
+        wn = Watcher(nic)
+        check(wn.wait(lambda d: healthy(d) == [NIC6, NIC7], T) is not None, "kubelet restart loop: NICs served")
+        wn.cancel()
+        nic.close()
+        rebuilds = log_count(logpath, "rebuild (kubelet restart)") - n_rb
+        check(1 <= rebuilds <= restarts, "kubelet restart loop: %d rebuilds for %d restarts" % (rebuilds, restarts))
+        check(wait_for(lambda: count_fds(agent.pid) <= fds0 + 4, T),
+              "kubelet restart loop: file descriptors back to %d (now %d)" % (fds0, count_fds(agent.pid)))
+        check(agent.poll() is None, "kubelet restart loop: the agent still runs")
 
         agent.send_signal(signal.SIGTERM)
         check(agent.wait(T) == 0, "agent exit 0")
