@@ -17,6 +17,7 @@
 #include "checks.h"
 #include "cleanup.h"
 #include "config.h"
+#include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
 #include "hostfs.h"
@@ -348,53 +349,12 @@ static void log_changes(const char *resource, const dp_device_list *old, const d
         log_info("%s: %zu devices, %zu healthy", resource, now->n, healthy);
 }
 
-/* The CDI spec of the NIC resource: one device per NIC (its device nodes), the hugetlbfs
- * mount for all. Written atomically under --root; host paths are the host's own. */
+/* The CDI spec of the NIC resource under the settings s (dp-cdi.c). */
 static int cdi_write(run_ctx *ctx, const dp_device_list *nics)
 {
-        char rel[DP_PATH_LEN + 96], path[PATH_MAX], tmp[PATH_MAX + 8], kind[128];
-        json_t *devs = json_array(), *spec;
-        int r;
-
+        char kind[128];
         snprintf(kind, sizeof(kind), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
-        for (size_t i = 0; i < nics->n; i++) {
-                const dp_device *d = &nics->items[i];
-                json_t *nodes = json_array();
-                for (size_t k = 0; k < d->n_devnodes; k++)
-                        json_array_append_new(nodes, json_pack("{s:s,s:s,s:s}", "path", d->devnodes[k].container,
-                                                               "hostPath", d->devnodes[k].host, "permissions", "rw"));
-                json_array_append_new(devs, json_pack("{s:s,s:{s:o}}", "name", d->id, "containerEdits",
-                                                      "deviceNodes", nodes));
-        }
-        if (*ctx->set.hugetlbfs)
-                spec = json_pack("{s:s,s:s,s:o,s:{s:[{s:s,s:s,s:[s,s]}]}}", "cdiVersion", "0.5.0", "kind", kind,
-                                 "devices", devs, "containerEdits", "mounts", "hostPath", ctx->set.hugetlbfs,
-                                 "containerPath", ctx->set.hugetlbfs, "options", "rw", "bind");
-        else /* hugetlbfs.pod_mount false: the pod mounts its own hugepages */
-                spec = json_pack("{s:s,s:s,s:o}", "cdiVersion", "0.5.0", "kind", kind, "devices", devs);
-        if (!spec)
-                return -ENOMEM;
-        snprintf(rel, sizeof(rel), "%s/%s-%s.json", ctx->set.cdi_dir, ctx->set.prefix, INV_RESOURCE_NIC);
-        for (char *c = rel + strlen(ctx->set.cdi_dir) + 1; *c; c++)
-                if (*c == '/')
-                        *c = '-';
-        r = hostfs_path(&ctx->h, rel, path, sizeof(path));
-        if (r >= 0) {
-                /* mkdir -p of the spec dir */
-                snprintf(tmp, sizeof(tmp), "%s", path);
-                for (char *c = tmp + 1; (c = strchr(c, '/')); c++) {
-                        *c = '\0';
-                        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                                break;
-                        *c = '/';
-                }
-                snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-                r = json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ? -EIO : 0;
-                if (r >= 0 && rename(tmp, path) < 0)
-                        r = -errno;
-        }
-        json_decref(spec);
-        return r;
+        return dp_cdi_write(&ctx->h, ctx->set.cdi_dir, kind, ctx->set.hugetlbfs, nics);
 }
 
 static void dp_rescan(run_ctx *ctx, const run_node *node)
@@ -540,15 +500,11 @@ static void dp_stop(run_ctx *ctx)
 /* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off). */
 static void cdi_remove(run_ctx *ctx, const run_settings *s)
 {
-        char rel[DP_PATH_LEN + 96], path[PATH_MAX];
-        int k = snprintf(rel, sizeof(rel), "%s/%s-%s.json", s->cdi_dir, s->prefix, INV_RESOURCE_NIC);
-        if (k < 0 || (size_t)k >= sizeof(rel))
-                return;
-        for (char *c = rel + strlen(s->cdi_dir) + 1; *c; c++)
-                if (*c == '/')
-                        *c = '-';
-        if (hostfs_path(&ctx->h, rel, path, sizeof(path)) >= 0 && unlink(path) < 0 && errno != ENOENT)
-                log_errno(LOG_WARN, -errno, "CDI spec %s: removing it", rel);
+        char kind[128];
+        snprintf(kind, sizeof(kind), "%s/%s", s->prefix, INV_RESOURCE_NIC);
+        int r = dp_cdi_remove(&ctx->h, s->cdi_dir, kind);
+        if (r < 0)
+                log_errno(LOG_WARN, r, "CDI spec %s under %s: removing it", kind, s->cdi_dir);
 }
 
 /* The rebuild: device plugins built with other settings (resource prefix, hugetlbfs, CDI)
