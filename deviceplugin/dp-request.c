@@ -9,6 +9,7 @@
 #include "cleanup.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,26 +319,39 @@ static void kv_push(arena *a, kv_list *l, void *item)
         l->items[l->n++] = item;
 }
 
-static void env_add(arena *a, kv_list *envs, const char *key, const char *value)
+/* A map<string, string> entry (envs, annotations): protobuf-c gives each the same
+ * layout, base then key then value (checked below), so one function fills both. */
+typedef struct kv_entry {
+        ProtobufCMessage base;
+        char *key;
+        char *value;
+} kv_entry;
+#define KV_SAME_LAYOUT(T)                                                                          \
+        _Static_assert(sizeof(T) == sizeof(kv_entry) && offsetof(T, key) == offsetof(kv_entry, key) && \
+                               offsetof(T, value) == offsetof(kv_entry, value),                   \
+                       #T " is laid out as kv_entry")
+KV_SAME_LAYOUT(V1beta1__ContainerAllocateResponse__EnvsEntry);
+KV_SAME_LAYOUT(V1beta1__ContainerAllocateResponse__AnnotationsEntry);
+
+static void entry_add(arena *a, kv_list *l, const ProtobufCMessageDescriptor *d, const char *key, const char *value)
 {
-        V1beta1__ContainerAllocateResponse__EnvsEntry *e = arena_alloc(a, sizeof(*e));
+        kv_entry *e = arena_alloc(a, d->sizeof_message);
         if (!e)
                 return;
-        v1beta1__container_allocate_response__envs_entry__init(e);
+        protobuf_c_message_init(d, e);
         e->key = arena_printf(a, "%s", key);
         e->value = arena_printf(a, "%s", value);
-        kv_push(a, envs, e);
+        kv_push(a, l, e);
+}
+
+static void env_add(arena *a, kv_list *envs, const char *key, const char *value)
+{
+        entry_add(a, envs, &v1beta1__container_allocate_response__envs_entry__descriptor, key, value);
 }
 
 static void annotation_add(arena *a, kv_list *anns, const char *key, const char *value)
 {
-        V1beta1__ContainerAllocateResponse__AnnotationsEntry *e = arena_alloc(a, sizeof(*e));
-        if (!e)
-                return;
-        v1beta1__container_allocate_response__annotations_entry__init(e);
-        e->key = arena_printf(a, "%s", key);
-        e->value = arena_printf(a, "%s", value);
-        kv_push(a, anns, e);
+        entry_add(a, anns, &v1beta1__container_allocate_response__annotations_entry__descriptor, key, value);
 }
 
 /* A growing string in the arena, for comma-separated lists. */

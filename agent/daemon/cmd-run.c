@@ -5,10 +5,11 @@
  * SIGHUP/config change/ENA reset), the node verdicts (printed at start and whenever they
  * change), the kubelet device plugins, and the report (Node labels, Events, metrics,
  * probes: run-report.c); --once only prepares the node and exits (an init container).
- * The config is loaded once at start and watched once (prep-daemon.c); SIGHUP and a
- * changed config are one event, the rebuild: services whose settings changed are torn
- * down and built again (a new resource prefix or CDI setting re-registers the device
- * plugins), then every service re-scans. The inventory is re-scanned on kernel uevents
+ * The config is loaded once at start and watched once (prep-daemon.c); SIGHUP, a
+ * changed config and a kubelet restart are one event, the rebuild: services whose
+ * settings changed are torn down and built again (a new resource prefix or CDI setting
+ * re-registers the device plugins; a kubelet restart rebuilds them as they are), then
+ * every service re-scans. The inventory is re-scanned on kernel uevents
  * (netlink; on the live host only), on inotify events under /dev and sysfs, and by a
  * safety timer (30 s on the live host, 10 s under a fake --root; SPINLANE_RESCAN_MS
  * overrides). Logs; exits only here. */
