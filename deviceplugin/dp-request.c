@@ -585,6 +585,61 @@ static int node_of(const dp_device *d)
         return d->numa_node < 0 ? -1 : d->numa_node;
 }
 
+/* The NUMA node the next devices come from: among the nodes of the untaken candidates,
+ * the one that can hold the rest (need), then the one already holding most of those
+ * chosen, then (the hint) one with DPDK NICs, then the best fit (fewest free) or, when
+ * none fits, the most free; the lowest node on a tie. -2 when no candidate is left. */
+static int best_node(const dp_alloc_config *cfg, const dp_device_list *devices, const size_t *avail,
+                     size_t n_avail, const uint8_t *taken, const size_t *chosen, size_t n_chosen, size_t need)
+{
+        int best = -2;
+        size_t best_free = 0, best_must = 0;
+        bool best_fits = false, best_hint = false;
+        for (size_t i = 0; i < n_avail; i++) {
+                if (taken[avail[i]])
+                        continue;
+                int node = node_of(&devices->items[avail[i]]);
+                bool first = true;
+                for (size_t j = 0; j < i; j++)
+                        if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
+                                first = false;
+                if (!first)
+                        continue;
+                size_t nfree = 0, nmust = 0;
+                for (size_t j = 0; j < n_avail; j++)
+                        if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
+                                nfree++;
+                for (size_t j = 0; j < n_chosen; j++)
+                        if (node_of(&devices->items[chosen[j]]) == node)
+                                nmust++;
+                bool fits = nfree >= need;
+                bool hint = node >= 0 && node < 64 && (cfg->numa_with_nics >> node) & 1;
+                bool better;
+                if (best == -2)
+                        better = true;
+                else if (fits != best_fits)
+                        better = fits;
+                else if (nmust != best_must)
+                        better = nmust > best_must;
+                else if (hint != best_hint)
+                        better = hint;
+                else if (fits && nfree != best_free)
+                        better = nfree < best_free; /* best fit keeps big nodes whole */
+                else if (!fits && nfree != best_free)
+                        better = nfree > best_free; /* spill over as few nodes as possible */
+                else
+                        better = node < best;
+                if (better) {
+                        best = node;
+                        best_free = nfree;
+                        best_must = nmust;
+                        best_fits = fits;
+                        best_hint = hint;
+                }
+        }
+        return best;
+}
+
 static int prefer_one(const dp_alloc_config *cfg, const dp_device_list *devices,
                       V1beta1__ContainerPreferredAllocationRequest *cr, uint8_t *seen_avail,
                       uint8_t *seen_must, size_t *total, arena *a, dp_status *st,
@@ -642,53 +697,7 @@ static int prefer_one(const dp_alloc_config *cfg, const dp_device_list *devices,
         /* Remaining candidates in device-list order. */
         qsort(avail, n_avail, sizeof(size_t), cmp_size);
         while (n_chosen < size) {
-                /* Score every NUMA bucket among the untaken candidates. */
-                int best = -2;
-                size_t best_free = 0, best_must = 0;
-                bool best_fits = false, best_hint = false;
-                size_t need = size - n_chosen;
-                for (size_t i = 0; i < n_avail; i++) {
-                        if (taken[avail[i]])
-                                continue;
-                        int node = node_of(&devices->items[avail[i]]);
-                        bool first = true;
-                        for (size_t j = 0; j < i; j++)
-                                if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
-                                        first = false;
-                        if (!first)
-                                continue;
-                        size_t nfree = 0, nmust = 0;
-                        for (size_t j = 0; j < n_avail; j++)
-                                if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
-                                        nfree++;
-                        for (size_t j = 0; j < n_chosen; j++)
-                                if (node_of(&devices->items[chosen[j]]) == node)
-                                        nmust++;
-                        bool fits = nfree >= need;
-                        bool hint = node >= 0 && node < 64 && (cfg->numa_with_nics >> node) & 1;
-                        bool better;
-                        if (best == -2)
-                                better = true;
-                        else if (fits != best_fits)
-                                better = fits;
-                        else if (nmust != best_must)
-                                better = nmust > best_must;
-                        else if (hint != best_hint)
-                                better = hint;
-                        else if (fits && nfree != best_free)
-                                better = nfree < best_free; /* best fit keeps big nodes whole */
-                        else if (!fits && nfree != best_free)
-                                better = nfree > best_free; /* spill over as few nodes as possible */
-                        else
-                                better = node < best;
-                        if (better) {
-                                best = node;
-                                best_free = nfree;
-                                best_must = nmust;
-                                best_fits = fits;
-                                best_hint = hint;
-                        }
-                }
+                int best = best_node(cfg, devices, avail, n_avail, taken, chosen, n_chosen, size - n_chosen);
                 if (best == -2)
                         break; /* cannot happen: size <= n_avail */
                 for (size_t i = 0; i < n_avail && n_chosen < size; i++)

@@ -863,13 +863,70 @@ static int on_signal(loop *l, int signo, void *ud)
         return 0;
 }
 
+/* The loop and its sources: signals, the re-scan, debounce and rebuild timers, kernel
+ * uevents (when wanted), the inotify watches, the NIC address service. Logged. */
+static int loop_setup(run_ctx *ctx)
+{
+        static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+        bool uevents = uevents_wanted(ctx);
+        int r;
+
+        if (uevents) {
+                ctx->nlfd = netlink_subscribe(SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, 1 /* the kernel's broadcast */);
+                if (ctx->nlfd < 0) {
+                        log_errno(LOG_WARN, ctx->nlfd, "kernel uevents (netlink) unavailable; re-scanning more often");
+                        uevents = false;
+                }
+        }
+        ctx->rescan_ms = rescan_period(uevents);
+        r = loop_new(&ctx->l);
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "event loop");
+        if ((r = loop_add_signals(ctx->l, sigs, ELEMENTSOF(sigs), on_signal, ctx)) < 0 ||
+            (r = loop_add_timer(ctx->l, ctx->rescan_ms, ctx->rescan_ms, on_rescan_timer, ctx, NULL)) < 0 ||
+            (r = loop_add_timer(ctx->l, 0, 0, on_debounce, ctx, &ctx->debounce_fd)) < 0 ||
+            (r = loop_add_timer(ctx->l, 0, 0, on_rebuild, ctx, &ctx->rebuild_fd)) < 0 ||
+            (r = loop_timer_set(ctx->l, ctx->rebuild_fd, 0, 0)) < 0 || /* armed by rebuild_soon only */
+            (ctx->nlfd >= 0 && (r = loop_add_fd(ctx->l, ctx->nlfd, EPOLLIN, on_uevent, ctx)) < 0))
+                return log_errno(LOG_ERROR, r, "event loop setup");
+        ctx->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (ctx->ifd >= 0) {
+                add_watches(ctx);
+                (void)loop_add_fd(ctx->l, ctx->ifd, EPOLLIN, on_watch, ctx);
+        }
+        if ((r = run_address_new(ctx->l, on_address_changed, ctx, &ctx->addr)) < 0)
+                return log_errno(LOG_ERROR, r, "NIC address service");
+        return 0;
+}
+
+/* The services started (the first `started` of the table) stopped in reverse, then the
+ * loop's sources and the loop. */
+static void teardown(run_ctx *ctx, size_t started)
+{
+        while (started > 0) {
+                started--;
+                if (services[started].stop)
+                        services[started].stop(ctx);
+        }
+        if (ctx->ifd >= 0) {
+                if (ctx->l)
+                        (void)loop_remove_fd(ctx->l, ctx->ifd);
+                close(ctx->ifd);
+        }
+        if (ctx->nlfd >= 0) {
+                if (ctx->l)
+                        (void)loop_remove_fd(ctx->l, ctx->nlfd);
+                close(ctx->nlfd);
+        }
+        run_address_free(ctx->addr);
+        loop_free(ctx->l);
+}
+
 int cmd_run(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
                                     "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT]";
-        static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
-        bool uevents;
         run_node node = { 0 };
         size_t started = 0;
         int r, rc = AGENT_EXIT_ERROR;
@@ -892,38 +949,8 @@ int cmd_run(int argc, char **argv)
             run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
                 return AGENT_EXIT_ERROR;
         settings_load(&ctx.cfg, &ctx.set);
-        uevents = uevents_wanted(&ctx);
-        if (uevents) {
-                ctx.nlfd = netlink_subscribe(SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, 1 /* the kernel's broadcast */);
-                if (ctx.nlfd < 0) {
-                        log_errno(LOG_WARN, ctx.nlfd, "kernel uevents (netlink) unavailable; re-scanning more often");
-                        uevents = false;
-                }
-        }
-        ctx.rescan_ms = rescan_period(uevents);
-        r = loop_new(&ctx.l);
-        if (r < 0) {
-                log_errno(LOG_ERROR, r, "event loop");
+        if (loop_setup(&ctx) < 0)
                 goto out;
-        }
-        if ((r = loop_add_signals(ctx.l, sigs, ELEMENTSOF(sigs), on_signal, &ctx)) < 0 ||
-            (r = loop_add_timer(ctx.l, ctx.rescan_ms, ctx.rescan_ms, on_rescan_timer, &ctx, NULL)) < 0 ||
-            (r = loop_add_timer(ctx.l, 0, 0, on_debounce, &ctx, &ctx.debounce_fd)) < 0 ||
-            (r = loop_add_timer(ctx.l, 0, 0, on_rebuild, &ctx, &ctx.rebuild_fd)) < 0 ||
-            (r = loop_timer_set(ctx.l, ctx.rebuild_fd, 0, 0)) < 0 || /* armed by rebuild_soon only */
-            (ctx.nlfd >= 0 && (r = loop_add_fd(ctx.l, ctx.nlfd, EPOLLIN, on_uevent, &ctx)) < 0)) {
-                log_errno(LOG_ERROR, r, "event loop setup");
-                goto out;
-        }
-        ctx.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        if (ctx.ifd >= 0) {
-                add_watches(&ctx);
-                (void)loop_add_fd(ctx.l, ctx.ifd, EPOLLIN, on_watch, &ctx);
-        }
-        if ((r = run_address_new(ctx.l, on_address_changed, &ctx, &ctx.addr)) < 0) {
-                log_errno(LOG_ERROR, r, "NIC address service");
-                goto out;
-        }
         r = run_scan(&ctx, &node);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
@@ -946,23 +973,7 @@ int cmd_run(int argc, char **argv)
                         log_errno(LOG_ERROR, r, "event loop");
         }
 out:
-        while (started > 0) {
-                started--;
-                if (services[started].stop)
-                        services[started].stop(&ctx);
-        }
-        if (ctx.ifd >= 0) {
-                if (ctx.l)
-                        (void)loop_remove_fd(ctx.l, ctx.ifd);
-                close(ctx.ifd);
-        }
-        if (ctx.nlfd >= 0) {
-                if (ctx.l)
-                        (void)loop_remove_fd(ctx.l, ctx.nlfd);
-                close(ctx.nlfd);
-        }
-        run_address_free(ctx.addr);
-        loop_free(ctx.l);
+        teardown(&ctx, started);
         if (rc == AGENT_EXIT_OK)
                 log_info("stopped");
         return rc;

@@ -8,11 +8,14 @@ the cores left out Unhealthy on the same registration; SIGHUP takes the same pat
 re-registration when nothing the plugins are built with changed); a kubelet restart,
 once and in a loop, takes it too (logged "rebuild (kubelet restart)").
 
-usage: test_rebuild.py --agent PATH --proto-dir DIR
+usage: test_rebuild.py --agent PATH --proto-dir DIR [--wrapper "valgrind ..."]
+--wrapper: run the agent under this command (e.g. valgrind; every bound is then 20 times
+longer, and valgrind's exit code makes a leak or memory error the agent's failed exit).
 Exit 0 all passed, 1 a check failed, 77 skipped (grpcio/grpc_tools missing)."""
 import argparse
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -28,6 +31,7 @@ except ImportError as e:
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import kubelet_standin  # noqa: E402
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, rm_tree, wait_for  # noqa: E402
 from fixture_node import EKS_ADDRESSES as ADDR, EKS_NIC6 as NIC6, EKS_NIC7 as NIC7, make_fixture  # noqa: E402
 
@@ -66,7 +70,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
     ap.add_argument("--proto-dir", required=True)
+    ap.add_argument("--wrapper", default="", help="command prefix for the agent, e.g. valgrind ...")
     args = ap.parse_args()
+    wrapper = shlex.split(args.wrapper)
+    kubelet_standin.SCALE = 20.0 if wrapper else 1.0
     api, gen = load_api(args.proto_dir)
     tmp = tempfile.mkdtemp(prefix="sl-rebuild-")
     agent = kubelet = None
@@ -80,7 +87,7 @@ def main():
         log = open(logpath, "w")
         # the safety re-scan far away: what happens is the config event's doing
         env = dict(os.environ, SPINLANE_RESCAN_MS="600000", SPINLANE_IMDS_URL="http://127.0.0.1:9/")
-        agent = subprocess.Popen([args.agent, "run", "--root", root, "--config", cfg], stdout=log,
+        agent = subprocess.Popen(wrapper + [args.agent, "run", "--root", root, "--config", cfg], stdout=log,
                                  stderr=subprocess.STDOUT, env=env)
         regs = kubelet.wait_registrations(2, T)
         check(sorted(regs) == ["spinlane.io/dpdk-nic", "spinlane.io/isolated-core"], "first registrations %s" %
@@ -188,7 +195,7 @@ def main():
         check(agent.poll() is None, "kubelet restart loop: the agent still runs")
 
         agent.send_signal(signal.SIGTERM)
-        check(agent.wait(T) == 0, "agent exit 0")
+        check(agent.wait(T * kubelet_standin.SCALE) == 0, "agent exit 0")
         log.close()
     finally:
         if agent and agent.poll() is None:
