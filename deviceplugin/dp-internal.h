@@ -6,6 +6,10 @@
 #ifndef SPIN_DP_INTERNAL_H
 #define SPIN_DP_INTERNAL_H
 
+#ifndef SPIN_DP_INSIDE /* defined for spindp's own sources only (deviceplugin/CMakeLists.txt) */
+#error "dp-internal.h is the engine's insides: include dp-server.h"
+#endif
+
 #include "dp-server.h"
 
 #include <grpc/grpc.h>
@@ -179,6 +183,7 @@ static inline bool dp_path_exists(const char *p)
         struct stat st;
         return lstat(p, &st) == 0;
 }
+
 /* ---- dp-server.c: the engine and the plugins' life cycle ---- */
 void dp_emit(dp_engine *e, dp_event_type type, const char *resource, int code, unsigned retry_ms,
              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
