@@ -9,6 +9,7 @@
 #include "cleanup.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,22 @@ static void arena_free(arena *a)
                 a->head = b->next;
                 free(b);
         }
+}
+
+/* n messages of type d, each allocated in the arena and initialized (the per-container
+ * answers of Allocate and GetPreferredAllocation); NULL when out of memory. */
+static void **arena_messages(arena *a, const ProtobufCMessageDescriptor *d, size_t n)
+{
+        void **v = arena_alloc(a, (n ? n : 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                v[i] = arena_alloc(a, d->sizeof_message);
+                if (!v[i])
+                        return NULL;
+                protobuf_c_message_init(d, v[i]);
+        }
+        return v;
 }
 
 static char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -302,26 +319,39 @@ static void kv_push(arena *a, kv_list *l, void *item)
         l->items[l->n++] = item;
 }
 
-static void env_add(arena *a, kv_list *envs, const char *key, const char *value)
+/* A map<string, string> entry (envs, annotations): protobuf-c gives each the same
+ * layout, base then key then value (checked below), so one function fills both. */
+typedef struct kv_entry {
+        ProtobufCMessage base;
+        char *key;
+        char *value;
+} kv_entry;
+#define KV_SAME_LAYOUT(T)                                                                          \
+        _Static_assert(sizeof(T) == sizeof(kv_entry) && offsetof(T, key) == offsetof(kv_entry, key) && \
+                               offsetof(T, value) == offsetof(kv_entry, value),                   \
+                       #T " is laid out as kv_entry")
+KV_SAME_LAYOUT(V1beta1__ContainerAllocateResponse__EnvsEntry);
+KV_SAME_LAYOUT(V1beta1__ContainerAllocateResponse__AnnotationsEntry);
+
+static void entry_add(arena *a, kv_list *l, const ProtobufCMessageDescriptor *d, const char *key, const char *value)
 {
-        V1beta1__ContainerAllocateResponse__EnvsEntry *e = arena_alloc(a, sizeof(*e));
+        kv_entry *e = arena_alloc(a, d->sizeof_message);
         if (!e)
                 return;
-        v1beta1__container_allocate_response__envs_entry__init(e);
+        protobuf_c_message_init(d, e);
         e->key = arena_printf(a, "%s", key);
         e->value = arena_printf(a, "%s", value);
-        kv_push(a, envs, e);
+        kv_push(a, l, e);
+}
+
+static void env_add(arena *a, kv_list *envs, const char *key, const char *value)
+{
+        entry_add(a, envs, &v1beta1__container_allocate_response__envs_entry__descriptor, key, value);
 }
 
 static void annotation_add(arena *a, kv_list *anns, const char *key, const char *value)
 {
-        V1beta1__ContainerAllocateResponse__AnnotationsEntry *e = arena_alloc(a, sizeof(*e));
-        if (!e)
-                return;
-        v1beta1__container_allocate_response__annotations_entry__init(e);
-        e->key = arena_printf(a, "%s", key);
-        e->value = arena_printf(a, "%s", value);
-        kv_push(a, anns, e);
+        entry_add(a, anns, &v1beta1__container_allocate_response__annotations_entry__descriptor, key, value);
 }
 
 /* A growing string in the arena, for comma-separated lists. */
@@ -518,18 +548,13 @@ int dp_handle_allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device
 
         /* Everything checked: build the answer. */
         V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
-        V1beta1__ContainerAllocateResponse **crs = arena_alloc(&a, msg->n_container_requests * sizeof(*crs));
+        V1beta1__ContainerAllocateResponse **crs = (V1beta1__ContainerAllocateResponse **)arena_messages(
+                &a, &v1beta1__container_allocate_response__descriptor, msg->n_container_requests);
         if (!crs) {
                 r = -ENOMEM;
                 goto out;
         }
         for (size_t c = 0; c < msg->n_container_requests; c++) {
-                crs[c] = arena_alloc(&a, sizeof(**crs));
-                if (!crs[c]) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                v1beta1__container_allocate_response__init(crs[c]);
                 if (kind == DP_KIND_NIC)
                         build_nic_container(&a, cfg, devices, offsets[c],
                                             msg->container_requests[c]->n_devices_ids, crs[c]);
@@ -558,6 +583,61 @@ out:
 static int node_of(const dp_device *d)
 {
         return d->numa_node < 0 ? -1 : d->numa_node;
+}
+
+/* The NUMA node the next devices come from: among the nodes of the untaken candidates,
+ * the one that can hold the rest (need), then the one already holding most of those
+ * chosen, then (the hint) one with DPDK NICs, then the best fit (fewest free) or, when
+ * none fits, the most free; the lowest node on a tie. -2 when no candidate is left. */
+static int best_node(const dp_alloc_config *cfg, const dp_device_list *devices, const size_t *avail,
+                     size_t n_avail, const uint8_t *taken, const size_t *chosen, size_t n_chosen, size_t need)
+{
+        int best = -2;
+        size_t best_free = 0, best_must = 0;
+        bool best_fits = false, best_hint = false;
+        for (size_t i = 0; i < n_avail; i++) {
+                if (taken[avail[i]])
+                        continue;
+                int node = node_of(&devices->items[avail[i]]);
+                bool first = true;
+                for (size_t j = 0; j < i; j++)
+                        if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
+                                first = false;
+                if (!first)
+                        continue;
+                size_t nfree = 0, nmust = 0;
+                for (size_t j = 0; j < n_avail; j++)
+                        if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
+                                nfree++;
+                for (size_t j = 0; j < n_chosen; j++)
+                        if (node_of(&devices->items[chosen[j]]) == node)
+                                nmust++;
+                bool fits = nfree >= need;
+                bool hint = node >= 0 && node < 64 && (cfg->numa_with_nics >> node) & 1;
+                bool better;
+                if (best == -2)
+                        better = true;
+                else if (fits != best_fits)
+                        better = fits;
+                else if (nmust != best_must)
+                        better = nmust > best_must;
+                else if (hint != best_hint)
+                        better = hint;
+                else if (fits && nfree != best_free)
+                        better = nfree < best_free; /* best fit keeps big nodes whole */
+                else if (!fits && nfree != best_free)
+                        better = nfree > best_free; /* spill over as few nodes as possible */
+                else
+                        better = node < best;
+                if (better) {
+                        best = node;
+                        best_free = nfree;
+                        best_must = nmust;
+                        best_fits = fits;
+                        best_hint = hint;
+                }
+        }
+        return best;
 }
 
 static int prefer_one(const dp_alloc_config *cfg, const dp_device_list *devices,
@@ -617,53 +697,7 @@ static int prefer_one(const dp_alloc_config *cfg, const dp_device_list *devices,
         /* Remaining candidates in device-list order. */
         qsort(avail, n_avail, sizeof(size_t), cmp_size);
         while (n_chosen < size) {
-                /* Score every NUMA bucket among the untaken candidates. */
-                int best = -2;
-                size_t best_free = 0, best_must = 0;
-                bool best_fits = false, best_hint = false;
-                size_t need = size - n_chosen;
-                for (size_t i = 0; i < n_avail; i++) {
-                        if (taken[avail[i]])
-                                continue;
-                        int node = node_of(&devices->items[avail[i]]);
-                        bool first = true;
-                        for (size_t j = 0; j < i; j++)
-                                if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
-                                        first = false;
-                        if (!first)
-                                continue;
-                        size_t nfree = 0, nmust = 0;
-                        for (size_t j = 0; j < n_avail; j++)
-                                if (!taken[avail[j]] && node_of(&devices->items[avail[j]]) == node)
-                                        nfree++;
-                        for (size_t j = 0; j < n_chosen; j++)
-                                if (node_of(&devices->items[chosen[j]]) == node)
-                                        nmust++;
-                        bool fits = nfree >= need;
-                        bool hint = node >= 0 && node < 64 && (cfg->numa_with_nics >> node) & 1;
-                        bool better;
-                        if (best == -2)
-                                better = true;
-                        else if (fits != best_fits)
-                                better = fits;
-                        else if (nmust != best_must)
-                                better = nmust > best_must;
-                        else if (hint != best_hint)
-                                better = hint;
-                        else if (fits && nfree != best_free)
-                                better = nfree < best_free; /* best fit keeps big nodes whole */
-                        else if (!fits && nfree != best_free)
-                                better = nfree > best_free; /* spill over as few nodes as possible */
-                        else
-                                better = node < best;
-                        if (better) {
-                                best = node;
-                                best_free = nfree;
-                                best_must = nmust;
-                                best_fits = fits;
-                                best_hint = hint;
-                        }
-                }
+                int best = best_node(cfg, devices, avail, n_avail, taken, chosen, n_chosen, size - n_chosen);
                 if (best == -2)
                         break; /* cannot happen: size <= n_avail */
                 for (size_t i = 0; i < n_avail && n_chosen < size; i++)
@@ -712,18 +746,13 @@ int dp_handle_preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_devic
         seen_avail = calloc(devices->n ? devices->n : 1, 1);
         seen_must = calloc(devices->n ? devices->n : 1, 1);
         V1beta1__ContainerPreferredAllocationResponse **crs =
-                arena_alloc(&a, msg->n_container_requests * sizeof(*crs));
+                (V1beta1__ContainerPreferredAllocationResponse **)arena_messages(
+                        &a, &v1beta1__container_preferred_allocation_response__descriptor, msg->n_container_requests);
         if (!seen_avail || !seen_must || !crs) {
                 r = -ENOMEM;
                 goto out;
         }
         for (size_t c = 0; c < msg->n_container_requests; c++) {
-                crs[c] = arena_alloc(&a, sizeof(**crs));
-                if (!crs[c]) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                v1beta1__container_preferred_allocation_response__init(crs[c]);
                 r = prefer_one(cfg, devices, msg->container_requests[c], seen_avail, seen_must, &total,
                                &a, st, crs[c]);
                 if (r < 0)

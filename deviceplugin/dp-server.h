@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin servers on the gRPC C core: one server per resource on its own unix
  * socket in the kubelet's device-plugins dir, registration with kubelet.sock, and
- * recovery from kubelet restarts (inotify on the dir, a 1 s check as a safety net).
+ * recovery from a removed socket (inotify on the dir, a 1 s check as a safety net); a
+ * kubelet restart is reported (DP_EVENT_KUBELET_RESTART) for the owner to rebuild.
  * One completion queue drained by one pump thread. Unary calls (Allocate,
  * GetPreferredAllocation, options) are answered on that thread under the engine's state
  * lock; everything else is handed to the agent's event loop through an eventfd and runs
@@ -36,7 +37,11 @@ typedef enum dp_event_type {
         DP_EVENT_WAITING,         /* serving, kubelet.sock absent: waiting for it (once per absence) */
         DP_EVENT_REGISTERED,      /* the kubelet accepted Register */
         DP_EVENT_REGISTER_FAILED, /* Register failed: code/message from the kubelet; retry_ms */
-        DP_EVENT_RESTART,         /* socket removed or kubelet restarted: serving again */
+        DP_EVENT_RESTART,         /* socket removed: serving again */
+        DP_EVENT_KUBELET_RESTART, /* kubelet.sock re-created after a Register went out: the
+                                   * kubelet restarted (message). Once per engine; the engine
+                                   * does nothing more about it: its owner tears it down and
+                                   * builds a new one (outside this callback), which registers */
         DP_EVENT_REFUSED,         /* a request was refused (code, message); at most
                                    * DP_REFUSAL_BURST per DP_REFUSAL_WINDOW_MS and plugin */
         DP_EVENT_REFUSALS_UNREPORTED, /* the refusals beyond that, summed up (message) */
@@ -102,9 +107,13 @@ typedef struct dp_plugin_stats {
         uint64_t alloc_bucket[DP_ALLOC_BUCKETS];
         uint64_t registrations;        /* Register calls the kubelet accepted */
         uint64_t register_failures;
-        uint64_t restarts;             /* served again: socket removed, kubelet restarted */
+        uint64_t restarts;             /* served again: socket removed, kubelet restarted (the
+                                        * daemon counts the rebuild of a kubelet restart) */
 } dp_plugin_stats;
 /* A consistent copy (taken under the engine's lock). */
 void dp_plugin_get_stats(const dp_plugin *p, dp_plugin_stats *ret);
+/* The counters start from *from (copied): a rebuilt plugin of the same resource continues
+ * its predecessor's. Before dp_engine_start(). */
+void dp_plugin_carry_stats(dp_plugin *p, const dp_plugin_stats *from);
 
 #endif

@@ -5,10 +5,11 @@
  * SIGHUP/config change/ENA reset), the node verdicts (printed at start and whenever they
  * change), the kubelet device plugins, and the report (Node labels, Events, metrics,
  * probes: run-report.c); --once only prepares the node and exits (an init container).
- * The config is loaded once at start and watched once (prep-daemon.c); SIGHUP and a
- * changed config are one event, the rebuild: services whose settings changed are torn
- * down and built again (a new resource prefix or CDI setting re-registers the device
- * plugins), then every service re-scans. The inventory is re-scanned on kernel uevents
+ * The config is loaded once at start and watched once (prep-daemon.c); SIGHUP, a
+ * changed config and a kubelet restart are one event, the rebuild: services whose
+ * settings changed are torn down and built again (a new resource prefix or CDI setting
+ * re-registers the device plugins; a kubelet restart rebuilds them as they are), then
+ * every service re-scans. The inventory is re-scanned on kernel uevents
  * (netlink; on the live host only), on inotify events under /dev and sysfs, and by a
  * safety timer (30 s on the live host, 10 s under a fake --root; SPINLANE_RESCAN_MS
  * overrides). Logs; exits only here. */
@@ -17,6 +18,7 @@
 #include "checks.h"
 #include "cleanup.h"
 #include "config.h"
+#include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
 #include "hostfs.h"
@@ -50,6 +52,11 @@
 #define RUN_RESCAN_FAKE_MS 10000   /* under a fake --root: inotify and this timer only */
 #define RUN_DEBOUNCE_MS 20         /* an event burst becomes one re-scan */
 #define RUN_STOP_TIMEOUT_MS 5000
+/* A kubelet restart rebuilds the device plugins after this (a burst of restarts is one
+ * rebuild), and not sooner than RUN_KUBELET_HOLDOFF_MS after the last one it caused: a
+ * kubelet restarting in a loop costs at most five rebuilds a second. */
+#define RUN_KUBELET_REBUILD_MS RUN_DEBOUNCE_MS
+#define RUN_KUBELET_HOLDOFF_MS 200
 
 /* What the device plugins are built with (a change of these rebuilds them: they register
  * under the prefix). The NIC selection and the core pool are read from the live config
@@ -95,8 +102,11 @@ struct run_ctx {
         int ifd;                  /* inotify: device nodes and sysfs attributes */
         int nlfd;                 /* kernel uevents (NETLINK_KOBJECT_UEVENT), -1 when not used */
         int debounce_fd;
-        int rebuild_fd;           /* SIGHUP and config changes: the rebuild (one event) */
+        int rebuild_fd;           /* SIGHUP, config changes, kubelet restarts: the rebuild (one event) */
         const char *rebuild_why;
+        bool rebuild_dp;          /* the pending rebuild tears the device plugins down even
+                                     with the same settings (a kubelet restart) */
+        uint64_t kubelet_rebuild_ms; /* loop_now_ms() of the last rebuild a kubelet restart caused */
         unsigned rescan_ms;
         const char *debounce_why; /* what armed the debounce timer (for the debug log) */
         bool stopping;
@@ -108,6 +118,11 @@ struct run_ctx {
         dp_plugin *nic_plugin, *core_plugin;
         bool listed;
         dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
+        /* the counters of the plugins a rebuild tore down, for the new ones of the same
+         * resource names (the metrics stay monotonic) */
+        bool carry;
+        char carry_prefix[64];
+        dp_plugin_stats carry_nic, carry_core;
         /* labels, Events, metrics, probes (run-report.c) */
         run_report *report;
 };
@@ -138,6 +153,7 @@ static const config *live_config(const run_ctx *ctx)
 
 static void debounce(run_ctx *ctx, const char *why);
 static void rebuild_soon(run_ctx *ctx, const char *why);
+static void kubelet_restarted(run_ctx *ctx);
 
 /* ---- service: node preparation (owns the live config and its watch) ---- */
 
@@ -334,53 +350,12 @@ static void log_changes(const char *resource, const dp_device_list *old, const d
         log_info("%s: %zu devices, %zu healthy", resource, now->n, healthy);
 }
 
-/* The CDI spec of the NIC resource: one device per NIC (its device nodes), the hugetlbfs
- * mount for all. Written atomically under --root; host paths are the host's own. */
+/* The CDI spec of the NIC resource under the settings s (dp-cdi.c). */
 static int cdi_write(run_ctx *ctx, const dp_device_list *nics)
 {
-        char rel[DP_PATH_LEN + 96], path[PATH_MAX], tmp[PATH_MAX + 8], kind[128];
-        json_t *devs = json_array(), *spec;
-        int r;
-
+        char kind[128];
         snprintf(kind, sizeof(kind), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
-        for (size_t i = 0; i < nics->n; i++) {
-                const dp_device *d = &nics->items[i];
-                json_t *nodes = json_array();
-                for (size_t k = 0; k < d->n_devnodes; k++)
-                        json_array_append_new(nodes, json_pack("{s:s,s:s,s:s}", "path", d->devnodes[k].container,
-                                                               "hostPath", d->devnodes[k].host, "permissions", "rw"));
-                json_array_append_new(devs, json_pack("{s:s,s:{s:o}}", "name", d->id, "containerEdits",
-                                                      "deviceNodes", nodes));
-        }
-        if (*ctx->set.hugetlbfs)
-                spec = json_pack("{s:s,s:s,s:o,s:{s:[{s:s,s:s,s:[s,s]}]}}", "cdiVersion", "0.5.0", "kind", kind,
-                                 "devices", devs, "containerEdits", "mounts", "hostPath", ctx->set.hugetlbfs,
-                                 "containerPath", ctx->set.hugetlbfs, "options", "rw", "bind");
-        else /* hugetlbfs.pod_mount false: the pod mounts its own hugepages */
-                spec = json_pack("{s:s,s:s,s:o}", "cdiVersion", "0.5.0", "kind", kind, "devices", devs);
-        if (!spec)
-                return -ENOMEM;
-        snprintf(rel, sizeof(rel), "%s/%s-%s.json", ctx->set.cdi_dir, ctx->set.prefix, INV_RESOURCE_NIC);
-        for (char *c = rel + strlen(ctx->set.cdi_dir) + 1; *c; c++)
-                if (*c == '/')
-                        *c = '-';
-        r = hostfs_path(&ctx->h, rel, path, sizeof(path));
-        if (r >= 0) {
-                /* mkdir -p of the spec dir */
-                snprintf(tmp, sizeof(tmp), "%s", path);
-                for (char *c = tmp + 1; (c = strchr(c, '/')); c++) {
-                        *c = '\0';
-                        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                                break;
-                        *c = '/';
-                }
-                snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-                r = json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ? -EIO : 0;
-                if (r >= 0 && rename(tmp, path) < 0)
-                        r = -errno;
-        }
-        json_decref(spec);
-        return r;
+        return dp_cdi_write(&ctx->h, ctx->set.cdi_dir, kind, ctx->set.hugetlbfs, nics);
 }
 
 static void dp_rescan(run_ctx *ctx, const run_node *node)
@@ -439,6 +414,10 @@ static void on_dp_event(const dp_event *ev, void *ud)
         case DP_EVENT_RESTART:
                 log_info("%s: %s", ev->resource, ev->message);
                 break;
+        case DP_EVENT_KUBELET_RESTART:
+                log_info("device plugins: %s", ev->message);
+                kubelet_restarted(ctx);
+                break;
         case DP_EVENT_REFUSED:
                 log_warn("%s: request refused (status %d): %s", ev->resource, ev->code, ev->message);
                 break;
@@ -454,7 +433,8 @@ static void on_dp_event(const dp_event *ev, void *ud)
                 log_warn("device plugins: %s", ev->message);
                 break;
         }
-        if (ev->type == DP_EVENT_REGISTERED || ev->type == DP_EVENT_RESTART || ev->type == DP_EVENT_REGISTER_FAILED)
+        if (ev->type == DP_EVENT_REGISTERED || ev->type == DP_EVENT_RESTART || ev->type == DP_EVENT_REGISTER_FAILED ||
+            ev->type == DP_EVENT_KUBELET_RESTART)
                 run_report_changed(ctx->report); /* readiness follows registration */
 }
 
@@ -479,6 +459,11 @@ static int dp_start(run_ctx *ctx, const run_node *node)
         }
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin %s", res);
+        if (ctx->carry && strcmp(ctx->carry_prefix, ctx->set.prefix) == 0) {
+                dp_plugin_carry_stats(ctx->nic_plugin, &ctx->carry_nic);
+                dp_plugin_carry_stats(ctx->core_plugin, &ctx->carry_core);
+        }
+        ctx->carry = false;
         dp_rescan(ctx, node); /* the first list is ready before the kubelet can ask */
         r = dp_engine_start(ctx->dp);
         if (r < 0)
@@ -490,6 +475,12 @@ static int dp_start(run_ctx *ctx, const run_node *node)
  * finished), or for a rebuild (dp_engine_release: the next engine follows at once). */
 static void dp_teardown(run_ctx *ctx, bool exiting)
 {
+        if (!exiting && ctx->nic_plugin && ctx->core_plugin) {
+                dp_plugin_get_stats(ctx->nic_plugin, &ctx->carry_nic);
+                dp_plugin_get_stats(ctx->core_plugin, &ctx->carry_core);
+                snprintf(ctx->carry_prefix, sizeof(ctx->carry_prefix), "%s", ctx->set.prefix);
+                ctx->carry = true;
+        }
         /* both wait for calls to be released; gRPC removes the sockets */
         if (exiting)
                 dp_engine_free(ctx->dp);
@@ -510,33 +501,37 @@ static void dp_stop(run_ctx *ctx)
 /* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off). */
 static void cdi_remove(run_ctx *ctx, const run_settings *s)
 {
-        char rel[DP_PATH_LEN + 96], path[PATH_MAX];
-        int k = snprintf(rel, sizeof(rel), "%s/%s-%s.json", s->cdi_dir, s->prefix, INV_RESOURCE_NIC);
-        if (k < 0 || (size_t)k >= sizeof(rel))
-                return;
-        for (char *c = rel + strlen(s->cdi_dir) + 1; *c; c++)
-                if (*c == '/')
-                        *c = '-';
-        if (hostfs_path(&ctx->h, rel, path, sizeof(path)) >= 0 && unlink(path) < 0 && errno != ENOENT)
-                log_errno(LOG_WARN, -errno, "CDI spec %s: removing it", rel);
+        char kind[128];
+        snprintf(kind, sizeof(kind), "%s/%s", s->prefix, INV_RESOURCE_NIC);
+        int r = dp_cdi_remove(&ctx->h, s->cdi_dir, kind);
+        if (r < 0)
+                log_errno(LOG_WARN, r, "CDI spec %s under %s: removing it", kind, s->cdi_dir);
 }
 
 /* The rebuild: device plugins built with other settings (resource prefix, hugetlbfs, CDI)
  * are torn down - their streams end and their sockets go, so the kubelet drops the old
- * resources - and started again (dp_start) under the new ones, which register. Same
- * settings: the re-scan brings the new selection and core pool to the same plugins. */
+ * resources - and started again (dp_start) under the new ones, which register. After a
+ * kubelet restart they are torn down and started again under the same settings, which
+ * register with the new kubelet. Otherwise the re-scan brings the new selection and core
+ * pool to the same plugins. */
 static int dp_reload(run_ctx *ctx)
 {
         run_settings now;
+        bool kubelet = ctx->rebuild_dp;
+        ctx->rebuild_dp = false;
         settings_load(live_config(ctx), &now);
-        if (ctx->dp && settings_equal(&now, &ctx->set))
+        if (ctx->dp && settings_equal(&now, &ctx->set) && !kubelet)
                 return 0;
         run_settings old = ctx->set;
-        log_info("device plugins: %s under the new config (resource prefix %s%s%s)",
-                 ctx->dp ? "rebuilding" : "starting", now.prefix, now.cdi ? ", CDI spec dir " : ", no CDI",
-                 now.cdi ? now.cdi_dir : "");
+        log_info("device plugins: %s %s (resource prefix %s%s%s)", ctx->dp ? "rebuilding" : "starting",
+                 kubelet && settings_equal(&now, &ctx->set) ? "for the new kubelet" : "under the new config",
+                 now.prefix, now.cdi ? ", CDI spec dir " : ", no CDI", now.cdi ? now.cdi_dir : "");
         if (ctx->dp) {
                 dp_teardown(ctx, false);
+                if (kubelet) { /* served again for the new kubelet */
+                        ctx->carry_nic.restarts++;
+                        ctx->carry_core.restarts++;
+                }
                 if (old.cdi && (!now.cdi || strcmp(old.prefix, now.prefix) != 0 || strcmp(old.cdi_dir, now.cdi_dir) != 0))
                         cdi_remove(ctx, &old);
         }
@@ -640,7 +635,7 @@ static void rescan(run_ctx *ctx)
                         services[i].rescan(ctx, &node);
 }
 
-/* The one rebuild path (SIGHUP, a changed config file): every service's reload under the
+/* The one rebuild path (SIGHUP, a changed config file, a kubelet restart): every service's reload under the
  * live config, then one fresh scan that the services torn down start on and the others
  * re-scan. A service that fails to start is down until the next rebuild (logged; the
  * readiness probe follows the device plugins' registration). */
@@ -689,6 +684,23 @@ static void arm_event(run_ctx *ctx, int fd, const char **slot, const char *why, 
 static void rebuild_soon(run_ctx *ctx, const char *why)
 {
         arm_event(ctx, ctx->rebuild_fd, &ctx->rebuild_why, why, 1);
+}
+
+/* The device plugins saw the kubelet restart (DP_EVENT_KUBELET_RESTART, reported inside
+ * the engine: the rebuild runs later, from the timer). Restarts while a rebuild is
+ * pending join it; the next one waits out RUN_KUBELET_HOLDOFF_MS since the last. */
+static void kubelet_restarted(run_ctx *ctx)
+{
+        if (ctx->stopping)
+                return;
+        ctx->rebuild_dp = true;
+        if (ctx->rebuild_why) /* one is pending: it tears the plugins down too */
+                return;
+        uint64_t now = loop_now_ms(), at = now + RUN_KUBELET_REBUILD_MS;
+        if (ctx->kubelet_rebuild_ms && ctx->kubelet_rebuild_ms + RUN_KUBELET_HOLDOFF_MS > at)
+                at = ctx->kubelet_rebuild_ms + RUN_KUBELET_HOLDOFF_MS;
+        ctx->kubelet_rebuild_ms = at;
+        arm_event(ctx, ctx->rebuild_fd, &ctx->rebuild_why, "kubelet restart", (unsigned)(at - now));
 }
 
 static int on_rescan_timer(loop *l, void *ud)
@@ -851,13 +863,70 @@ static int on_signal(loop *l, int signo, void *ud)
         return 0;
 }
 
+/* The loop and its sources: signals, the re-scan, debounce and rebuild timers, kernel
+ * uevents (when wanted), the inotify watches, the NIC address service. Logged. */
+static int loop_setup(run_ctx *ctx)
+{
+        static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+        bool uevents = uevents_wanted(ctx);
+        int r;
+
+        if (uevents) {
+                ctx->nlfd = netlink_subscribe(SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, 1 /* the kernel's broadcast */);
+                if (ctx->nlfd < 0) {
+                        log_errno(LOG_WARN, ctx->nlfd, "kernel uevents (netlink) unavailable; re-scanning more often");
+                        uevents = false;
+                }
+        }
+        ctx->rescan_ms = rescan_period(uevents);
+        r = loop_new(&ctx->l);
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "event loop");
+        if ((r = loop_add_signals(ctx->l, sigs, ELEMENTSOF(sigs), on_signal, ctx)) < 0 ||
+            (r = loop_add_timer(ctx->l, ctx->rescan_ms, ctx->rescan_ms, on_rescan_timer, ctx, NULL)) < 0 ||
+            (r = loop_add_timer(ctx->l, 0, 0, on_debounce, ctx, &ctx->debounce_fd)) < 0 ||
+            (r = loop_add_timer(ctx->l, 0, 0, on_rebuild, ctx, &ctx->rebuild_fd)) < 0 ||
+            (r = loop_timer_set(ctx->l, ctx->rebuild_fd, 0, 0)) < 0 || /* armed by rebuild_soon only */
+            (ctx->nlfd >= 0 && (r = loop_add_fd(ctx->l, ctx->nlfd, EPOLLIN, on_uevent, ctx)) < 0))
+                return log_errno(LOG_ERROR, r, "event loop setup");
+        ctx->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (ctx->ifd >= 0) {
+                add_watches(ctx);
+                (void)loop_add_fd(ctx->l, ctx->ifd, EPOLLIN, on_watch, ctx);
+        }
+        if ((r = run_address_new(ctx->l, on_address_changed, ctx, &ctx->addr)) < 0)
+                return log_errno(LOG_ERROR, r, "NIC address service");
+        return 0;
+}
+
+/* The services started (the first `started` of the table) stopped in reverse, then the
+ * loop's sources and the loop. */
+static void teardown(run_ctx *ctx, size_t started)
+{
+        while (started > 0) {
+                started--;
+                if (services[started].stop)
+                        services[started].stop(ctx);
+        }
+        if (ctx->ifd >= 0) {
+                if (ctx->l)
+                        (void)loop_remove_fd(ctx->l, ctx->ifd);
+                close(ctx->ifd);
+        }
+        if (ctx->nlfd >= 0) {
+                if (ctx->l)
+                        (void)loop_remove_fd(ctx->l, ctx->nlfd);
+                close(ctx->nlfd);
+        }
+        run_address_free(ctx->addr);
+        loop_free(ctx->l);
+}
+
 int cmd_run(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
                                     "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT]";
-        static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
-        bool uevents;
         run_node node = { 0 };
         size_t started = 0;
         int r, rc = AGENT_EXIT_ERROR;
@@ -880,38 +949,8 @@ int cmd_run(int argc, char **argv)
             run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
                 return AGENT_EXIT_ERROR;
         settings_load(&ctx.cfg, &ctx.set);
-        uevents = uevents_wanted(&ctx);
-        if (uevents) {
-                ctx.nlfd = netlink_subscribe(SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, 1 /* the kernel's broadcast */);
-                if (ctx.nlfd < 0) {
-                        log_errno(LOG_WARN, ctx.nlfd, "kernel uevents (netlink) unavailable; re-scanning more often");
-                        uevents = false;
-                }
-        }
-        ctx.rescan_ms = rescan_period(uevents);
-        r = loop_new(&ctx.l);
-        if (r < 0) {
-                log_errno(LOG_ERROR, r, "event loop");
+        if (loop_setup(&ctx) < 0)
                 goto out;
-        }
-        if ((r = loop_add_signals(ctx.l, sigs, ELEMENTSOF(sigs), on_signal, &ctx)) < 0 ||
-            (r = loop_add_timer(ctx.l, ctx.rescan_ms, ctx.rescan_ms, on_rescan_timer, &ctx, NULL)) < 0 ||
-            (r = loop_add_timer(ctx.l, 0, 0, on_debounce, &ctx, &ctx.debounce_fd)) < 0 ||
-            (r = loop_add_timer(ctx.l, 0, 0, on_rebuild, &ctx, &ctx.rebuild_fd)) < 0 ||
-            (r = loop_timer_set(ctx.l, ctx.rebuild_fd, 0, 0)) < 0 || /* armed by rebuild_soon only */
-            (ctx.nlfd >= 0 && (r = loop_add_fd(ctx.l, ctx.nlfd, EPOLLIN, on_uevent, &ctx)) < 0)) {
-                log_errno(LOG_ERROR, r, "event loop setup");
-                goto out;
-        }
-        ctx.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        if (ctx.ifd >= 0) {
-                add_watches(&ctx);
-                (void)loop_add_fd(ctx.l, ctx.ifd, EPOLLIN, on_watch, &ctx);
-        }
-        if ((r = run_address_new(ctx.l, on_address_changed, &ctx, &ctx.addr)) < 0) {
-                log_errno(LOG_ERROR, r, "NIC address service");
-                goto out;
-        }
         r = run_scan(&ctx, &node);
         if (r < 0) {
                 log_errno(LOG_ERROR, r, "inventory scan");
@@ -934,23 +973,7 @@ int cmd_run(int argc, char **argv)
                         log_errno(LOG_ERROR, r, "event loop");
         }
 out:
-        while (started > 0) {
-                started--;
-                if (services[started].stop)
-                        services[started].stop(&ctx);
-        }
-        if (ctx.ifd >= 0) {
-                if (ctx.l)
-                        (void)loop_remove_fd(ctx.l, ctx.ifd);
-                close(ctx.ifd);
-        }
-        if (ctx.nlfd >= 0) {
-                if (ctx.l)
-                        (void)loop_remove_fd(ctx.l, ctx.nlfd);
-                close(ctx.nlfd);
-        }
-        run_address_free(ctx.addr);
-        loop_free(ctx.l);
+        teardown(&ctx, started);
         if (rc == AGENT_EXIT_OK)
                 log_info("stopped");
         return rc;

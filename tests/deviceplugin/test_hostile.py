@@ -97,27 +97,32 @@ def test_refusal_log(args, api, root):
 
 
 def test_stream_cap(args, api, root):
-    """DP_MAX_STREAMS ListAndWatch streams held by another client: the kubelet's stream (the
-    first after its Register) is served, the oldest other stream ends, and it stays the
-    kubelet's when yet more streams come."""
+    """DP_MAX_STREAMS ListAndWatch streams held by another client: a kubelet restart (the
+    rebuild) ends them with the old server; the kubelet's stream (the first after its
+    Register) is served, the other client's streams up to the cap beside it, the oldest
+    other stream ends when one more comes, and it stays the kubelet's when yet more come."""
     agent, kubelet, nic = start(args, api, root, "streams")
     hostile = Plugin(api, root, NIC_SOCK)
-    ws, more = [], []
+    ws, old, more = [], [], []
     kw = None
     try:
-        ws = [Watcher(hostile) for _ in range(MAX_STREAMS)]
-        check(all(w.wait(lambda d: len(d) == 3, T) for w in ws), "%d streams of another client open" % MAX_STREAMS)
-        # the kubelet registers again (kubelet.sock re-created, the plugin sockets kept)
-        # and opens its ListAndWatch, as it does after each Register
+        old = [Watcher(hostile) for _ in range(MAX_STREAMS)]
+        check(all(w.wait(lambda d: len(d) == 3, T) for w in old), "%d streams of another client open" % MAX_STREAMS)
+        # the kubelet restarts (kubelet.sock re-created, the plugin sockets kept): the
+        # rebuild ends every stream of the old server, the new one registers, and the
+        # kubelet opens its ListAndWatch, as it does after each Register
         kubelet.stop()
         kubelet = Kubelet(api, root)
         kubelet.start(wipe=False)
         kubelet.wait_registrations(2, T)
+        check(wait_for(lambda: all(w.ended is not None for w in old), T), "the old server's streams ended")
         kube = Plugin(api, root, NIC_SOCK)
         kw = Watcher(kube)
         got = kw.wait(lambda d: len(d) == 3, T)
-        check(got is not None, "the kubelet's ListAndWatch served with %d other streams open (ended: %s)" %
-              (MAX_STREAMS, kw.ended))
+        check(got is not None, "the kubelet's ListAndWatch served (ended: %s)" % kw.ended)
+        ws = [Watcher(hostile) for _ in range(MAX_STREAMS)]
+        check(all(w.wait(lambda d: len(d) == 3, T) for w in ws), "%d streams of another client served beside it" %
+              MAX_STREAMS)
         check(wait_for(lambda: sum(1 for w in ws if w.ended is not None) >= 1, T),
               "the oldest other stream ended to make room")
         more = [Watcher(hostile) for _ in range(20)]
@@ -130,7 +135,7 @@ def test_stream_cap(args, api, root):
         check(wait_for(lambda: "the oldest (not the kubelet's) ended" in agent.text(), T), "eviction logged")
         kube.close()
     finally:
-        for w in ws + more + ([kw] if kw else []):
+        for w in old + ws + more + ([kw] if kw else []):
             w.cancel()
         hostile.close()
         nic.close()

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Registration with the kubelet: Register on kubelet.sock (a private channel, a bounded
+ * attempt, backoff on failure), the watch on the device-plugins dir (a removed socket is
+ * served again; kubelet.sock re-created after a Register is a kubelet restart, reported
+ * for the owner's rebuild) and the 1 s check that covers a missed event. Binds no
+ * server itself (dp-serve.c does). */
+#include "dp-internal.h"
+
+#include "cleanup.h"
+
+#include <errno.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/support/time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+static void reg_free(dp_reg *g)
+{
+        if (g->call)
+                grpc_call_unref(g->call);
+        if (g->channel)
+                grpc_channel_destroy(g->channel);
+        if (g->send_buf)
+                grpc_byte_buffer_destroy(g->send_buf);
+        if (g->recv_buf)
+                grpc_byte_buffer_destroy(g->recv_buf);
+        grpc_metadata_array_destroy(&g->md_initial);
+        grpc_metadata_array_destroy(&g->md_trailing);
+        grpc_slice_unref(g->details);
+        free(g);
+}
+
+void dp_register_arm_retry(dp_engine *e)
+{
+        uint64_t next = 0, now = loop_now_ms();
+        for (size_t i = 0; i < e->n_plugins; i++) {
+                uint64_t t = e->plugins[i]->retry_at;
+                if (t && (!next || t < next))
+                        next = t;
+        }
+        if (e->retry_fd >= 0)
+                (void)loop_timer_set(e->l, e->retry_fd, next ? (next > now ? next - now : 1) : 0, 0);
+}
+
+/* Once a Register went out to a kubelet that later went away (kubelet.sock removed), a
+ * kubelet.sock there again is a new kubelet: reported once (DP_EVENT_KUBELET_RESTART) for
+ * the owner's rebuild. True from the removal on: this engine registers no more. */
+static bool kubelet_restart_seen(dp_engine *e)
+{
+        if (e->kubelet_gone && !e->kubelet_restarted && dp_path_exists(e->kubelet_sock)) {
+                e->kubelet_restarted = true;
+                dp_emit(e, DP_EVENT_KUBELET_RESTART, NULL, 0, 0, "%s re-created: the kubelet restarted",
+                        e->kubelet_sock);
+        }
+        return e->kubelet_gone || e->kubelet_restarted;
+}
+
+void dp_register_plugin(dp_plugin *p)
+{
+        dp_engine *e = p->e;
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t len;
+        char target[PATH_MAX + 8];
+        grpc_op ops[6];
+
+        if (e->stopping || !p->serving)
+                return;
+        if (p->reg) {
+                p->register_again = true;
+                return;
+        }
+        p->retry_at = 0;
+        if (kubelet_restart_seen(e))
+                return;
+        e->kubelet_seen = true;
+        if (dp_encode_register(p->resource, p->socket_name, true, &buf, &len) < 0)
+                return;
+        dp_reg *g = calloc(1, sizeof(*g));
+        if (!g)
+                return;
+        g->p = p;
+        g->tag = (dp_tag){ OP_REGISTER, g };
+        g->details = grpc_empty_slice();
+        grpc_metadata_array_init(&g->md_initial);
+        grpc_metadata_array_init(&g->md_trailing);
+        snprintf(target, sizeof(target), "unix:%s", e->kubelet_sock);
+        grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+        /* A private subchannel with short reconnect backoff: the shared pool would keep a
+         * refused connect (kubelet.sock bound, not yet listening) in a 1 s backoff. */
+        grpc_arg cargs[4];
+        cargs[0].type = GRPC_ARG_INTEGER;
+        cargs[0].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
+        cargs[0].value.integer = 1;
+        cargs[1].type = GRPC_ARG_INTEGER;
+        cargs[1].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
+        cargs[1].value.integer = 50;
+        cargs[2].type = GRPC_ARG_INTEGER; /* the connect timeout, despite its name */
+        cargs[2].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
+        cargs[2].value.integer = DP_REGISTER_TIMEOUT_MS;
+        cargs[3].type = GRPC_ARG_INTEGER;
+        cargs[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
+        cargs[3].value.integer = 500;
+        grpc_channel_args chargs = { .num_args = 4, .args = cargs };
+        g->channel = grpc_channel_create(target, creds, &chargs);
+        grpc_channel_credentials_release(creds);
+        grpc_slice method = grpc_slice_from_static_string("/v1beta1.Registration/Register");
+        g->call = grpc_channel_create_call(g->channel, NULL, GRPC_PROPAGATE_DEFAULTS, e->cq, method, NULL,
+                                           gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
+                                                        gpr_time_from_millis(DP_REGISTER_TIMEOUT_MS, GPR_TIMESPAN)),
+                                           NULL);
+        g->send_buf = dp_bytes_to_bb(buf, len);
+        memset(ops, 0, sizeof(ops));
+        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+        ops[1].op = GRPC_OP_SEND_MESSAGE;
+        ops[1].data.send_message.send_message = g->send_buf;
+        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+        ops[3].data.recv_initial_metadata.recv_initial_metadata = &g->md_initial;
+        ops[4].op = GRPC_OP_RECV_MESSAGE;
+        ops[4].data.recv_message.recv_message = &g->recv_buf;
+        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+        ops[5].data.recv_status_on_client.trailing_metadata = &g->md_trailing;
+        ops[5].data.recv_status_on_client.status = &g->status;
+        ops[5].data.recv_status_on_client.status_details = &g->details;
+        if (!g->call || grpc_call_start_batch(g->call, ops, 6, &g->tag, NULL) != GRPC_CALL_OK) {
+                reg_free(g);
+                p->retry_at = loop_now_ms() + 1000;
+                dp_register_arm_retry(e);
+                return;
+        }
+        p->reg = g;
+        p->register_again = false;
+        p->protect_next = true;
+}
+
+void dp_register_done(dp_reg *g, bool ok)
+{
+        dp_plugin *p = g->p;
+        dp_engine *e = p->e;
+        char details[512];
+
+        p->reg = NULL;
+        size_t dl = GRPC_SLICE_LENGTH(g->details);
+        if (dl >= sizeof(details))
+                dl = sizeof(details) - 1;
+        memcpy(details, GRPC_SLICE_START_PTR(g->details), dl);
+        details[dl] = '\0';
+        bool success = ok && g->status == GRPC_STATUS_OK;
+        grpc_status_code status = g->status;
+        reg_free(g);
+        if (e->stopping)
+                return;
+        if (success) {
+                p->registered = true;
+                p->backoff_ms = 0;
+                p->stats.registrations++;
+                dp_emit(e, DP_EVENT_REGISTERED, p->resource, 0, 0, "registered with the kubelet");
+        } else {
+                p->registered = false;
+                p->stats.register_failures++;
+                p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : 100;
+                if (p->backoff_ms > 30000)
+                        p->backoff_ms = 30000;
+                p->retry_at = loop_now_ms() + p->backoff_ms;
+                dp_register_arm_retry(e);
+                dp_emit(e, DP_EVENT_REGISTER_FAILED, p->resource, (int)status, p->backoff_ms, "%s",
+                     details[0] ? details : "no details");
+        }
+        if (p->register_again && p->serving) {
+                p->register_again = false;
+                dp_register_plugin(p);
+        }
+}
+
+void dp_register_watch_dir(dp_engine *e)
+{
+        if (e->wd >= 0)
+                return;
+        e->wd = inotify_add_watch(e->ifd, e->dir,
+                                  IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+                                          IN_MOVE_SELF | IN_ONLYDIR);
+        if (e->wd < 0)
+                return;
+        /* The dir (re)appeared: whatever was in it before is gone. */
+        for (size_t i = 0; i < e->n_plugins; i++) {
+                dp_plugin *p = e->plugins[i];
+                if (!p->srv)
+                        dp_plugin_start_serving(p);
+                else if (!dp_path_exists(p->sock_path))
+                        dp_plugin_restart(p, "socket file gone");
+        }
+}
+
+/* kubelet.sock created. The first time the engine sees a kubelet, it registers; once it
+ * has registered with one, this is a kubelet restart, which the engine does not recover
+ * from by itself: it reports DP_EVENT_KUBELET_RESTART once and its owner rebuilds (tears
+ * this engine down and builds a new one, which serves and registers as at start-up). */
+static void on_kubelet_sock_created(dp_engine *e)
+{
+        e->waiting_reported = false;
+        if (e->kubelet_seen) {
+                e->kubelet_gone = true; /* created again: the old one went, whether seen or not */
+                (void)kubelet_restart_seen(e);
+                return;
+        }
+        for (size_t i = 0; i < e->n_plugins; i++) {
+                dp_plugin *p = e->plugins[i];
+                p->registered = false;
+                p->backoff_ms = 0;
+                if (p->serving && !dp_path_exists(p->sock_path))
+                        dp_plugin_restart(p, "kubelet restarted and removed the socket");
+                else if (p->serving)
+                        dp_register_plugin(p);
+        }
+}
+
+int dp_register_on_inotify(loop *l, int fd, uint32_t events, void *ud)
+{
+        dp_engine *e = ud;
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        bool kubelet_created = false, kubelet_removed = false, dir_gone = false;
+        bool sock_gone[DP_MAX_PLUGINS] = { false };
+        (void)l, (void)events;
+
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n <= 0)
+                        break;
+                for (char *ptr = buf; ptr < buf + n;) {
+                        struct inotify_event *ev = (struct inotify_event *)ptr;
+                        ptr += sizeof(*ev) + ev->len;
+                        if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+                                dir_gone = true;
+                                continue;
+                        }
+                        if (!ev->len)
+                                continue;
+                        if (strcmp(ev->name, DP_KUBELET_SOCKET) == 0 && (ev->mask & (IN_CREATE | IN_MOVED_TO)))
+                                kubelet_created = true;
+                        if (strcmp(ev->name, DP_KUBELET_SOCKET) == 0 && (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+                                kubelet_removed = true;
+                        for (size_t i = 0; i < e->n_plugins; i++)
+                                if (strcmp(ev->name, e->plugins[i]->socket_name) == 0 &&
+                                    (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+                                        sock_gone[i] = true;
+                }
+        }
+        pthread_mutex_lock(&e->state);
+        if (dir_gone && e->wd >= 0) {
+                inotify_rm_watch(e->ifd, e->wd);
+                e->wd = -1;
+        }
+        if ((kubelet_removed || dir_gone) && e->kubelet_seen)
+                e->kubelet_gone = true; /* the kubelet we registered with went away */
+        for (size_t i = 0; i < e->n_plugins; i++)
+                if (sock_gone[i] && e->plugins[i]->serving && !dp_path_exists(e->plugins[i]->sock_path))
+                        dp_plugin_restart(e->plugins[i], "socket file removed");
+        if (kubelet_created && dp_path_exists(e->kubelet_sock))
+                on_kubelet_sock_created(e);
+        pthread_mutex_unlock(&e->state);
+        return 0;
+}
+
+/* The safety net, once a second: dir watch lost, socket file gone, never registered. */
+int dp_register_on_tick(loop *l, void *ud)
+{
+        dp_engine *e = ud;
+        (void)l;
+        pthread_mutex_lock(&e->state);
+        if (e->stopping) {
+                pthread_mutex_unlock(&e->state);
+                return 0;
+        }
+        dp_register_watch_dir(e);
+        for (size_t i = 0; i < e->n_plugins; i++) {
+                dp_plugin *p = e->plugins[i];
+                dp_serve_refusals_flush(p);
+                if (!p->srv && p->want_serve)
+                        dp_plugin_start_serving(p);
+                else if (p->serving && !dp_path_exists(p->sock_path))
+                        dp_plugin_restart(p, "socket file missing");
+                else if (p->serving && !p->registered && !p->reg && !p->retry_at && dp_path_exists(e->kubelet_sock))
+                        dp_register_plugin(p);
+        }
+        pthread_mutex_unlock(&e->state);
+        return 0;
+}
+
+int dp_register_on_retry(loop *l, void *ud)
+{
+        dp_engine *e = ud;
+        uint64_t now = loop_now_ms();
+        (void)l;
+        pthread_mutex_lock(&e->state);
+        for (size_t i = 0; i < e->n_plugins; i++) {
+                dp_plugin *p = e->plugins[i];
+                if (p->retry_at && p->retry_at <= now) {
+                        p->retry_at = 0;
+                        dp_register_plugin(p);
+                }
+        }
+        dp_register_arm_retry(e);
+        pthread_mutex_unlock(&e->state);
+        return 0;
+}
