@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -54,6 +55,7 @@ static struct {
         enum idle idle;
         long stall_ns;
         const char *only;
+        long interleave; /* 0: each arm its own processes; B: raw and stack in blocks of B in one pair */
 } P = { .warmup = 10000, .samples = 100000, .seconds = 2.0, .reps = 3, .host_local = true,
         .arms = { true, true, true }, .queues = 1, .idle = IDLE_SPIN, .stall_ns = 5000, .only = "all" };
 static char stamp[512];
@@ -145,6 +147,19 @@ static void raw_template(struct arm *a, size_t payload)
         a->tmpl_len = frame_len(payload);
 }
 
+/* The raw arm's own pool, sized and cached as tr_port_open sizes the stack's. */
+static int raw_pool(struct arm *a, uint16_t rx, uint16_t tx, char *err, size_t errlen)
+{
+        unsigned n = tr_pool_size((uint16_t)P.queues, rx, tx, BURST, POOL_CACHE, rte_lcore_count());
+        a->pool = rte_pktmbuf_pool_create("bench-raw", n, POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                          rte_eth_dev_socket_id(a->port_id));
+        if (!a->pool) {
+                snprintf(err, errlen, "raw: no pool of %u", n);
+                return -1;
+        }
+        return 0;
+}
+
 /* The raw port: what tr_port_open does for the device with nothing of the stack: same
  * rings, burst, pool size and cache, one queue pair per thread. */
 static int raw_open(struct arm *a, char *err, size_t errlen)
@@ -159,13 +174,8 @@ static int raw_open(struct arm *a, char *err, size_t errlen)
                 snprintf(err, errlen, "raw: cannot configure port %u", a->port_id);
                 return -1;
         }
-        unsigned n = tr_pool_size((uint16_t)P.queues, rx, tx, BURST, POOL_CACHE, rte_lcore_count());
-        a->pool = rte_pktmbuf_pool_create("bench-raw", n, POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                          rte_eth_dev_socket_id(a->port_id));
-        if (!a->pool) {
-                snprintf(err, errlen, "raw: no pool of %u", n);
+        if (raw_pool(a, rx, tx, err, errlen) < 0)
                 return -1;
-        }
         for (uint16_t i = 0; i < P.queues; i++)
                 if (rte_eth_rx_queue_setup(a->port_id, i, rx, (unsigned)rte_eth_dev_socket_id(a->port_id), NULL, a->pool) < 0 ||
                     rte_eth_tx_queue_setup(a->port_id, i, tx, (unsigned)rte_eth_dev_socket_id(a->port_id), NULL) < 0) {
@@ -236,6 +246,15 @@ static int arm_open(struct arm *a, enum arm_kind kind, bool server, int cpu)
         }
         for (unsigned i = 0; i < P.queues; i++)
                 a->q[i] = tr_port_queue(a->port, i);
+        /* interleaved: the raw arm runs on this same port's queue 0 between the stack's
+         * blocks (same thread, the stack idle meanwhile), with its own pool and frame */
+        if (P.interleave) {
+                if (raw_pool(a, RINGS, RINGS, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "bench: %s\n", err);
+                        return -1;
+                }
+                raw_template(a, 32);
+        }
         struct sockaddr_in b = { .sin_family = AF_INET, .sin_port = htons(server ? 7101 : 7100) };
         return tr_endpoint_open(a->port, &b, NULL, &a->ep);
 }
@@ -246,9 +265,11 @@ static void arm_close(struct arm *a)
                 close(a->fd);
                 return;
         }
-        if (a->kind == ARM_STACK) {
+        if (a->port) { /* the stack's port (interleaved: whichever arm ran last) */
                 tr_endpoint_close(a->ep);
                 tr_port_close(a->port);
+                if (a->pool)
+                        rte_mempool_free(a->pool);
         } else {
                 rte_eth_dev_stop(a->port_id);
                 rte_eth_dev_close(a->port_id);
@@ -427,7 +448,7 @@ static double hist_q(const struct hist *h, double q)
 }
 
 /* ---- results ---- */
-enum test { T_PINGPONG, T_ONEWAY };
+enum test { T_PINGPONG, T_ONEWAY, T_PP_IL, T_OW_IL };
 struct result {
         int arm, test, rep;
         bool server;
@@ -452,6 +473,11 @@ struct result {
          * another: p50, p99, p99.9, max (ns) and count */
         double empty_q[2][4];
         long empty_n[2];
+        /* interleaved runs: the median over adjacent (stack, raw) block pairs of the
+         * stack's figure over raw's (p50 and p99 for ping-pong, the rate for one-way), and
+         * how many pairs */
+        double pair_ratio[2];
+        long pairs;
 };
 
 static void empty_polls(struct result *r, const struct hist *h)
@@ -758,6 +784,248 @@ static int oneway_client(struct arm *a, size_t size, int wfd)
         return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
 }
 
+/* ---- interleaved: raw and stack alternated in blocks in one process pair ----
+ * Both arms then share the processes, the memif region, the pinning and whatever the
+ * host and the neighbours do during the run (FACTS.md §6: the machine's modes and noise
+ * move at a scale of reps, not of a block). Blocks alternate stack, raw, stack, ...; the
+ * ratios are taken over adjacent pairs. */
+#define IL_MAX_BLOCKS 4096
+
+static double median_of(double *v, long n)
+{
+        if (n == 0)
+                return 0;
+        for (long i = 1; i < n; i++) /* insertion sort: a few hundred blocks */
+                for (long j = i; j > 0 && v[j - 1] > v[j]; j--) {
+                        double t = v[j];
+                        v[j] = v[j - 1];
+                        v[j - 1] = t;
+                }
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static enum arm_kind il_kind(long block)
+{
+        return block % 2 ? ARM_RAW : ARM_STACK; /* the stack first: it resolves the peer's MAC */
+}
+
+/* Ping-pong: the round trip count decides the block on both sides (one datagram in
+ * flight and none lost on memif, so they agree). Whole warm-up blocks, then 2 * nb
+ * measured blocks; each block's first tenth is its own warm-up, not kept. */
+static long il_pp_blocks(long *ret_warm)
+{
+        long b = P.interleave, keep = b - b / 10;
+        long nb = (P.samples + keep - 1) / keep;
+        *ret_warm = 2 * ((P.warmup + 2 * b - 1) / (2 * b));
+        return nb;
+}
+
+static int il_pp_server(struct arm *a)
+{
+        uint8_t msg[32] = { 0 };
+        long warm, nb = il_pp_blocks(&warm), total = (warm + 2 * nb) * P.interleave, echoed = 0;
+        uint64_t idle_since = now_ns();
+        while (echoed < total && now_ns() - idle_since < 5000000000ull) {
+                a->kind = il_kind(echoed / P.interleave);
+                if (arm_echo(a, msg, sizeof(msg)))
+                        idle_since = now_ns();
+                echoed = a->got;
+        }
+        wait_peer_gone(a);
+        return echoed == total ? 0 : 1;
+}
+
+static void il_pp_fill(struct result *r, uint64_t *rtt, long n)
+{
+        qsort(rtt, (size_t)n, sizeof(uint64_t), cmp_u64);
+        r->n = n;
+        if (!n)
+                return;
+        double sum = 0;
+        for (long i = 0; i < n; i++)
+                sum += (double)rtt[i];
+        r->mean = sum / (double)n / 1000;
+        r->p50 = (double)rtt[n / 2] / 1000;
+        r->p99 = (double)rtt[(long)((double)n * 0.99)] / 1000;
+        r->p999 = (double)rtt[(long)((double)n * 0.999)] / 1000;
+        r->max = (double)rtt[n - 1] / 1000;
+}
+
+static int il_pp_client(struct arm *a, int wfd, int rep)
+{
+        uint8_t msg[32] = { 0 };
+        long b = P.interleave, skip = b / 10, warm, nb = il_pp_blocks(&warm);
+        long cap = nb * (b - skip), n[2] = { 0, 0 };
+        uint64_t *rtt[2] = { calloc((size_t)cap, sizeof(uint64_t)), calloc((size_t)cap, sizeof(uint64_t)) };
+        uint64_t *blk = calloc((size_t)b, sizeof(uint64_t));
+        double *q[2][2]; /* [p50|p99][raw|stack] per measured block */
+        for (int f = 0; f < 2; f++)
+                for (int k = 0; k < 2; k++)
+                        q[f][k] = calloc((size_t)nb, sizeof(double));
+        struct result r[2] = { { .arm = ARM_RAW, .test = T_PINGPONG, .rep = rep, .size = 32, .want = cap },
+                               { .arm = ARM_STACK, .test = T_PINGPONG, .rep = rep, .size = 32, .want = cap } };
+        struct rusage ru0;
+        int rc = 1;
+        if (!rtt[0] || !rtt[1] || !blk || !q[0][0] || !q[0][1] || !q[1][0] || !q[1][1])
+                goto out;
+        usage_begin(&ru0);
+        for (long j = 0; j < warm + 2 * nb; j++) {
+                a->kind = il_kind(j);
+                int k = a->kind == ARM_RAW ? 0 : 1;
+                long nblk = 0;
+                for (long i = 0; i < b; i++) {
+                        long want = got_of(a) + 1;
+                        uint64_t t0 = now_ns(), deadline = t0 + 1000000000ull;
+                        send_blocking(a, 0, msg, sizeof(msg));
+                        while (got_of(a) < want && now_ns() < deadline)
+                                arm_poll(a, 0);
+                        uint64_t t1 = now_ns();
+                        if (got_of(a) < want)
+                                goto lost;
+                        if (j >= warm && i >= skip)
+                                blk[nblk++] = t1 - t0;
+                }
+                if (j < warm)
+                        continue;
+                memcpy(rtt[k] + n[k], blk, (size_t)nblk * sizeof(uint64_t));
+                n[k] += nblk;
+                qsort(blk, (size_t)nblk, sizeof(uint64_t), cmp_u64);
+                q[0][k][(j - warm) / 2] = (double)blk[nblk / 2];
+                q[1][k][(j - warm) / 2] = (double)blk[(long)((double)nblk * 0.99)];
+        }
+lost:
+        usage_end(&ru0, &r[1]);
+        r[0].nivcsw = r[1].nivcsw;
+        long pairs = n[0] < n[1] ? n[0] / (b - skip) : n[1] / (b - skip);
+        for (int f = 0; f < 2; f++) {
+                for (long i = 0; i < pairs; i++)
+                        q[f][1][i] /= q[f][0][i];
+                r[1].pair_ratio[f] = median_of(q[f][1], pairs);
+        }
+        r[1].pairs = pairs;
+        for (int k = 0; k < 2; k++)
+                il_pp_fill(&r[k], rtt[k], n[k]);
+        rc = write(wfd, r, sizeof(r)) == sizeof(r) ? 0 : 1;
+out:
+        for (int k = 0; k < 2; k++) {
+                free(rtt[k]);
+                for (int f = 0; f < 2; f++)
+                        free(q[f][k]);
+        }
+        free(blk);
+        return rc;
+}
+
+/* One-way: the client sends for a block's time, then asks the server to switch; the
+ * server drains what the old arm sent (memif's tx_burst has put it in the ring when it
+ * returns, so an empty poll means all of it was read), counts it to that block and
+ * answers. A block's rate is the server's count over the client's sending time. */
+struct il_shared {
+        uint32_t phase, ack;               /* the block the client asks for / the server is in */
+        uint64_t dur_ns[IL_MAX_BLOCKS];    /* client: time spent sending in block j */
+        long count[IL_MAX_BLOCKS];         /* server: datagrams of block j received */
+};
+static struct il_shared *SH;
+
+#define IL_OW_BLOCK_NS 20000000ull /* 20 ms */
+#define IL_OW_WARM 2               /* one pair of blocks, not kept */
+
+static long il_ow_blocks(void)
+{
+        long nb = (long)(P.seconds * 1e9 / (double)IL_OW_BLOCK_NS);
+        if (nb < 1)
+                nb = 1;
+        if (2 * nb + IL_OW_WARM > IL_MAX_BLOCKS)
+                nb = (IL_MAX_BLOCKS - IL_OW_WARM) / 2;
+        return nb;
+}
+
+static void il_ow_drain(struct arm *a)
+{
+        while (arm_poll(a, 0) > 0)
+                ;
+}
+
+static int il_ow_server(struct arm *a, size_t size, int wfd, int rep)
+{
+        long nblocks = 2 * il_ow_blocks() + IL_OW_WARM;
+        struct result r = { .server = true, .arm = ARM_STACK, .test = T_ONEWAY, .size = size, .rep = rep };
+        uint32_t cur = 0; /* block cur+1 is being received; 0: none yet */
+        uint64_t idle_since = now_ns();
+        struct rusage ru0;
+        usage_begin(&ru0);
+        a->kind = il_kind(0);
+        for (;;) {
+                for (int i = 0; i < 64; i++)
+                        arm_poll(a, 0);
+                uint32_t ph = __atomic_load_n(&SH->phase, __ATOMIC_ACQUIRE);
+                if (ph == cur) {
+                        if (now_ns() - idle_since > 5000000000ull)
+                                return 1;
+                        continue;
+                }
+                il_ow_drain(a); /* the old block's last datagrams, with the old arm */
+                if (cur)
+                        SH->count[cur - 1] = a->got;
+                a->got = 0;
+                cur = ph;
+                idle_since = now_ns();
+                if ((long)ph > nblocks)
+                        break; /* the client is done */
+                a->kind = il_kind((long)ph - 1);
+                __atomic_store_n(&SH->ack, ph, __ATOMIC_RELEASE);
+        }
+        usage_end(&ru0, &r);
+        __atomic_store_n(&SH->ack, cur, __ATOMIC_RELEASE);
+        double rate[2][IL_MAX_BLOCKS / 2];
+        long n = 0;
+        for (long j = IL_OW_WARM; j + 1 < nblocks; j += 2, n++) {
+                rate[1][n] = (double)SH->count[j] / ((double)SH->dur_ns[j] / 1e9);
+                rate[0][n] = (double)SH->count[j + 1] / ((double)SH->dur_ns[j + 1] / 1e9);
+        }
+        double ratio_v[IL_MAX_BLOCKS / 2];
+        for (long i = 0; i < n; i++)
+                ratio_v[i] = rate[1][i] / rate[0][i];
+        r.pair_ratio[0] = median_of(ratio_v, n);
+        r.pairs = n;
+        struct result out[2] = { r, r };
+        out[0].arm = ARM_RAW;
+        out[0].rate = median_of(rate[0], n);
+        out[1].rate = median_of(rate[1], n);
+        for (int k = 0; k < 2; k++)
+                out[k].gbps = out[k].rate * (double)size * 8 / 1e9;
+        int rc = write(wfd, out, sizeof(out)) == sizeof(out) ? 0 : 1;
+        wait_peer_gone(a);
+        return rc;
+}
+
+static int il_ow_client(struct arm *a, size_t size)
+{
+        static uint8_t msg[2048];
+        long nblocks = 2 * il_ow_blocks() + IL_OW_WARM;
+        a->kind = ARM_STACK;
+        send_blocking(a, 0, msg, size); /* resolves the next hop; counted to no block */
+        for (uint32_t j = 1; j <= (uint32_t)nblocks + 1; j++) {
+                __atomic_store_n(&SH->phase, j, __ATOMIC_RELEASE);
+                uint64_t until = now_ns() + 5000000000ull;
+                while (__atomic_load_n(&SH->ack, __ATOMIC_ACQUIRE) != j)
+                        if (now_ns() > until)
+                                return 1;
+                if (j > (uint32_t)nblocks)
+                        break;
+                a->kind = il_kind((long)j - 1);
+                if (a->kind == ARM_RAW)
+                        raw_template(a, size);
+                uint64_t t0 = now_ns(), t1;
+                do {
+                        for (int i = 0; i < 64; i++)
+                                arm_send(a, 0, msg, size, BURST);
+                } while ((t1 = now_ns()) - t0 < IL_OW_BLOCK_NS);
+                SH->dur_ns[j - 1] = t1 - t0;
+        }
+        return 0;
+}
+
 /* Run server and client in two processes (server on CPU 1, client on CPU 0). */
 static int run_pair(enum test t, enum arm_kind kind, size_t size, int rep, struct result *res, int nres)
 {
@@ -766,6 +1034,11 @@ static int run_pair(enum test t, enum arm_kind kind, size_t size, int rep, struc
         if (pipe(pfd) < 0 || !mkdtemp(dir))
                 return -1;
         snprintf(sockpath, sizeof(sockpath), "%s/memif.sock", dir);
+        if (t == T_OW_IL) {
+                SH = mmap(NULL, sizeof(*SH), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+                if (SH == MAP_FAILED)
+                        return -1;
+        }
         pid_t kids[2];
         for (int i = 0; i < 2; i++) {
                 kids[i] = fork();
@@ -775,8 +1048,15 @@ static int run_pair(enum test t, enum arm_kind kind, size_t size, int rep, struc
                         struct arm a;
                         if (arm_open(&a, kind, server, server ? 1 : 0) < 0)
                                 _exit(1);
-                        int rc = t == T_PINGPONG ? (server ? pingpong_server(&a, pfd[1]) : pingpong_client(&a, pfd[1], rep))
-                                                 : (server ? oneway_server(&a, size, pfd[1], rep) : oneway_client(&a, size, pfd[1]));
+                        int rc;
+                        if (t == T_PINGPONG)
+                                rc = server ? pingpong_server(&a, pfd[1]) : pingpong_client(&a, pfd[1], rep);
+                        else if (t == T_ONEWAY)
+                                rc = server ? oneway_server(&a, size, pfd[1], rep) : oneway_client(&a, size, pfd[1]);
+                        else if (t == T_PP_IL)
+                                rc = server ? il_pp_server(&a) : il_pp_client(&a, pfd[1], rep);
+                        else
+                                rc = server ? il_ow_server(&a, size, pfd[1], rep) : il_ow_client(&a, size);
                         arm_close(&a);
                         _exit(rc);
                 }
@@ -792,6 +1072,8 @@ static int run_pair(enum test t, enum arm_kind kind, size_t size, int rep, struc
                 waitpid(kids[i], NULL, 0);
         unlink(sockpath);
         rmdir(dir);
+        if (t == T_OW_IL)
+                munmap(SH, sizeof(*SH));
         return n;
 }
 
@@ -863,6 +1145,56 @@ static double ratio(const struct cell *x, const struct cell *y)
         return x->n && y->n && d > 0 ? cell_median(x) / d : 0;
 }
 
+/* Interleaved ping-pong: one process pair, both arms; prints each arm's line and adds
+ * the rep's figures and its pair ratios (p50 into pr[0], p99 into pr[1]). */
+static void il_pp_print(int rep, struct cell pp[ARM__MAX][5], struct cell pr[2])
+{
+        struct result res[2];
+        int n = run_pair(T_PP_IL, ARM_STACK, 32, rep, res, 2);
+        if (n != 2 || res[0].n == 0 || res[1].n == 0) {
+                printf("pingpong arm=raw+stack rep=%d/%d FAILED to run [%s]\n", rep, P.reps, stamp);
+                return;
+        }
+        for (int i = 0; i < 2; i++) {
+                const struct result *c = &res[i];
+                printf("pingpong arm=%-6s rep=%d/%d n=%ld/%ld p50=%.2f p99=%.2f p99.9=%.2f max=%.1f mean=%.2f us",
+                       arm_names[c->arm], rep, P.reps, c->n, c->want, c->p50, c->p99, c->p999, c->max, c->mean);
+                if (c->arm == ARM_STACK)
+                        printf(" | stack/raw over %ld block pairs: p50 %.3f p99 %.3f (median) | ctxsw inv client %ld",
+                               c->pairs, c->pair_ratio[0], c->pair_ratio[1], c->nivcsw);
+                printf(" [%s]\n", stamp);
+                double v[5] = { c->p50, c->p99, c->p999, c->max, c->mean };
+                for (int f = 0; f < 5; f++)
+                        cell_add(&pp[c->arm][f], v[f]);
+        }
+        cell_add(&pr[0], res[1].pair_ratio[0]);
+        cell_add(&pr[1], res[1].pair_ratio[1]);
+        fflush(stdout);
+}
+
+/* Interleaved one-way of one size: the server's rates per arm (medians over blocks). */
+static void il_ow_print(int rep, size_t size, struct cell ow[ARM__MAX][2], int s, struct cell *pr)
+{
+        struct result res[2];
+        int n = run_pair(T_OW_IL, ARM_STACK, size, rep, res, 2);
+        if (n != 2 || res[0].pairs == 0) {
+                printf("oneway arm=raw+stack size=%zu rep=%d/%d FAILED to run [%s]\n", size, rep, P.reps, stamp);
+                return;
+        }
+        for (int i = 0; i < 2; i++) {
+                const struct result *x = &res[i];
+                printf("oneway arm=%-6s size=%zu rep=%d/%d msgs/s=%.0f Gbit/s=%.2f (median of %ld blocks of 20 ms)",
+                       arm_names[x->arm], size, rep, P.reps, x->rate, x->gbps, x->pairs);
+                if (x->arm == ARM_STACK)
+                        printf(" | stack/raw over %ld block pairs: %.3f (median) | ctxsw inv server %ld", x->pairs,
+                               x->pair_ratio[0], x->nivcsw);
+                printf(" [%s]\n", stamp);
+                cell_add(&ow[x->arm][s], x->rate / 1e6);
+        }
+        cell_add(pr, res[1].pair_ratio[0]);
+        fflush(stdout);
+}
+
 static void parse_arms(const char *s)
 {
         for (int k = 0; k < ARM__MAX; k++)
@@ -895,25 +1227,35 @@ int main(int argc, char **argv)
                         P.huge = true;
                 else if (!strcmp(argv[i], "--no-host-local"))
                         P.host_local = false;
+                else if (!strcmp(argv[i], "--interleave"))
+                        P.interleave = atol(v), i++;
                 else
                         P.samples = -1;
         }
         if (P.samples < 1 || P.samples > MAX_SAMPLES || P.warmup < 0 || P.seconds <= 0 || P.reps < 1 ||
-            P.reps > MAX_REPS || P.queues < 1 || P.queues > 2 || P.stall_ns < 100) {
+            P.reps > MAX_REPS || P.queues < 1 || P.queues > 2 || P.stall_ns < 100 ||
+            (P.interleave && (P.interleave < 100 || P.interleave > P.samples || P.queues != 1 ||
+                              !P.arms[ARM_RAW] || !P.arms[ARM_STACK]))) {
                 fprintf(stderr,
                         "usage: %s [--samples N] [--warmup N] [--seconds S] [--reps R] [--only pingpong|oneway]\n"
                         "          [--arms raw,stack,kernel] [--queues 1|2] [--idle spin|yield] [--huge]\n"
-                        "          [--no-host-local] [--stall-us US]\n",
+                        "          [--no-host-local] [--stall-us US] [--interleave B]\n"
+                        "  --interleave B: raw and stack in one process pair, alternated in blocks of B round\n"
+                        "  trips (100..samples; one-way: blocks of 20 ms); needs both arms and one queue\n",
                         argv[0]);
                 return 2;
         }
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         tsc_calibrate();
+        char il[48] = "no";
+        if (P.interleave)
+                snprintf(il, sizeof(il), "%ld-rtt/20ms-blocks", P.interleave);
         snprintf(stamp, sizeof(stamp),
                  "warmup=%ld samples=%ld seconds=%.1f link=memif(copy,rsize=%d) burst=%d rings=%d/%d queues=%u "
-                 "threads/side=%u idle=%s huge=%s pin=client:0,server:1 host_local=%s cpus=%ld build=%s cc=%s dpdk=%s",
+                 "threads/side=%u idle=%s huge=%s pin=client:0,server:1 host_local=%s interleave=%s cpus=%ld build=%s "
+                 "cc=%s dpdk=%s",
                  P.warmup, P.samples, P.seconds, MEMIF_RSIZE, BURST, RINGS, RINGS, P.queues, P.queues,
-                 P.idle == IDLE_YIELD ? "yield" : "busy", P.huge ? "2M" : "no", P.host_local ? "on" : "off", ncpu,
+                 P.idle == IDLE_YIELD ? "yield" : "busy", P.huge ? "2M" : "no", P.host_local ? "on" : "off", il, ncpu,
                  SPINLANE_BUILD_TYPE, __VERSION__, rte_version());
         printf("# spinlane transport bench, %d reps per arm, arms alternated within each rep\n# [%s]\n", P.reps, stamp);
         if (ncpu < 2 * (long)P.queues + 1)
@@ -922,13 +1264,18 @@ int main(int argc, char **argv)
 
         struct cell pp[ARM__MAX][5] = { { { { 0 }, 0 } } }; /* p50 p99 p99.9 max mean */
         struct cell ow[ARM__MAX][2] = { { { { 0 }, 0 } } };
+        struct cell pair[4] = { { { 0 }, 0 } }; /* interleaved: pair ratios p50, p99, one-way 32 B, 288 B */
         size_t sizes[2] = { 32, 288 };
         bool do_pp = strcmp(P.only, "oneway") != 0, do_ow = strcmp(P.only, "pingpong") != 0;
 
         for (int rep = 1; do_pp && rep <= P.reps; rep++)
                 for (int k = 0; k < ARM__MAX; k++) {
-                        if (!P.arms[k])
+                        if (!P.arms[k] || (P.interleave && k == ARM_RAW))
                                 continue;
+                        if (P.interleave && k == ARM_STACK) {
+                                il_pp_print(rep, pp, &pair[0]);
+                                continue;
+                        }
                         struct result res[2], *c = NULL, *s = NULL;
                         int n = run_pair(T_PINGPONG, (enum arm_kind)k, 32, rep, res, 2);
                         for (int i = 0; i < n; i++)
@@ -967,8 +1314,12 @@ int main(int argc, char **argv)
         for (int rep = 1; do_ow && rep <= P.reps; rep++)
                 for (int s = 0; s < 2; s++)
                         for (int k = 0; k < ARM__MAX; k++) {
-                                if (!P.arms[k])
+                                if (!P.arms[k] || (P.interleave && k == ARM_RAW))
                                         continue;
+                                if (P.interleave && k == ARM_STACK) {
+                                        il_ow_print(rep, sizes[s], ow, s, &pair[2 + s]);
+                                        continue;
+                                }
                                 struct result res[2], *rx = NULL, *tx = NULL;
                                 int n = run_pair(T_ONEWAY, (enum arm_kind)k, sizes[s], rep, res, 2);
                                 for (int i = 0; i < n; i++)
@@ -1001,6 +1352,12 @@ int main(int argc, char **argv)
                         printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 1.15, 1.15, 2.0)\n", "ratio stack/raw",
                                ratio(&pp[ARM_STACK][0], &pp[ARM_RAW][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_RAW][1]),
                                ratio(&pp[ARM_STACK][2], &pp[ARM_RAW][2]), ratio(&pp[ARM_STACK][3], &pp[ARM_RAW][3]));
+                if (P.interleave) {
+                        printf("%-22s", "pairs stack/raw");
+                        print_cell(&pair[0], "%.3f");
+                        print_cell(&pair[1], "%.3f");
+                        printf("   (median over reps of each rep's median over adjacent block pairs)\n");
+                }
                 if (P.arms[ARM_STACK] && P.arms[ARM_KERNEL])
                         printf("%-22s %19.2f %19.2f %19.2f %19.2f   (target <= 0.30 at p50, p99)\n", "ratio stack/kernel",
                                ratio(&pp[ARM_STACK][0], &pp[ARM_KERNEL][0]), ratio(&pp[ARM_STACK][1], &pp[ARM_KERNEL][1]),
@@ -1019,6 +1376,12 @@ int main(int argc, char **argv)
                 if (P.arms[ARM_STACK] && P.arms[ARM_RAW])
                         printf("%-22s %19.2f %19.2f   (target >= 0.90)\n", "ratio stack/raw", ratio(&ow[ARM_STACK][0], &ow[ARM_RAW][0]),
                                ratio(&ow[ARM_STACK][1], &ow[ARM_RAW][1]));
+                if (P.interleave) {
+                        printf("%-22s", "pairs stack/raw");
+                        print_cell(&pair[2], "%.3f");
+                        print_cell(&pair[3], "%.3f");
+                        printf("   (median over reps of each rep's median over adjacent block pairs)\n");
+                }
                 if (P.arms[ARM_STACK] && P.arms[ARM_KERNEL])
                         printf("%-22s %19.1f %19.1f\n", "ratio stack/kernel", ratio(&ow[ARM_STACK][0], &ow[ARM_KERNEL][0]),
                                ratio(&ow[ARM_STACK][1], &ow[ARM_KERNEL][1]));
