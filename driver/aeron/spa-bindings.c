@@ -29,6 +29,7 @@
 #include "util/aeron_error.h"
 #include "util/aeron_netutil.h"
 
+#include "alloc-env.h"
 #include "spa-counters.h"
 #include "spa-ifaddrs.h"
 
@@ -248,7 +249,8 @@ static int open_port(struct spa_port *p, const struct spa_role *cfg, const char 
         r = find_port(cfg->device, &id);
         if (r < 0)
                 return fail_init(ENODEV,
-                                 "SPINLANE_%s_DEVICE=%s: %s (check the -a/--vdev arguments in SPINLANE_EAL_ARGS; %u DPDK port(s) found)",
+                                 BYPASS_ENV_ROLE("%s", BYPASS_DEVICE) "=%s: %s (check the -a/--vdev arguments in " BYPASS_ENV_EAL_ARGS
+                                 "; %u DPDK port(s) found)",
                                  var, cfg->device, r == -ENOTUNIQ ? "several DPDK ports belong to this device" : "no such DPDK port",
                                  (unsigned)rte_eth_dev_count_avail());
         p->port_id = id;
@@ -266,7 +268,7 @@ static int open_port(struct spa_port *p, const struct spa_role *cfg, const char 
         r = tr_port_open(&pc, &p->tp, err, sizeof(err));
         if (r < 0) {
                 fmt_ip(cfg->ipv4, ip, sizeof(ip));
-                return fail_init(-r, "cannot open DPDK port %s (SPINLANE_%s_DEVICE) as %s/%u: %s", cfg->device, var, ip,
+                return fail_init(-r, "cannot open DPDK port %s (" BYPASS_ENV_ROLE("%s", BYPASS_DEVICE) ") as %s/%u: %s", cfg->device, var, ip,
                                  cfg->prefix_len, err[0] ? err : strerror(-r));
         }
         return 0;
@@ -289,7 +291,7 @@ static int global_init(aeron_driver_context_t *context)
         if (context->mtu_length > UINT16_MAX)
                 return fail_init(EINVAL, "AERON_MTU_LENGTH=%zu is too large for the bypass transport", context->mtu_length);
         if (tr_eal_args_split(g.cfg.eal_args, strlen(g.cfg.eal_args), "aeronmd", &args) < 0)
-                return fail_init(EINVAL, "SPINLANE_EAL_ARGS cannot be split");
+                return fail_init(EINVAL, BYPASS_ENV_EAL_ARGS " cannot be split");
 
         /* rte_eal_init pins the calling thread (Aeron's conductor, in aeronmd) to the
          * main lcore: give it its own affinity back, Aeron sets the agents' */
@@ -300,21 +302,22 @@ static int global_init(aeron_driver_context_t *context)
         /* a program that embeds the driver may have started the EAL itself: use it,
          * and leave its clean-up to that program */
         if (r < 0 && r != -EALREADY)
-                return fail_init(-r, "rte_eal_init failed with SPINLANE_EAL_ARGS=\"%s\": %s", g.cfg.eal_args, strerror(-r));
+                return fail_init(-r, "rte_eal_init failed with " BYPASS_ENV_EAL_ARGS "=\"%s\": %s", g.cfg.eal_args, strerror(-r));
         g.eal_up = r == 0;
 
-        r = open_port(&g.ports[0], &g.cfg.sender, "SENDER", 0, g.cfg.shared ? 2 : 1,
+        r = open_port(&g.ports[0], &g.cfg.sender, BYPASS_ROLE_SENDER, 0, g.cfg.shared ? 2 : 1,
                       context->mtu_length);
         if (r < 0)
                 return r;
         g.n_ports = 1;
         if (!g.cfg.shared) {
-                r = open_port(&g.ports[1], &g.cfg.receiver, "RECEIVER", 1, 1, context->mtu_length);
+                r = open_port(&g.ports[1], &g.cfg.receiver, BYPASS_ROLE_RECEIVER, 1, 1, context->mtu_length);
                 if (r < 0)
                         return r;
                 if (g.ports[1].port_id == g.ports[0].port_id)
                         return fail_init(EINVAL,
-                                         "SPINLANE_SENDER_DEVICE=%s and SPINLANE_RECEIVER_DEVICE=%s are the same DPDK port: give both the same name",
+                                         BYPASS_ENV_SENDER_DEVICE "=%s and " BYPASS_ENV_RECEIVER_DEVICE
+                                         "=%s are the same DPDK port: give both the same name",
                                          g.cfg.sender.device, g.cfg.receiver.device);
                 g.n_ports = 2;
         }
@@ -673,7 +676,7 @@ static int spa_init(aeron_udp_channel_transport_t *transport, struct sockaddr_st
                 goto done;
         }
         struct spa_port *p = t->agent->port;
-        const char *var = role == SPA_SENDER ? "SENDER" : "RECEIVER";
+        const char *var = role == SPA_SENDER ? BYPASS_ROLE_SENDER : BYPASS_ROLE_RECEIVER;
         fmt_ip(p->cfg->ipv4, mine, sizeof(mine));
         if (bind_addr->ss_family != AF_INET) {
                 AERON_SET_ERR(EAFNOSUPPORT, "%s", "spinlane: IPv6 channels cannot be served by the DPDK transport (IPv4 only)");
@@ -696,7 +699,7 @@ static int spa_init(aeron_udp_channel_transport_t *transport, struct sockaddr_st
                                 char ifs[INET_ADDRSTRLEN];
                                 fmt_ip(ifip, ifs, sizeof(ifs));
                                 AERON_SET_ERR(EADDRNOTAVAIL,
-                                              "spinlane: multicast interface %s is not the %s NIC's address %s (SPINLANE_%s_IPV4): use interface=%s or leave it out",
+                                              "spinlane: multicast interface %s is not the %s NIC's address %s (" BYPASS_ENV_ROLE("%s", BYPASS_IPV4) "): use interface=%s or leave it out",
                                               ifs, role_names[role], mine, var, mine);
                                 r = -1;
                                 goto done;
@@ -711,7 +714,7 @@ static int spa_init(aeron_udp_channel_transport_t *transport, struct sockaddr_st
                 t->group = bip;
         } else if (bip != 0 && bip != p->cfg->ipv4) {
                 AERON_SET_ERR(EADDRNOTAVAIL,
-                              "spinlane: bind address %s:%u is not the %s NIC's address %s (SPINLANE_%s_IPV4) nor 0.0.0.0: the DPDK transport cannot serve this channel",
+                              "spinlane: bind address %s:%u is not the %s NIC's address %s (" BYPASS_ENV_ROLE("%s", BYPASS_IPV4) ") nor 0.0.0.0: the DPDK transport cannot serve this channel",
                               ip, ntohs(bind->sin_port), role_names[role], mine, var);
                 r = -1;
                 goto done;
