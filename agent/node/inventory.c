@@ -110,27 +110,31 @@ typedef struct cpu_topo {
         int package, core_id;
 } cpu_topo;
 
-static int read_topo(inventory *inv, const hostfs *h, unsigned cpu, bool record, cpu_topo *ret)
+/* cpu<cpu>/topology/<file> (an id, -1..2^20); a problem "<what> of CPU <cpu>" when record. */
+static int read_topo_id(inventory *inv, const hostfs *h, unsigned cpu, const char *file, bool record,
+                        const char *what, int *ret)
 {
         char p[PATH_MAX];
+        int r;
+
+        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/%s", cpu, file) < 0)
+                return -ENAMETOOLONG;
+        r = hostfs_read_int(h, p, -1, 1 << 20, ret);
+        if (r < 0 && record)
+                problem(inv, INV_TOPIC_CPU, p, r, "%s of CPU %u", what, cpu);
+        return r;
+}
+
+static int read_topo(inventory *inv, const hostfs *h, unsigned cpu, bool record, cpu_topo *ret)
+{
         int pkg, core, r;
 
-        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/physical_package_id", cpu) < 0)
-                return -ENAMETOOLONG;
-        r = hostfs_read_int(h, p, -1, 1 << 20, &pkg);
-        if (r < 0) {
-                if (record)
-                        problem(inv, INV_TOPIC_CPU, p, r, "package of CPU %u", cpu);
+        r = read_topo_id(inv, h, cpu, "physical_package_id", record, "package", &pkg);
+        if (r < 0)
                 return r;
-        }
-        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/core_id", cpu) < 0)
-                return -ENAMETOOLONG;
-        r = hostfs_read_int(h, p, -1, 1 << 20, &core);
-        if (r < 0) {
-                if (record)
-                        problem(inv, INV_TOPIC_CPU, p, r, "core id of CPU %u", cpu);
+        r = read_topo_id(inv, h, cpu, "core_id", record, "core id", &core);
+        if (r < 0)
                 return r;
-        }
         ret->package = pkg;
         ret->core_id = core;
         return 0;
@@ -336,22 +340,29 @@ static int read_huge_count(inventory *inv, const hostfs *h, inv_topic topic, cha
         return r;
 }
 
+/* A directory that may be absent (then it lists nothing): NULL when absent or, with a
+ * problem recorded, unreadable. */
+static DIR *open_dir_optional(inventory *inv, const hostfs *h, inv_topic topic, const char *dir, const char *what)
+{
+        DIR *d = NULL;
+        int r = hostfs_opendir(h, dir, &d);
+        if (r < 0) {
+                if (r != -ENOENT)
+                        problem(inv, topic, dir, r, "%s", what);
+                return NULL;
+        }
+        return d;
+}
+
 /* Read hugepages-* under dir into arr; sorted by size. */
 static void scan_hugepages(inventory *inv, const hostfs *h, const char *dir, inv_hugepages *arr,
                            size_t *n, inv_topic topic)
 {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r;
-
         *n = 0;
-        r = hostfs_opendir(h, dir, &d);
-        if (r < 0) {
-                if (r != -ENOENT)
-                        problem(inv, topic, dir, r, "hugepage sizes");
+        _cleanup_closedir_ DIR *d = open_dir_optional(inv, h, topic, dir, "hugepage sizes");
+        if (!d)
                 return;
-        }
-        while ((de = readdir(d))) {
+        for (struct dirent *de; (de = readdir(d));) {
                 char p[PATH_MAX];
                 uint64_t kb, total, freep;
                 if (procparse_hugepage_dirname(de->d_name, &kb) < 0)
@@ -381,18 +392,11 @@ static int cmp_numa(const void *a, const void *b)
 
 static void scan_numa(inventory *inv, const hostfs *h)
 {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r;
-
-        r = hostfs_opendir(h, SYS_NODE, &d);
-        if (r < 0) {
-                /* kernels without CONFIG_NUMA have no node directory: one node, unknown */
-                if (r != -ENOENT)
-                        problem(inv, INV_TOPIC_NUMA, SYS_NODE, r, "NUMA nodes");
+        /* kernels without CONFIG_NUMA have no node directory: one node, unknown */
+        _cleanup_closedir_ DIR *d = open_dir_optional(inv, h, INV_TOPIC_NUMA, SYS_NODE, "NUMA nodes");
+        if (!d)
                 return;
-        }
-        while ((de = readdir(d))) {
+        for (struct dirent *de; (de = readdir(d));) {
                 char p[PATH_MAX];
                 unsigned id;
                 if (procparse_indexed_name(de->d_name, "node", INV_MAX_NUMA - 1, &id) < 0)
@@ -557,31 +561,23 @@ static void scan_kernel(inventory *inv, const hostfs *h)
 
 /* ---- NICs ----------------------------------------------------------------------- */
 
-/* First entry of dir whose name is prefix<N>: its index; -ENOENT when none. */
-static int find_indexed(const hostfs *h, const char *dir, const char *prefix, unsigned *ret)
+/* The first entry of dir named prefix<N> (prefix NULL: any name not starting with '.'):
+ * N into *ret_index, the name into buf (each if not NULL); -ENOENT when none. */
+static int first_entry(const hostfs *h, const char *dir, const char *prefix, unsigned *ret_index, char *buf,
+                       size_t size)
 {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
+        unsigned idx = 0;
         int r = hostfs_opendir(h, dir, &d);
         if (r < 0)
                 return r;
         while ((de = readdir(d)))
-                if (procparse_indexed_name(de->d_name, prefix, 1u << 20, ret) == 0)
-                        return 0;
-        return -ENOENT;
-}
-
-/* The first entry of dir not starting with '.', into buf. */
-static int first_entry(const hostfs *h, const char *dir, char *buf, size_t size)
-{
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r = hostfs_opendir(h, dir, &d);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d)))
-                if (de->d_name[0] != '.')
-                        return hostfs_fmt(buf, size, "%s", de->d_name);
+                if (prefix ? procparse_indexed_name(de->d_name, prefix, 1u << 20, &idx) == 0 : de->d_name[0] != '.') {
+                        if (ret_index)
+                                *ret_index = idx;
+                        return buf ? hostfs_fmt(buf, size, "%s", de->d_name) : 0;
+                }
         return -ENOENT;
 }
 
@@ -639,13 +635,13 @@ int inv_find_uverbs(const hostfs *h, const char *pci, unsigned *ret)
         /* mana_ib registers the RDMA device on an auxiliary child of the PCI device
          * (<pci>/mana.rdma.N/infiniband_verbs/uverbsM): the device itself, then its
          * children */
-        if (hostfs_fmt(p, sizeof(p), "%s/infiniband_verbs", dev) == 0 && find_indexed(h, p, "uverbs", &idx) == 0)
+        if (hostfs_fmt(p, sizeof(p), "%s/infiniband_verbs", dev) == 0 && first_entry(h, p, "uverbs", &idx, NULL, 0) == 0)
                 goto found;
         if (hostfs_opendir(h, dev, &d) == 0)
                 while ((de = readdir(d)))
                         if (!not_a_child(de->d_name) &&
                             hostfs_fmt(p, sizeof(p), "%s/%s/infiniband_verbs", dev, de->d_name) == 0 &&
-                            find_indexed(h, p, "uverbs", &idx) == 0)
+                            first_entry(h, p, "uverbs", &idx, NULL, 0) == 0)
                                 goto found;
         /* else the class: a uverbsN whose device is it or below it */
         if (hostfs_opendir(h, "/sys/class/infiniband_verbs", &c) < 0)
@@ -775,11 +771,11 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlp
         }
         /* netdev: <dev>/net/<if>, or <dev>/virtioN/net/<if> */
         if (hostfs_fmt(p, sizeof(p), "%s/net", dev) < 0 ||
-            first_entry(h, p, nic.netdev, sizeof(nic.netdev)) < 0) {
+            first_entry(h, p, NULL, NULL, nic.netdev, sizeof(nic.netdev)) < 0) {
                 nic.netdev[0] = '\0';
-                if (find_indexed(h, dev, "virtio", &idx) == 0 &&
+                if (first_entry(h, dev, "virtio", &idx, NULL, 0) == 0 &&
                     hostfs_fmt(p, sizeof(p), "%s/virtio%u/net", dev, idx) == 0 &&
-                    first_entry(h, p, nic.netdev, sizeof(nic.netdev)) < 0)
+                    first_entry(h, p, NULL, NULL, nic.netdev, sizeof(nic.netdev)) < 0)
                         nic.netdev[0] = '\0';
         }
         if (nic.netdev[0] && hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", nic.netdev) == 0) {
@@ -826,7 +822,7 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlp
                         add_devnode(&nic, host, cont);
                 }
         } else if (strcmp(nic.driver, "igb_uio") == 0 || strcmp(nic.driver, "uio_pci_generic") == 0) {
-                if (hostfs_fmt(p, sizeof(p), "%s/uio", dev) == 0 && find_indexed(h, p, "uio", &idx) == 0) {
+                if (hostfs_fmt(p, sizeof(p), "%s/uio", dev) == 0 && first_entry(h, p, "uio", &idx, NULL, 0) == 0) {
                         char node[INV_DEVPATH_LEN];
                         snprintf(node, sizeof(node), "/dev/uio%u", idx);
                         add_devnode(&nic, node, node);
