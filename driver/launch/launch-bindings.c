@@ -12,6 +12,7 @@
 #include "hostfs.h"
 #include "launch-elf.h"
 #include "launch-report.h"
+#include "readfile.h"
 #include "spa-env.h"
 
 #include <dlfcn.h>
@@ -56,15 +57,13 @@ int lbind_resolve_command(const char *command, const char *path, char *ret, size
 /* The file's first LBIND_MAX_FILE bytes. */
 static int read_file(const char *path, uint8_t **ret, size_t *ret_len)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = readfile_open(path);
         struct stat st;
 
         if (fd < 0)
-                return -errno;
+                return fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
         size_t want = (size_t)st.st_size < LBIND_MAX_FILE ? (size_t)st.st_size : LBIND_MAX_FILE;
         uint8_t *buf = malloc(want ? want : 1);
         if (!buf)
