@@ -502,6 +502,31 @@ static int spa_poller_poll(aeron_udp_transport_poller_t *poller, struct mmsghdr 
         return work;
 }
 
+/* The burst of k datagrams of iov to dst. */
+static inline void fill_msgs(struct tr_msg *m, const struct sockaddr_in *dst, const struct iovec *iov, size_t k)
+{
+        for (size_t i = 0; i < k; i++)
+                m[i] = (struct tr_msg){ .dst = dst, .data = iov[i].iov_base, .len = iov[i].iov_len };
+}
+
+/* The bytes of the first n datagrams of m (those sent). */
+static inline int64_t msgs_bytes(const struct tr_msg *m, int n)
+{
+        int64_t bytes = 0;
+        for (int i = 0; i < n; i++)
+                bytes += (int64_t)m[i].len;
+        return bytes;
+}
+
+/* A send that failed before any datagram left (r < 0), for Aeron: -1 and its error set. */
+static __attribute__((cold, noinline)) int send_failed(const struct sockaddr_in *dst, int r)
+{
+        char ip[INET_ADDRSTRLEN];
+        fmt_ip(dst->sin_addr.s_addr, ip, sizeof(ip));
+        AERON_SET_ERR(-r, "spinlane: send to %s:%u: %s", ip, ntohs(dst->sin_port), strerror(-r));
+        return -1;
+}
+
 static int spa_send(aeron_udp_channel_data_paths_t *data_paths, aeron_udp_channel_transport_t *transport,
                     struct sockaddr_storage *address, struct iovec *iov, size_t iov_length, int64_t *bytes_sent)
 {
@@ -522,35 +547,24 @@ static int spa_send(aeron_udp_channel_data_paths_t *data_paths, aeron_udp_channe
         const struct sockaddr_in *dst = (const struct sockaddr_in *)address;
         if (__builtin_expect(iov_length <= SPA_SEND_BATCH, 1)) {
                 /* one burst: what Aeron sends (at most 16 messages a call) */
-                for (size_t i = 0; i < iov_length; i++)
-                        m[i] = (struct tr_msg){ .dst = dst, .data = iov[i].iov_base, .len = iov[i].iov_len };
+                fill_msgs(m, dst, iov, iov_length);
                 int r = tr_sendmmsg(t->agent->q, t->ep, m, iov_length);
-                if (__builtin_expect(r < 0, 0)) {
-                        char ip[INET_ADDRSTRLEN];
-                        fmt_ip(dst->sin_addr.s_addr, ip, sizeof(ip));
-                        AERON_SET_ERR(-r, "spinlane: send to %s:%u: %s", ip, ntohs(dst->sin_port), strerror(-r));
-                        return -1;
-                }
-                for (int i = 0; i < r; i++)
-                        bytes += (int64_t)iov[i].iov_len;
+                if (__builtin_expect(r < 0, 0))
+                        return send_failed(dst, r);
+                bytes = msgs_bytes(m, r);
                 *bytes_sent += bytes;
                 return r; /* fewer than iov_length: would block, Aeron retries the rest */
         }
         while (done < iov_length) {
                 size_t k = iov_length - done < SPA_SEND_BATCH ? iov_length - done : SPA_SEND_BATCH;
-                for (size_t i = 0; i < k; i++)
-                        m[i] = (struct tr_msg){ .dst = dst, .data = iov[done + i].iov_base, .len = iov[done + i].iov_len };
+                fill_msgs(m, dst, iov + done, k);
                 int r = tr_sendmmsg(t->agent->q, t->ep, m, k);
                 if (r < 0) {
                         if (done)
                                 break;
-                        char ip[INET_ADDRSTRLEN];
-                        fmt_ip(dst->sin_addr.s_addr, ip, sizeof(ip));
-                        AERON_SET_ERR(-r, "spinlane: send to %s:%u: %s", ip, ntohs(dst->sin_port), strerror(-r));
-                        return -1;
+                        return send_failed(dst, r);
                 }
-                for (int i = 0; i < r; i++)
-                        bytes += (int64_t)m[i].len;
+                bytes += msgs_bytes(m, r);
                 done += (size_t)r;
                 if ((size_t)r < k)
                         break; /* would block: Aeron retries the rest */
