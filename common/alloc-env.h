@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The allocation contract: every environment variable and annotation the device plugin
- * puts into a container's AllocateResponse and spinlane-launch reads back, named once
- * here for both sides (docs/device-plugin.md lists them with their values). Names only:
- * no I/O, no state. */
+/* The allocation and launch contract: every environment variable and annotation the
+ * device plugin puts into a container's AllocateResponse and spinlane-launch reads back,
+ * what a pod spec may set for spinlane-launch, and what spinlane-launch sets for the bypass
+ * media driver (libspinlane_aeron.so) — named once here for every side
+ * (docs/device-plugin.md and docs/aeron.md list them with their values). Names only: no
+ * I/O, no state. */
 #ifndef SPIN_ALLOC_ENV_H
 #define SPIN_ALLOC_ENV_H
 
@@ -15,6 +17,7 @@
 #define ALLOC_ANNOTATION_NICS "dpdk-nics"              /* "<prefix>/dpdk-nics": the same list */
 
 /* Per NIC: SPINLANE_NIC_<i>_<FIELD>, i = its place in SPINLANE_DPDK_NICS (0, 1, ...). */
+#define ALLOC_ENV_NIC_FMT(field) "SPINLANE_NIC_%u_" field /* a format for i; field a literal */
 #define ALLOC_NIC_PCI "PCI"         /* its PCI address */
 #define ALLOC_NIC_MAC "MAC"         /* "0a:1b:2c:3d:4e:5f"; "" unknown */
 #define ALLOC_NIC_NUMA "NUMA"       /* NUMA node, -1 unknown */
@@ -30,12 +33,48 @@
 #define ALLOC_ENV_ISOLATED_CORES "SPINLANE_ISOLATED_CORES" /* their core ids ("p0c2,p0c3") */
 #define ALLOC_ANNOTATION_CORES "isolated-cores"             /* "<prefix>/isolated-cores": the same ids */
 
+/* What a pod spec may set for spinlane-launch (docs/aeron.md). */
+#define LAUNCH_ENV_DPDK_MEMORY_MB "SPINLANE_DPDK_MEMORY_MB" /* EAL memory in MiB */
+#define LAUNCH_ENV_EAL_EXTRA_ARGS "SPINLANE_EAL_EXTRA_ARGS" /* words appended to the EAL arguments */
+#define LAUNCH_ENV_POD_UID "SPINLANE_POD_UID"               /* the pod's UID (else POD_UID, HOSTNAME) */
+#define LAUNCH_ENV_AERON_LIBRARY "SPINLANE_AERON_LIBRARY"   /* the bindings library to load */
+
+/* What spinlane-launch sets for the media driver (where the pod left it unset) and the
+ * bypass driver reads; a pod may set any of them itself. */
+#define BYPASS_ENV_EAL_ARGS "SPINLANE_EAL_ARGS"       /* the DPDK EAL arguments */
+#define BYPASS_ENV_PIN_MODE "SPINLANE_PIN_MODE"       /* why the driver runs on its CPUs */
+#define BYPASS_ENV_PINNED_CPUS "SPINLANE_PINNED_CPUS" /* the CPUs it runs on */
+#define BYPASS_ENV_LINK_WAIT_MS "SPINLANE_LINK_WAIT_MS"
+#define BYPASS_ENV_HANDOFF_SLOTS "SPINLANE_HANDOFF_SLOTS"
+#define BYPASS_ENV_HOST_LOCAL "SPINLANE_HOST_LOCAL"
+
+/* Per role: SPINLANE_<ROLE>_<FIELD>. */
+#define BYPASS_ROLE_SENDER "SENDER"
+#define BYPASS_ROLE_RECEIVER "RECEIVER"
+#define BYPASS_DEVICE "DEVICE"   /* a DPDK device name (PCI address or vdev); the same = one port */
+#define BYPASS_IPV4 "IPV4"       /* "a.b.c.d/len" */
+#define BYPASS_GATEWAY "GATEWAY" /* "a.b.c.d"; "" or unset: none */
+#define BYPASS_ENV_ROLE(role, field) "SPINLANE_" role "_" field /* literals only */
+#define BYPASS_ENV_SENDER_DEVICE BYPASS_ENV_ROLE(BYPASS_ROLE_SENDER, BYPASS_DEVICE)
+#define BYPASS_ENV_SENDER_IPV4 BYPASS_ENV_ROLE(BYPASS_ROLE_SENDER, BYPASS_IPV4)
+#define BYPASS_ENV_SENDER_GATEWAY BYPASS_ENV_ROLE(BYPASS_ROLE_SENDER, BYPASS_GATEWAY)
+#define BYPASS_ENV_RECEIVER_DEVICE BYPASS_ENV_ROLE(BYPASS_ROLE_RECEIVER, BYPASS_DEVICE)
+#define BYPASS_ENV_RECEIVER_IPV4 BYPASS_ENV_ROLE(BYPASS_ROLE_RECEIVER, BYPASS_IPV4)
+#define BYPASS_ENV_RECEIVER_GATEWAY BYPASS_ENV_ROLE(BYPASS_ROLE_RECEIVER, BYPASS_GATEWAY)
+
 #define ALLOC_ENV_NAME_MAX 48 /* room for any name above, with i < 10^6 */
 
 /* "SPINLANE_NIC_<i>_<field>" into buf; returns buf. */
 static inline char *alloc_env_nic(char *buf, size_t size, unsigned i, const char *field)
 {
-        snprintf(buf, size, "SPINLANE_NIC_%u_%s", i, field);
+        snprintf(buf, size, ALLOC_ENV_NIC_FMT("%s"), i, field);
+        return buf;
+}
+
+/* "SPINLANE_<role>_<field>" into buf (role BYPASS_ROLE_*, field BYPASS_DEVICE, ...); returns buf. */
+static inline char *bypass_env_role(char *buf, size_t size, const char *role, const char *field)
+{
+        snprintf(buf, size, BYPASS_ENV_ROLE("%s", "%s"), role, field);
         return buf;
 }
 

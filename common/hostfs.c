@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "parse.h"
+#include "readfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,20 +92,10 @@ int hostfs_path(const hostfs *h, const char *path, char *buf, size_t size)
 static int open_regular(const hostfs *h, const char *path)
 {
         char full[PATH_MAX];
-        struct stat st;
-        int r;
-
-        r = hostfs_path(h, path, full, sizeof(full));
+        int r = hostfs_path(h, path, full, sizeof(full));
         if (r < 0)
                 return r;
-        _cleanup_close_ int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        return TAKE_FD(fd);
+        return readfile_open(full);
 }
 
 int hostfs_open(const hostfs *h, const char *path) { return open_regular(h, path); }
@@ -169,34 +160,6 @@ const char *hostfs_mounts_path(const hostfs *h)
         return "/proc/mounts";
 }
 
-/* Reads until EOF into buf[0..size-1); -EFBIG if more remains. */
-static int read_fd(int fd, char *buf, size_t size, size_t *ret_len)
-{
-        size_t n = 0;
-
-        if (size == 0)
-                return -EINVAL;
-        for (;;) {
-                char extra;
-                char *dst = n < size - 1 ? buf + n : &extra;
-                size_t want = n < size - 1 ? size - 1 - n : 1;
-                ssize_t k = read(fd, dst, want);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                if (dst == &extra)
-                        return -EFBIG;
-                n += (size_t)k;
-        }
-        buf[n] = '\0';
-        *ret_len = n;
-        return 0;
-}
-
 int hostfs_read(const hostfs *h, const char *path, char *buf, size_t size, size_t *ret_len)
 {
         size_t len = 0;
@@ -205,7 +168,7 @@ int hostfs_read(const hostfs *h, const char *path, char *buf, size_t size, size_
         _cleanup_close_ int fd = open_regular(h, path);
         if (fd < 0)
                 return fd;
-        r = read_fd(fd, buf, size, &len);
+        r = readfile_fd(fd, buf, size, &len);
         if (r < 0)
                 return r;
         if (ret_len)
@@ -227,24 +190,15 @@ int hostfs_read_str(const hostfs *h, const char *path, char *buf, size_t size)
 
 int hostfs_read_alloc(const hostfs *h, const char *path, size_t max, char **ret, size_t *ret_len)
 {
-        size_t len = 0;
+        char full[PATH_MAX];
         int r;
 
         if (max == 0 || max > HOSTFS_MAX_FILE)
                 max = HOSTFS_MAX_FILE;
-        _cleanup_close_ int fd = open_regular(h, path);
-        if (fd < 0)
-                return fd;
-        _cleanup_free_ char *buf = malloc(max + 1);
-        if (!buf)
-                return -ENOMEM;
-        r = read_fd(fd, buf, max + 1, &len);
+        r = hostfs_path(h, path, full, sizeof(full));
         if (r < 0)
                 return r;
-        *ret = TAKE_PTR(buf);
-        if (ret_len)
-                *ret_len = len;
-        return 0;
+        return readfile_alloc(full, max, ret, ret_len);
 }
 
 int hostfs_read_u64(const hostfs *h, const char *path, uint64_t max, uint64_t *ret)

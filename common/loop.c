@@ -102,14 +102,24 @@ static source *find(loop *l, int fd)
         return NULL;
 }
 
-static int add_source(loop *l, source *s, uint32_t events)
+/* A copy of *tmpl on the loop, its fd watched for events; nothing changed on failure. */
+static int add_source(loop *l, const source *tmpl, uint32_t events)
 {
-        struct epoll_event ev = {.events = events, .data.ptr = s};
+        struct epoll_event ev = {.events = events};
+        source *s;
 
-        if (find(l, s->fd))
+        if (find(l, tmpl->fd))
                 return -EEXIST;
-        if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
-                return -errno;
+        s = malloc(sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        *s = *tmpl;
+        ev.data.ptr = s;
+        if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+                int r = -errno;
+                free(s);
+                return r;
+        }
         s->next = l->sources;
         l->sources = s;
         return 0;
@@ -117,16 +127,7 @@ static int add_source(loop *l, source *s, uint32_t events)
 
 int loop_add_fd(loop *l, int fd, uint32_t events, loop_fd_fn fn, void *userdata)
 {
-        source *s = calloc(1, sizeof(*s));
-        int r;
-
-        if (!s)
-                return -ENOMEM;
-        *s = (source){.kind = SRC_FD, .fd = fd, .fd_fn = fn, .userdata = userdata};
-        r = add_source(l, s, events);
-        if (r < 0)
-                free(s);
-        return r;
+        return add_source(l, &(source){.kind = SRC_FD, .fd = fd, .fd_fn = fn, .userdata = userdata}, events);
 }
 
 static int remove_source(loop *l, int fd, src_kind kind)
@@ -157,15 +158,10 @@ int loop_add_signals(loop *l, const int *signals, size_t n, loop_signal_fn fn, v
         _cleanup_close_ int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        source *s = calloc(1, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
-        *s = (source){.kind = SRC_SIGNAL, .fd = fd, .owned = true, .sig_fn = fn, .userdata = userdata};
-        r = add_source(l, s, EPOLLIN);
-        if (r < 0) {
-                free(s);
+        r = add_source(l, &(source){.kind = SRC_SIGNAL, .fd = fd, .owned = true, .sig_fn = fn, .userdata = userdata},
+                       EPOLLIN);
+        if (r < 0)
                 return r;
-        }
         TAKE_FD(fd);
         if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
                 return -errno;
@@ -206,15 +202,10 @@ int loop_add_timer(loop *l, uint64_t first_ms, uint64_t interval_ms, loop_timer_
 
         if (fd < 0)
                 return -errno;
-        source *s = calloc(1, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
-        *s = (source){.kind = SRC_TIMER, .fd = fd, .owned = true, .timer_fn = fn, .userdata = userdata};
-        r = add_source(l, s, EPOLLIN);
-        if (r < 0) {
-                free(s);
+        r = add_source(l, &(source){.kind = SRC_TIMER, .fd = fd, .owned = true, .timer_fn = fn, .userdata = userdata},
+                       EPOLLIN);
+        if (r < 0)
                 return r;
-        }
         int tfd = TAKE_FD(fd);
         r = loop_timer_set(l, tfd, first_ms ? first_ms : (interval_ms ? 0 : 1), interval_ms);
         if (r < 0) {

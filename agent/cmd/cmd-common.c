@@ -176,3 +176,21 @@ int agent_select(const hostfs *h, const config *c, inventory *inv, selection *re
         *ret = sel;
         return 0;
 }
+
+int agent_scan(const char *cmd, const hostfs *h, const config *c, inventory **ret_inv, selection *ret_sel)
+{
+        inventory *inv = NULL;
+        int r = inventory_scan(h, &inv);
+        if (r < 0) {
+                fprintf(stderr, "spinlane-agent %s: scan failed: %s\n", cmd, strerror(-r));
+                return r;
+        }
+        r = agent_select(h, c, inv, ret_sel);
+        if (r < 0) {
+                fprintf(stderr, "spinlane-agent %s: out of memory\n", cmd);
+                inventory_free(inv);
+                return r;
+        }
+        *ret_inv = inv;
+        return 0;
+}

@@ -31,17 +31,9 @@ int cmd_inventory(int argc, char **argv)
         config cfg;
         if (agent_config(&o, &cfg) < 0)
                 return AGENT_EXIT_ERROR;
-        r = inventory_scan(&h, &inv);
-        if (r < 0) {
-                fprintf(stderr, "spinlane-agent inventory: scan failed: %s\n", strerror(-r));
-                return AGENT_EXIT_ERROR;
-        }
         selection sel;
-        if (agent_select(&h, &cfg, inv, &sel) < 0) {
-                fprintf(stderr, "spinlane-agent inventory: out of memory\n");
-                inventory_free(inv);
+        if (agent_scan("inventory", &h, &cfg, &inv, &sel) < 0)
                 return AGENT_EXIT_ERROR;
-        }
         /* resources: what the daemon advertises under this config */
         json_t *j = inventory_to_json(inv, &sel, cfg.resource_prefix);
         selection_free(&sel);

@@ -109,17 +109,9 @@ int cmd_preflight(int argc, char **argv)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         if (agent_config(&o, &cfg) < 0)
                 return AGENT_EXIT_ERROR;
-        r = inventory_scan(&h, &inv);
-        if (r < 0) {
-                fprintf(stderr, "spinlane-agent preflight: scan failed: %s\n", strerror(-r));
-                return AGENT_EXIT_ERROR;
-        }
         _cleanup_(selection_free) selection sel = { 0 };
-        if (agent_select(&h, &cfg, inv, &sel) < 0) {
-                fprintf(stderr, "spinlane-agent preflight: out of memory\n");
-                inventory_free(inv);
+        if (agent_scan("preflight", &h, &cfg, &inv, &sel) < 0)
                 return AGENT_EXIT_ERROR;
-        }
         /* The config's NIC selection (the one preparation and the daemon use) and bind
          * driver. */
         checks_options copt = {

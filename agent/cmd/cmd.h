@@ -59,6 +59,12 @@ struct inventory;
 struct selection;
 int agent_select(const struct hostfs *h, const struct config *c, struct inventory *inv, struct selection *ret);
 
+/* The node as a one-shot command sees it: inventory_scan, then agent_select. A failure is
+ * named on stderr ("spinlane-agent CMD: scan failed: ..." or "... out of memory") and
+ * returned negative, the outputs untouched; free with inventory_free and selection_free. */
+int agent_scan(const char *cmd, const struct hostfs *h, const struct config *c, struct inventory **ret_inv,
+               struct selection *ret_sel);
+
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 /* The daemon (cmd-run.c): verdicts at start and on change, the kubelet device plugins. */

@@ -6,16 +6,15 @@
 
 #include "cleanup.h"
 #include "kube-yaml.h"
+#include "readfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 void kube_config_clear(kube_config *c)
 {
@@ -81,47 +80,11 @@ int kube_token_check(const char *s, size_t len, char **ret)
         return 0;
 }
 
-/* Read at most max bytes of path (a regular file); -EFBIG beyond. */
-static int read_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t n = 0;
-
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        buf = malloc(max + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(fd, buf + n, max + 1 - n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t)k;
-                if (n > max)
-                        return -EFBIG;
-        }
-        buf[n] = '\0';
-        *ret = TAKE_PTR(buf);
-        *ret_len = n;
-        return 0;
-}
-
 int kube_token_read(const char *path, char **ret)
 {
         _cleanup_free_ char *buf = NULL;
         size_t n = 0;
-        int r = read_bounded(path, KUBE_TOKEN_MAX, &buf, &n);
+        int r = readfile_alloc(path, KUBE_TOKEN_MAX, &buf, &n);
 
         if (r == -EFBIG)
                 r = -E2BIG;
@@ -439,7 +402,7 @@ int kube_config_load(const char *path, kube_config *ret, char *err, size_t err_s
 {
         _cleanup_free_ char *text = NULL, *dir = NULL;
         size_t n = 0;
-        int r = read_bounded(path, KUBE_YAML_MAX_TEXT, &text, &n);
+        int r = readfile_alloc(path, KUBE_YAML_MAX_TEXT, &text, &n);
 
         if (r < 0) {
                 errbuf_printf(err, err_size, "kubeconfig %.200s: %s", path, r == -EFBIG ? "larger than 1 MiB" : strerror(-r));

@@ -57,37 +57,37 @@ static json_t *cpus_list(const cpuset *s)
         return json_string(buf);
 }
 
+static json_t *hugepage_object(const inv_hugepages *h, bool *oom)
+{
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "size_kb", json_integer((json_int_t)h->size_kb), oom);
+        set(o, "total", json_integer((json_int_t)h->total), oom);
+        set(o, "free", json_integer((json_int_t)h->free), oom);
+        return o;
+}
+
 static json_t *huge_array(const inv_hugepages *h, size_t n, bool *oom)
 {
         json_t *a = new_array(oom);
-        if (!a)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                json_t *o = new_object(oom);
-                if (!o)
-                        break;
-                set(o, "size_kb", json_integer((json_int_t)h[i].size_kb), oom);
-                set(o, "total", json_integer((json_int_t)h[i].total), oom);
-                set(o, "free", json_integer((json_int_t)h[i].free), oom);
-                push(a, o, oom);
-        }
+        for (size_t i = 0; a && !*oom && i < n; i++)
+                push(a, hugepage_object(&h[i], oom), oom);
         return a;
+}
+
+static json_t *devnode_object(const inv_devnode *d, bool *oom)
+{
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "host_path", json_string(d->host), oom);
+        set(o, "container_path", json_string(d->container), oom);
+        set(o, "permissions", json_string("rw"), oom);
+        return o;
 }
 
 static json_t *devnodes_array(const inv_nic *n, bool *oom)
 {
         json_t *a = new_array(oom);
-        if (!a)
-                return NULL;
-        for (size_t i = 0; i < n->n_devnodes; i++) {
-                json_t *o = new_object(oom);
-                if (!o)
-                        break;
-                set(o, "host_path", json_string(n->devnodes[i].host), oom);
-                set(o, "container_path", json_string(n->devnodes[i].container), oom);
-                set(o, "permissions", json_string("rw"), oom);
-                push(a, o, oom);
-        }
+        for (size_t i = 0; a && !*oom && i < n->n_devnodes; i++)
+                push(a, devnode_object(&n->devnodes[i], oom), oom);
         return a;
 }
 
@@ -111,9 +111,7 @@ static void address_fields(json_t *o, const inv_nic *n, bool *oom)
 static json_t *nic_object(const inv_nic *n, bool *oom)
 {
         char ids[16], cls[16];
-        json_t *o = new_object(oom);
-        if (!o)
-                return NULL;
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
         snprintf(ids, sizeof(ids), "%04x:%04x", n->vendor, n->device);
         snprintf(cls, sizeof(cls), "0x%06x", n->pci_class);
         set(o, "pci", json_string(n->pci), oom);
@@ -140,9 +138,177 @@ static json_t *nic_object(const inv_nic *n, bool *oom)
         return o;
 }
 
-json_t *inventory_to_json(const inventory *inv, const selection *sel, const char *resource_prefix)
+/* resources: what the device plugin would advertise, by the selection (or, without one,
+ * every advertisable NIC and isolated core) */
+static json_t *resource_nic_object(const inv_nic *n, bool *oom)
+{
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "id", json_string(n->pci), oom);
+        set(o, "pci", json_string(n->pci), oom);
+        set(o, "kind", json_string(inv_nic_kind_name(n->kind)), oom);
+        set(o, "driver", json_string(n->driver), oom);
+        set(o, "numa_node", json_integer(n->numa_node), oom);
+        set(o, "netdev", str_or_null(n->netdev), oom);
+        set(o, "mac", str_or_null(n->mac), oom);
+        address_fields(o, n, oom);
+        set(o, "devices", devnodes_array(n, oom), oom);
+        return o;
+}
+
+static json_t *resource_core_object(const inv_core *c, bool *oom)
+{
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "id", json_string(c->id), oom);
+        set(o, "cpus", cpus_array(&c->cpus, oom), oom);
+        set(o, "numa_node", json_integer(c->numa_node), oom);
+        return o;
+}
+
+static json_t *resources_json(const inventory *inv, const selection *sel, const char *resource_prefix, bool *oom)
 {
         char name[256];
+        json_t *res = new_object(oom), *rn, *rc;
+        if (!res)
+                return NULL;
+        rn = new_array(oom);
+        snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_NIC);
+        set(res, name, rn, oom);
+        rc = new_array(oom);
+        snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_CORE);
+        set(res, name, rc, oom);
+        for (size_t i = 0; rn && !*oom && i < inv->n_nics; i++) {
+                const inv_nic *n = &inv->nics[i];
+                if (sel ? selection_advertises_nic(sel, n) : inv_nic_advertisable(n))
+                        push(rn, resource_nic_object(n, oom), oom);
+        }
+        for (size_t i = 0; rc && !*oom && i < inv->n_cores; i++) {
+                const inv_core *c = &inv->cores[i];
+                if (sel ? selection_has_core(sel, c) : c->isolated)
+                        push(rc, resource_core_object(c, oom), oom);
+        }
+        return res;
+}
+
+/* cpus: the kernel's lists and, per CPU, its core */
+static json_t *cpu_object(const inventory *inv, size_t cpu, bool *oom)
+{
+        const inv_core *c = &inv->cores[inv->cpu_core[cpu]];
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "cpu", json_integer((json_int_t)cpu), oom);
+        set(o, "package", json_integer(c->package), oom);
+        set(o, "core_id", json_integer(c->core_id), oom);
+        set(o, "core", json_string(c->id), oom);
+        set(o, "siblings", cpus_list(&c->cpus), oom);
+        return o;
+}
+
+static json_t *cpus_json(const inventory *inv, bool *oom)
+{
+        json_t *cpus = new_object(oom), *per;
+        if (!cpus)
+                return NULL;
+        set(cpus, "online", inv->have_online ? cpus_list(&inv->online) : json_null(), oom);
+        set(cpus, "isolated", inv->have_isolated ? cpus_list(&inv->isolated) : json_null(), oom);
+        set(cpus, "nohz_full", inv->have_nohz_full ? cpus_list(&inv->nohz_full) : json_null(), oom);
+        set(cpus, "pool", cpus_list(&inv->pool), oom);
+        set(cpus, "smt", json_boolean(inv->smt), oom);
+        per = new_array(oom);
+        set(cpus, "cpus", per, oom);
+        for (size_t cpu = 0; per && !*oom && cpu < inv->n_cpu_core; cpu++)
+                if (inv->cpu_core[cpu] >= 0)
+                        push(per, cpu_object(inv, cpu, oom), oom);
+        return cpus;
+}
+
+/* A core: its resource entry and whether it is isolated or split. */
+static json_t *core_object(const inv_core *c, bool *oom)
+{
+        json_t *o = resource_core_object(c, oom);
+        set(o, "isolated", json_boolean(c->isolated), oom);
+        set(o, "split", json_boolean(c->split), oom);
+        return o;
+}
+
+static json_t *numa_object(const inv_numa *n, bool *oom)
+{
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "id", json_integer(n->id), oom);
+        set(o, "cpus", cpus_list(&n->cpus), oom);
+        set(o, "hugepages", huge_array(n->huge, n->n_huge, oom), oom);
+        return o;
+}
+
+static json_t *mount_object(const inv_mount *m, bool *oom)
+{
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "path", json_string(m->path), oom);
+        set(o, "pagesize_kb", json_integer((json_int_t)m->pagesize_kb), oom);
+        return o;
+}
+
+static json_t *memory_json(const inventory *inv, bool *oom)
+{
+        json_t *mem = new_object(oom), *mounts;
+        if (!mem)
+                return NULL;
+        set(mem, "hugepages", huge_array(inv->huge, inv->n_huge, oom), oom);
+        set(mem, "default_hugepage_kb", json_integer((json_int_t)inv->default_huge_kb), oom);
+        mounts = new_array(oom);
+        set(mem, "hugetlbfs", mounts, oom);
+        for (size_t i = 0; mounts && !*oom && i < inv->n_mounts; i++)
+                push(mounts, mount_object(&inv->mounts[i], oom), oom);
+        return mem;
+}
+
+/* The kernel command line: a flag without a value is true, a flag given twice an array. */
+static json_t *cmdline_json(const inventory *inv, bool *oom)
+{
+        json_t *cmd = new_object(oom);
+        for (size_t i = 0; cmd && !*oom && i < inv->n_cmdline; i++) {
+                const inv_cmdline_flag *f = &inv->cmdline[i];
+                json_t *v = f->has_value ? json_string(f->value) : json_true();
+                json_t *old = json_object_get(cmd, f->name);
+                if (!old) {
+                        set(cmd, f->name, v, oom);
+                } else if (json_is_array(old)) {
+                        push(old, v, oom);
+                } else {
+                        json_t *a = json_array();
+                        push(a, json_incref(old), oom);
+                        push(a, v, oom);
+                        set(cmd, f->name, a, oom);
+                }
+        }
+        return cmd;
+}
+
+static json_t *kernel_json(const inventory *inv, bool *oom)
+{
+        json_t *k = new_object(oom);
+        if (!k)
+                return NULL;
+        set(k, "cmdline", cmdline_json(inv, oom), oom);
+        set(k, "vfio_noiommu", inv->vfio_noiommu < 0 ? json_null() : json_boolean(inv->vfio_noiommu), oom);
+        set(k, "iommu_present", json_boolean(inv->iommu_present), oom);
+        set(k, "cgroup", json_string(inv_cgroup_name(inv->cgroup)), oom);
+        set(k, "x86", json_boolean(inv->arch_x86), oom);
+        return k;
+}
+
+static json_t *problem_object(const inv_problem *p, bool *oom)
+{
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "topic", json_string(inv_topic_name(p->topic)), oom);
+        set(o, "path", json_string(p->path), oom);
+        set(o, "error", json_string(strerror(-p->err)), oom);
+        set(o, "errno", json_integer(-p->err), oom);
+        set(o, "what", json_string(p->what), oom);
+        return o;
+}
+
+json_t *inventory_to_json(const inventory *inv, const selection *sel, const char *resource_prefix)
+{
+        json_t *cores, *numa, *nics, *probs;
         bool oom = false;
 
         if (!resource_prefix)
@@ -151,173 +317,26 @@ json_t *inventory_to_json(const inventory *inv, const selection *sel, const char
         if (!root)
                 return NULL;
 
-        /* resources: what the device plugin would advertise */
-        json_t *res = json_object(), *rn = json_array(), *rc = json_array();
-        set(root, "resources", res, &oom);
-        if (res) {
-                snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_NIC);
-                set(res, name, rn, &oom);
-                snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_CORE);
-                set(res, name, rc, &oom);
-        } else {
-                json_decref(rn);
-                json_decref(rc);
-                rn = rc = NULL;
-        }
-        for (size_t i = 0; rn && i < inv->n_nics; i++) {
-                const inv_nic *n = &inv->nics[i];
-                if (sel ? !selection_advertises_nic(sel, n) : !inv_nic_advertisable(n))
-                        continue;
-                json_t *o = new_object(&oom);
-                if (!o)
-                        break;
-                set(o, "id", json_string(n->pci), &oom);
-                set(o, "pci", json_string(n->pci), &oom);
-                set(o, "kind", json_string(inv_nic_kind_name(n->kind)), &oom);
-                set(o, "driver", json_string(n->driver), &oom);
-                set(o, "numa_node", json_integer(n->numa_node), &oom);
-                set(o, "netdev", str_or_null(n->netdev), &oom);
-                set(o, "mac", str_or_null(n->mac), &oom);
-                address_fields(o, n, &oom);
-                set(o, "devices", devnodes_array(n, &oom), &oom);
-                push(rn, o, &oom);
-        }
-        for (size_t i = 0; rc && i < inv->n_cores; i++) {
-                const inv_core *c = &inv->cores[i];
-                if (sel ? !selection_has_core(sel, c) : !c->isolated)
-                        continue;
-                json_t *o = new_object(&oom);
-                if (!o)
-                        break;
-                set(o, "id", json_string(c->id), &oom);
-                set(o, "cpus", cpus_array(&c->cpus, &oom), &oom);
-                set(o, "numa_node", json_integer(c->numa_node), &oom);
-                push(rc, o, &oom);
-        }
-
-        /* cpus */
-        json_t *cpus = json_object();
-        set(root, "cpus", cpus, &oom);
-        if (cpus) {
-                set(cpus, "online", inv->have_online ? cpus_list(&inv->online) : json_null(), &oom);
-                set(cpus, "isolated", inv->have_isolated ? cpus_list(&inv->isolated) : json_null(), &oom);
-                set(cpus, "nohz_full", inv->have_nohz_full ? cpus_list(&inv->nohz_full) : json_null(), &oom);
-                set(cpus, "pool", cpus_list(&inv->pool), &oom);
-                set(cpus, "smt", json_boolean(inv->smt), &oom);
-                json_t *per = json_array();
-                set(cpus, "cpus", per, &oom);
-                for (size_t cpu = 0; per && cpu < inv->n_cpu_core; cpu++) {
-                        int ci = inv->cpu_core[cpu];
-                        if (ci < 0)
-                                continue;
-                        const inv_core *c = &inv->cores[ci];
-                        json_t *o = new_object(&oom);
-                        if (!o)
-                                break;
-                        set(o, "cpu", json_integer((json_int_t)cpu), &oom);
-                        set(o, "package", json_integer(c->package), &oom);
-                        set(o, "core_id", json_integer(c->core_id), &oom);
-                        set(o, "core", json_string(c->id), &oom);
-                        set(o, "siblings", cpus_list(&c->cpus), &oom);
-                        push(per, o, &oom);
-                }
-        }
-        json_t *cores = json_array();
+        set(root, "resources", resources_json(inv, sel, resource_prefix, &oom), &oom);
+        set(root, "cpus", cpus_json(inv, &oom), &oom);
+        cores = new_array(&oom);
         set(root, "cores", cores, &oom);
-        for (size_t i = 0; cores && i < inv->n_cores; i++) {
-                const inv_core *c = &inv->cores[i];
-                json_t *o = new_object(&oom);
-                if (!o)
-                        break;
-                set(o, "id", json_string(c->id), &oom);
-                set(o, "cpus", cpus_array(&c->cpus, &oom), &oom);
-                set(o, "numa_node", json_integer(c->numa_node), &oom);
-                set(o, "isolated", json_boolean(c->isolated), &oom);
-                set(o, "split", json_boolean(c->split), &oom);
-                push(cores, o, &oom);
-        }
-
-        /* numa */
-        json_t *numa = json_array();
+        for (size_t i = 0; cores && !oom && i < inv->n_cores; i++)
+                push(cores, core_object(&inv->cores[i], &oom), &oom);
+        numa = new_array(&oom);
         set(root, "numa", numa, &oom);
-        for (size_t i = 0; numa && i < inv->n_numa; i++) {
-                const inv_numa *n = &inv->numa[i];
-                json_t *o = new_object(&oom);
-                if (!o)
-                        break;
-                set(o, "id", json_integer(n->id), &oom);
-                set(o, "cpus", cpus_list(&n->cpus), &oom);
-                set(o, "hugepages", huge_array(n->huge, n->n_huge, &oom), &oom);
-                push(numa, o, &oom);
-        }
-
-        /* nics */
-        json_t *nics = json_array();
+        for (size_t i = 0; numa && !oom && i < inv->n_numa; i++)
+                push(numa, numa_object(&inv->numa[i], &oom), &oom);
+        nics = new_array(&oom);
         set(root, "nics", nics, &oom);
-        for (size_t i = 0; nics && i < inv->n_nics; i++)
+        for (size_t i = 0; nics && !oom && i < inv->n_nics; i++)
                 push(nics, nic_object(&inv->nics[i], &oom), &oom);
-
-        /* memory */
-        json_t *mem = json_object();
-        set(root, "memory", mem, &oom);
-        if (mem) {
-                set(mem, "hugepages", huge_array(inv->huge, inv->n_huge, &oom), &oom);
-                set(mem, "default_hugepage_kb", json_integer((json_int_t)inv->default_huge_kb), &oom);
-                json_t *mounts = json_array();
-                set(mem, "hugetlbfs", mounts, &oom);
-                for (size_t i = 0; mounts && i < inv->n_mounts; i++) {
-                        json_t *o = new_object(&oom);
-                        if (!o)
-                                break;
-                        set(o, "path", json_string(inv->mounts[i].path), &oom);
-                        set(o, "pagesize_kb", json_integer((json_int_t)inv->mounts[i].pagesize_kb), &oom);
-                        push(mounts, o, &oom);
-                }
-        }
-
-        /* kernel */
-        json_t *k = json_object();
-        set(root, "kernel", k, &oom);
-        if (k) {
-                json_t *cmd = json_object();
-                set(k, "cmdline", cmd, &oom);
-                for (size_t i = 0; cmd && i < inv->n_cmdline; i++) {
-                        const inv_cmdline_flag *f = &inv->cmdline[i];
-                        json_t *v = f->has_value ? json_string(f->value) : json_true();
-                        json_t *old = json_object_get(cmd, f->name);
-                        if (!old) {
-                                set(cmd, f->name, v, &oom);
-                        } else if (json_is_array(old)) {
-                                push(old, v, &oom);
-                        } else {
-                                json_t *a = json_array();
-                                push(a, json_incref(old), &oom);
-                                push(a, v, &oom);
-                                set(cmd, f->name, a, &oom);
-                        }
-                }
-                set(k, "vfio_noiommu", inv->vfio_noiommu < 0 ? json_null() : json_boolean(inv->vfio_noiommu),
-                    &oom);
-                set(k, "iommu_present", json_boolean(inv->iommu_present), &oom);
-                set(k, "cgroup", json_string(inv_cgroup_name(inv->cgroup)), &oom);
-                set(k, "x86", json_boolean(inv->arch_x86), &oom);
-        }
-
-        /* problems */
-        json_t *probs = json_array();
+        set(root, "memory", memory_json(inv, &oom), &oom);
+        set(root, "kernel", kernel_json(inv, &oom), &oom);
+        probs = new_array(&oom);
         set(root, "problems", probs, &oom);
-        for (size_t i = 0; probs && i < inv->n_problems; i++) {
-                const inv_problem *p = &inv->problems[i];
-                json_t *o = new_object(&oom);
-                if (!o)
-                        break;
-                set(o, "topic", json_string(inv_topic_name(p->topic)), &oom);
-                set(o, "path", json_string(p->path), &oom);
-                set(o, "error", json_string(strerror(-p->err)), &oom);
-                set(o, "errno", json_integer(-p->err), &oom);
-                set(o, "what", json_string(p->what), &oom);
-                push(probs, o, &oom);
-        }
+        for (size_t i = 0; probs && !oom && i < inv->n_problems; i++)
+                push(probs, problem_object(&inv->problems[i], &oom), &oom);
         if (inv->n_problems_dropped)
                 set(root, "problems_dropped", json_integer((json_int_t)inv->n_problems_dropped), &oom);
 

@@ -110,27 +110,31 @@ typedef struct cpu_topo {
         int package, core_id;
 } cpu_topo;
 
-static int read_topo(inventory *inv, const hostfs *h, unsigned cpu, bool record, cpu_topo *ret)
+/* cpu<cpu>/topology/<file> (an id, -1..2^20); a problem "<what> of CPU <cpu>" when record. */
+static int read_topo_id(inventory *inv, const hostfs *h, unsigned cpu, const char *file, bool record,
+                        const char *what, int *ret)
 {
         char p[PATH_MAX];
+        int r;
+
+        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/%s", cpu, file) < 0)
+                return -ENAMETOOLONG;
+        r = hostfs_read_int(h, p, -1, 1 << 20, ret);
+        if (r < 0 && record)
+                problem(inv, INV_TOPIC_CPU, p, r, "%s of CPU %u", what, cpu);
+        return r;
+}
+
+static int read_topo(inventory *inv, const hostfs *h, unsigned cpu, bool record, cpu_topo *ret)
+{
         int pkg, core, r;
 
-        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/physical_package_id", cpu) < 0)
-                return -ENAMETOOLONG;
-        r = hostfs_read_int(h, p, -1, 1 << 20, &pkg);
-        if (r < 0) {
-                if (record)
-                        problem(inv, INV_TOPIC_CPU, p, r, "package of CPU %u", cpu);
+        r = read_topo_id(inv, h, cpu, "physical_package_id", record, "package", &pkg);
+        if (r < 0)
                 return r;
-        }
-        if (hostfs_fmt(p, sizeof(p), SYS_CPU "/cpu%u/topology/core_id", cpu) < 0)
-                return -ENAMETOOLONG;
-        r = hostfs_read_int(h, p, -1, 1 << 20, &core);
-        if (r < 0) {
-                if (record)
-                        problem(inv, INV_TOPIC_CPU, p, r, "core id of CPU %u", cpu);
+        r = read_topo_id(inv, h, cpu, "core_id", record, "core id", &core);
+        if (r < 0)
                 return r;
-        }
         ret->package = pkg;
         ret->core_id = core;
         return 0;
@@ -336,22 +340,29 @@ static int read_huge_count(inventory *inv, const hostfs *h, inv_topic topic, cha
         return r;
 }
 
+/* A directory that may be absent (then it lists nothing): NULL when absent or, with a
+ * problem recorded, unreadable. */
+static DIR *open_dir_optional(inventory *inv, const hostfs *h, inv_topic topic, const char *dir, const char *what)
+{
+        DIR *d = NULL;
+        int r = hostfs_opendir(h, dir, &d);
+        if (r < 0) {
+                if (r != -ENOENT)
+                        problem(inv, topic, dir, r, "%s", what);
+                return NULL;
+        }
+        return d;
+}
+
 /* Read hugepages-* under dir into arr; sorted by size. */
 static void scan_hugepages(inventory *inv, const hostfs *h, const char *dir, inv_hugepages *arr,
                            size_t *n, inv_topic topic)
 {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r;
-
         *n = 0;
-        r = hostfs_opendir(h, dir, &d);
-        if (r < 0) {
-                if (r != -ENOENT)
-                        problem(inv, topic, dir, r, "hugepage sizes");
+        _cleanup_closedir_ DIR *d = open_dir_optional(inv, h, topic, dir, "hugepage sizes");
+        if (!d)
                 return;
-        }
-        while ((de = readdir(d))) {
+        for (struct dirent *de; (de = readdir(d));) {
                 char p[PATH_MAX];
                 uint64_t kb, total, freep;
                 if (procparse_hugepage_dirname(de->d_name, &kb) < 0)
@@ -381,18 +392,11 @@ static int cmp_numa(const void *a, const void *b)
 
 static void scan_numa(inventory *inv, const hostfs *h)
 {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r;
-
-        r = hostfs_opendir(h, SYS_NODE, &d);
-        if (r < 0) {
-                /* kernels without CONFIG_NUMA have no node directory: one node, unknown */
-                if (r != -ENOENT)
-                        problem(inv, INV_TOPIC_NUMA, SYS_NODE, r, "NUMA nodes");
+        /* kernels without CONFIG_NUMA have no node directory: one node, unknown */
+        _cleanup_closedir_ DIR *d = open_dir_optional(inv, h, INV_TOPIC_NUMA, SYS_NODE, "NUMA nodes");
+        if (!d)
                 return;
-        }
-        while ((de = readdir(d))) {
+        for (struct dirent *de; (de = readdir(d));) {
                 char p[PATH_MAX];
                 unsigned id;
                 if (procparse_indexed_name(de->d_name, "node", INV_MAX_NUMA - 1, &id) < 0)
@@ -557,31 +561,23 @@ static void scan_kernel(inventory *inv, const hostfs *h)
 
 /* ---- NICs ----------------------------------------------------------------------- */
 
-/* First entry of dir whose name is prefix<N>: its index; -ENOENT when none. */
-static int find_indexed(const hostfs *h, const char *dir, const char *prefix, unsigned *ret)
+/* The first entry of dir named prefix<N> (prefix NULL: any name not starting with '.'):
+ * N into *ret_index, the name into buf (each if not NULL); -ENOENT when none. */
+static int first_entry(const hostfs *h, const char *dir, const char *prefix, unsigned *ret_index, char *buf,
+                       size_t size)
 {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
+        unsigned idx = 0;
         int r = hostfs_opendir(h, dir, &d);
         if (r < 0)
                 return r;
         while ((de = readdir(d)))
-                if (procparse_indexed_name(de->d_name, prefix, 1u << 20, ret) == 0)
-                        return 0;
-        return -ENOENT;
-}
-
-/* The first entry of dir not starting with '.', into buf. */
-static int first_entry(const hostfs *h, const char *dir, char *buf, size_t size)
-{
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r = hostfs_opendir(h, dir, &d);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d)))
-                if (de->d_name[0] != '.')
-                        return hostfs_fmt(buf, size, "%s", de->d_name);
+                if (prefix ? procparse_indexed_name(de->d_name, prefix, 1u << 20, &idx) == 0 : de->d_name[0] != '.') {
+                        if (ret_index)
+                                *ret_index = idx;
+                        return buf ? hostfs_fmt(buf, size, "%s", de->d_name) : 0;
+                }
         return -ENOENT;
 }
 
@@ -639,13 +635,13 @@ int inv_find_uverbs(const hostfs *h, const char *pci, unsigned *ret)
         /* mana_ib registers the RDMA device on an auxiliary child of the PCI device
          * (<pci>/mana.rdma.N/infiniband_verbs/uverbsM): the device itself, then its
          * children */
-        if (hostfs_fmt(p, sizeof(p), "%s/infiniband_verbs", dev) == 0 && find_indexed(h, p, "uverbs", &idx) == 0)
+        if (hostfs_fmt(p, sizeof(p), "%s/infiniband_verbs", dev) == 0 && first_entry(h, p, "uverbs", &idx, NULL, 0) == 0)
                 goto found;
         if (hostfs_opendir(h, dev, &d) == 0)
                 while ((de = readdir(d)))
                         if (!not_a_child(de->d_name) &&
                             hostfs_fmt(p, sizeof(p), "%s/%s/infiniband_verbs", dev, de->d_name) == 0 &&
-                            find_indexed(h, p, "uverbs", &idx) == 0)
+                            first_entry(h, p, "uverbs", &idx, NULL, 0) == 0)
                                 goto found;
         /* else the class: a uverbsN whose device is it or below it */
         if (hostfs_opendir(h, "/sys/class/infiniband_verbs", &c) < 0)
@@ -708,177 +704,225 @@ static int cmp_nic(const void *a, const void *b)
         return strcmp(((const inv_nic *)a)->pci, ((const inv_nic *)b)->pci);
 }
 
-static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlparse_usage *use, pat_cache *pat)
+/* The PCI device's uevent (dir dev): 1 and its class and ids into nic for a network
+ * controller, 0 for another device, <0 with a problem recorded when unreadable. */
+static int nic_identity(inventory *inv, const hostfs *h, const char *dev, const char *pci, inv_nic *nic)
 {
-        char dev[PATH_MAX], p[PATH_MAX], buf[SMALL_FILE], val[64], name[64];
+        char p[PATH_MAX], buf[SMALL_FILE], val[64];
         size_t len;
-        unsigned idx;
+        uint64_t cls;
         int r;
-        inv_nic nic = {.iommu_group = -1, .numa_node = -1, .write_combining = -1};
 
-        if (hostfs_fmt(dev, sizeof(dev), SYS_PCI "/%s", pci) < 0 ||
-            hostfs_fmt(p, sizeof(p), "%s/uevent", dev) < 0)
-                return;
+        if (hostfs_fmt(p, sizeof(p), "%s/uevent", dev) < 0)
+                return -ENAMETOOLONG;
         r = hostfs_read(h, p, buf, sizeof(buf), &len);
         if (r < 0) {
                 problem(inv, INV_TOPIC_NIC, p, r, "PCI device");
-                return;
+                return r;
         }
-        uint64_t cls;
         if (procparse_uevent_get(buf, len, "PCI_CLASS", val, sizeof(val)) <= 0 ||
             parse_hex_u64(val, 0xffffff, &cls) < 0) {
                 problem(inv, INV_TOPIC_NIC, p, -EINVAL, "PCI_CLASS of %s", pci);
-                return;
+                return -EINVAL;
         }
         if ((cls >> 16) != 0x02)
-                return; /* not a network controller */
+                return 0; /* not a network controller */
         if (procparse_uevent_get(buf, len, "PCI_ID", val, sizeof(val)) <= 0 ||
-            procparse_pci_id(val, &nic.vendor, &nic.device) < 0) {
+            procparse_pci_id(val, &nic->vendor, &nic->device) < 0) {
                 problem(inv, INV_TOPIC_NIC, p, -EINVAL, "PCI_ID of %s", pci);
-                return;
+                return -EINVAL;
         }
-        if (inv->n_nics >= INV_MAX_NICS) {
-                problem(inv, INV_TOPIC_NIC, SYS_PCI, -E2BIG, "more than %d NICs", INV_MAX_NICS);
-                return;
-        }
-        memcpy(nic.pci, pci, strlen(pci) + 1); /* parse_is_pci_addr(): 12 chars */
-        nic.pci_class = (uint32_t)cls;
-        nic.kind = inv_nic_kind_from_ids(nic.vendor, nic.device);
+        nic->pci_class = (uint32_t)cls;
+        return 1;
+}
+
+/* Its driver, IOMMU group (and whether it is a no-IOMMU one) and NUMA node. */
+static void nic_links(inventory *inv, const hostfs *h, const char *dev, const char *pci, inv_nic *nic)
+{
+        char p[PATH_MAX], val[64], name[64];
+        int r;
 
         /* driver: the link is the truth (uevent DRIVER= says the same when bound) */
         if (hostfs_fmt(p, sizeof(p), "%s/driver", dev) == 0) {
-                r = hostfs_readlink_base(h, p, nic.driver, sizeof(nic.driver));
+                r = hostfs_readlink_base(h, p, nic->driver, sizeof(nic->driver));
                 if (r < 0 && r != -ENOENT) {
                         problem(inv, INV_TOPIC_NIC, p, r, "driver of %s", pci);
-                        nic.driver[0] = '\0';
+                        nic->driver[0] = '\0';
                 }
         }
         if (hostfs_fmt(p, sizeof(p), "%s/iommu_group", dev) == 0 &&
             hostfs_readlink_base(h, p, name, sizeof(name)) == 0) {
                 int g;
                 if (parse_int(name, 0, 1 << 20, &g) == 0) {
-                        nic.iommu_group = g;
+                        nic->iommu_group = g;
                         if (hostfs_fmt(p, sizeof(p), "/sys/kernel/iommu_groups/%d/name", g) == 0 &&
                             hostfs_read_str(h, p, val, sizeof(val)) == 0 && strcmp(val, "vfio-noiommu") == 0)
-                                nic.noiommu = true;
+                                nic->noiommu = true;
                 } else {
                         problem(inv, INV_TOPIC_NIC, p, -EINVAL, "IOMMU group of %s", pci);
                 }
         }
         if (hostfs_fmt(p, sizeof(p), "%s/numa_node", dev) == 0) {
-                r = hostfs_read_int(h, p, -1, INV_MAX_NUMA - 1, &nic.numa_node);
+                r = hostfs_read_int(h, p, -1, INV_MAX_NUMA - 1, &nic->numa_node);
                 if (r < 0) {
-                        nic.numa_node = -1;
+                        nic->numa_node = -1;
                         if (r != -ENOENT)
                                 problem(inv, INV_TOPIC_NIC, p, r, "NUMA node of %s", pci);
                 }
         }
+}
+
+/* Its netdev and the netdev's MAC. */
+static void nic_netdev(inventory *inv, const hostfs *h, const char *dev, inv_nic *nic)
+{
+        char p[PATH_MAX], val[64];
+        unsigned idx;
+        int r;
+
         /* netdev: <dev>/net/<if>, or <dev>/virtioN/net/<if> */
         if (hostfs_fmt(p, sizeof(p), "%s/net", dev) < 0 ||
-            first_entry(h, p, nic.netdev, sizeof(nic.netdev)) < 0) {
-                nic.netdev[0] = '\0';
-                if (find_indexed(h, dev, "virtio", &idx) == 0 &&
+            first_entry(h, p, NULL, NULL, nic->netdev, sizeof(nic->netdev)) < 0) {
+                nic->netdev[0] = '\0';
+                if (first_entry(h, dev, "virtio", &idx, NULL, 0) == 0 &&
                     hostfs_fmt(p, sizeof(p), "%s/virtio%u/net", dev, idx) == 0 &&
-                    first_entry(h, p, nic.netdev, sizeof(nic.netdev)) < 0)
-                        nic.netdev[0] = '\0';
+                    first_entry(h, p, NULL, NULL, nic->netdev, sizeof(nic->netdev)) < 0)
+                        nic->netdev[0] = '\0';
         }
-        if (nic.netdev[0] && hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", nic.netdev) == 0) {
+        if (nic->netdev[0] && hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", nic->netdev) == 0) {
                 uint8_t mac[6];
                 r = hostfs_read_str(h, p, val, sizeof(val));
                 if (r >= 0 && parse_mac(val, mac) == 0) {
-                        snprintf(nic.mac, sizeof(nic.mac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
+                        snprintf(nic->mac, sizeof(nic->mac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
                                  mac[2], mac[3], mac[4], mac[5]);
-                        snprintf(nic.mac_source, sizeof(nic.mac_source), "netdev");
+                        snprintf(nic->mac_source, sizeof(nic->mac_source), "netdev");
                 } else
-                        problem(inv, INV_TOPIC_NIC, p, r < 0 ? r : -EINVAL, "MAC of %s", nic.netdev);
+                        problem(inv, INV_TOPIC_NIC, p, r < 0 ? r : -EINVAL, "MAC of %s", nic->netdev);
         }
-        /* What the node's networking does with its netdev. */
-        if (!nic.netdev[0]) {
-                nic.in_use = 0;
+}
+
+/* What the node's networking does with its netdev (use: the link usage, NULL unknown). */
+static void nic_usage(const inventory *inv, const nlparse_usage *use, inv_nic *nic)
+{
+        int r;
+
+        if (!nic->netdev[0]) {
+                nic->in_use = 0;
         } else if (!use) {
-                nic.in_use = -1;
-                snprintf(nic.in_use_reason, sizeof(nic.in_use_reason), "cannot tell whether the node uses %s: %s",
-                         nic.netdev, inv->link_usage_error);
+                nic->in_use = -1;
+                snprintf(nic->in_use_reason, sizeof(nic->in_use_reason), "cannot tell whether the node uses %s: %s",
+                         nic->netdev, inv->link_usage_error);
         } else {
-                const nlparse_link *l = nlparse_find(use, nic.netdev);
-                r = nlparse_in_use(use, nic.netdev, nic.in_use_reason, sizeof(nic.in_use_reason));
-                nic.in_use = r == 1 ? 1 : r == 0 ? 0 : -1;
+                const nlparse_link *l = nlparse_find(use, nic->netdev);
+                r = nlparse_in_use(use, nic->netdev, nic->in_use_reason, sizeof(nic->in_use_reason));
+                nic->in_use = r == 1 ? 1 : r == 0 ? 0 : -1;
                 if (r < 0)
-                        snprintf(nic.in_use_reason, sizeof(nic.in_use_reason),
-                                 "%s has no entry in %s (another network namespace, or renamed?)", nic.netdev,
+                        snprintf(nic->in_use_reason, sizeof(nic->in_use_reason),
+                                 "%s has no entry in %s (another network namespace, or renamed?)", nic->netdev,
                                  inv->link_usage_source);
                 if (l) {
-                        nic.has_ipv4 = l->has_ipv4;
-                        nic.has_default = l->default4 || l->default6;
-                        nic.default_metric = l->default4 ? l->default4_metric : l->default6_metric;
+                        nic->has_ipv4 = l->has_ipv4;
+                        nic->has_default = l->default4 || l->default6;
+                        nic->default_metric = l->default4 ? l->default4_metric : l->default6_metric;
                 }
         }
+}
 
-        /* device nodes and readiness */
-        const char *missing = NULL;
-        if (strcmp(nic.driver, "vfio-pci") == 0) {
-                add_devnode(&nic, "/dev/vfio/vfio", "/dev/vfio/vfio");
-                if (nic.iommu_group >= 0) {
+/* The device nodes a pod needs for it, by its driver. */
+static void nic_devnodes(const hostfs *h, const char *dev, inv_nic *nic)
+{
+        char p[PATH_MAX];
+        unsigned idx;
+
+        if (strcmp(nic->driver, "vfio-pci") == 0) {
+                add_devnode(nic, "/dev/vfio/vfio", "/dev/vfio/vfio");
+                if (nic->iommu_group >= 0) {
                         char host[INV_DEVPATH_LEN], cont[INV_DEVPATH_LEN];
-                        snprintf(cont, sizeof(cont), "/dev/vfio/%d", nic.iommu_group);
-                        snprintf(host, sizeof(host), nic.noiommu ? "/dev/vfio/noiommu-%d" : "/dev/vfio/%d",
-                                 nic.iommu_group);
-                        add_devnode(&nic, host, cont);
+                        snprintf(cont, sizeof(cont), "/dev/vfio/%d", nic->iommu_group);
+                        snprintf(host, sizeof(host), nic->noiommu ? "/dev/vfio/noiommu-%d" : "/dev/vfio/%d",
+                                 nic->iommu_group);
+                        add_devnode(nic, host, cont);
                 }
-        } else if (strcmp(nic.driver, "igb_uio") == 0 || strcmp(nic.driver, "uio_pci_generic") == 0) {
-                if (hostfs_fmt(p, sizeof(p), "%s/uio", dev) == 0 && find_indexed(h, p, "uio", &idx) == 0) {
+        } else if (strcmp(nic->driver, "igb_uio") == 0 || strcmp(nic->driver, "uio_pci_generic") == 0) {
+                if (hostfs_fmt(p, sizeof(p), "%s/uio", dev) == 0 && first_entry(h, p, "uio", &idx, NULL, 0) == 0) {
                         char node[INV_DEVPATH_LEN];
                         snprintf(node, sizeof(node), "/dev/uio%u", idx);
-                        add_devnode(&nic, node, node);
+                        add_devnode(nic, node, node);
                 }
-        } else if (nic.kind == INV_NIC_MANA && strcmp(nic.driver, "mana") == 0) {
-                if (inv_find_uverbs(h, nic.pci, &idx) == 0) {
+        } else if (nic->kind == INV_NIC_MANA && strcmp(nic->driver, "mana") == 0) {
+                if (inv_find_uverbs(h, nic->pci, &idx) == 0) {
                         char node[INV_DEVPATH_LEN];
                         snprintf(node, sizeof(node), "/dev/infiniband/uverbs%u", idx);
-                        add_devnode(&nic, node, node);
+                        add_devnode(nic, node, node);
                 }
         }
+}
 
-        if (nic.kind == INV_NIC_OTHER) {
-                snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "not an ENA or MANA device (%04x:%04x)",
-                         nic.vendor, nic.device);
-        } else if (nic.kind == INV_NIC_ENA) {
-                if (!nic.driver[0])
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "no driver bound");
-                else if (strcmp(nic.driver, "vfio-pci") == 0 && nic.iommu_group < 0)
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to vfio-pci but has no IOMMU group");
-                else if (inv_driver_userspace(nic.driver)) {
-                        if (devnodes_present(h, &nic, &missing)) {
-                                nic.dpdk_ready = true;
-                                snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to %s, %s present",
-                                         nic.driver, nic.devnodes[nic.n_devnodes - 1].host);
+/* Whether DPDK can use it and why (and, for ENA on x86, whether its BAR is
+ * write-combining). */
+static void nic_readiness(inventory *inv, const hostfs *h, const char *dev, inv_nic *nic, pat_cache *pat)
+{
+        const char *missing = NULL;
+
+        if (nic->kind == INV_NIC_OTHER) {
+                snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "not an ENA or MANA device (%04x:%04x)",
+                         nic->vendor, nic->device);
+        } else if (nic->kind == INV_NIC_ENA) {
+                if (!nic->driver[0])
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "no driver bound");
+                else if (strcmp(nic->driver, "vfio-pci") == 0 && nic->iommu_group < 0)
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "bound to vfio-pci but has no IOMMU group");
+                else if (inv_driver_userspace(nic->driver)) {
+                        if (devnodes_present(h, nic, &missing)) {
+                                nic->dpdk_ready = true;
+                                snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "bound to %s, %s present",
+                                         nic->driver, nic->devnodes[nic->n_devnodes - 1].host);
                         } else {
-                                snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to %s but %s is missing",
-                                         nic.driver, missing ? missing : "its uio device");
+                                snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "bound to %s but %s is missing",
+                                         nic->driver, missing ? missing : "its uio device");
                         }
                 } else {
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "bound to the kernel driver %s%s%s",
-                                 nic.driver, nic.netdev[0] ? " as " : "", nic.netdev);
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "bound to the kernel driver %s%s%s",
+                                 nic->driver, nic->netdev[0] ? " as " : "", nic->netdev);
                 }
-                if (nic.driver[0] && strcmp(nic.driver, "ena") != 0 && inv->arch_x86)
-                        nic_write_combining(inv, h, dev, &nic, pat);
+                if (nic->driver[0] && strcmp(nic->driver, "ena") != 0 && inv->arch_x86)
+                        nic_write_combining(inv, h, dev, nic, pat);
         } else { /* MANA */
                 int ib = hostfs_exists(h, "/sys/module/mana_ib");
-                if (strcmp(nic.driver, "mana") != 0)
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "MANA needs the kernel driver mana, bound: %s",
-                                 nic.driver[0] ? nic.driver : "none");
+                if (strcmp(nic->driver, "mana") != 0)
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "MANA needs the kernel driver mana, bound: %s",
+                                 nic->driver[0] ? nic->driver : "none");
                 else if (ib != 1)
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "kernel module mana_ib is not loaded");
-                else if (nic.n_devnodes == 0)
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "no infiniband_verbs device (ib_uverbs loaded?)");
-                else if (!devnodes_present(h, &nic, &missing))
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "%s is missing", missing);
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "kernel module mana_ib is not loaded");
+                else if (nic->n_devnodes == 0)
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "no infiniband_verbs device (ib_uverbs loaded?)");
+                else if (!devnodes_present(h, nic, &missing))
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "%s is missing", missing);
                 else {
-                        nic.dpdk_ready = true;
-                        snprintf(nic.dpdk_reason, sizeof(nic.dpdk_reason), "mana with mana_ib, %s present",
-                                 nic.devnodes[0].host);
+                        nic->dpdk_ready = true;
+                        snprintf(nic->dpdk_reason, sizeof(nic->dpdk_reason), "mana with mana_ib, %s present",
+                                 nic->devnodes[0].host);
                 }
         }
+}
+
+static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlparse_usage *use, pat_cache *pat)
+{
+        char dev[PATH_MAX];
+        inv_nic nic = {.iommu_group = -1, .numa_node = -1, .write_combining = -1};
+
+        if (hostfs_fmt(dev, sizeof(dev), SYS_PCI "/%s", pci) < 0 || nic_identity(inv, h, dev, pci, &nic) <= 0)
+                return;
+        if (inv->n_nics >= INV_MAX_NICS) {
+                problem(inv, INV_TOPIC_NIC, SYS_PCI, -E2BIG, "more than %d NICs", INV_MAX_NICS);
+                return;
+        }
+        memcpy(nic.pci, pci, strlen(pci) + 1); /* parse_is_pci_addr(): 12 chars */
+        nic.kind = inv_nic_kind_from_ids(nic.vendor, nic.device);
+        nic_links(inv, h, dev, pci, &nic);
+        nic_netdev(inv, h, dev, &nic);
+        nic_usage(inv, use, &nic);
+        nic_devnodes(h, dev, &nic);
+        nic_readiness(inv, h, dev, &nic, pat);
         inv->nics[inv->n_nics++] = nic;
 }
 

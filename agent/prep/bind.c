@@ -24,15 +24,21 @@ static int default_write(void *userdata, const hostfs *h, const char *path, cons
         return hostfs_write(h, path, data);
 }
 
+/* target under the root, for a mount or umount: only under a live root (-ENOSYS else). */
+static int live_path(const hostfs *h, const char *target, char *buf, size_t size)
+{
+        if (!hostfs_is_live(h))
+                return -ENOSYS;
+        return hostfs_path(h, target, buf, size);
+}
+
 static int default_mount(void *userdata, const hostfs *h, const char *source, const char *target, const char *fstype,
                          unsigned long flags, const char *data)
 {
         char full[PATH_MAX];
         int r;
         (void)userdata;
-        if (!hostfs_is_live(h))
-                return -ENOSYS;
-        if ((r = hostfs_path(h, target, full, sizeof(full))) < 0)
+        if ((r = live_path(h, target, full, sizeof(full))) < 0)
                 return r;
         return mount(source, full, fstype, flags, data) < 0 ? -errno : 0;
 }
@@ -42,9 +48,7 @@ static int default_umount(void *userdata, const hostfs *h, const char *target)
         char full[PATH_MAX];
         int r;
         (void)userdata;
-        if (!hostfs_is_live(h))
-                return -ENOSYS;
-        if ((r = hostfs_path(h, target, full, sizeof(full))) < 0)
+        if ((r = live_path(h, target, full, sizeof(full))) < 0)
                 return r;
         return umount2(full, UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
 }

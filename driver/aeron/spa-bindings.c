@@ -29,6 +29,7 @@
 #include "util/aeron_error.h"
 #include "util/aeron_netutil.h"
 
+#include "alloc-env.h"
 #include "spa-counters.h"
 #include "spa-ifaddrs.h"
 
@@ -248,7 +249,8 @@ static int open_port(struct spa_port *p, const struct spa_role *cfg, const char 
         r = find_port(cfg->device, &id);
         if (r < 0)
                 return fail_init(ENODEV,
-                                 "SPINLANE_%s_DEVICE=%s: %s (check the -a/--vdev arguments in SPINLANE_EAL_ARGS; %u DPDK port(s) found)",
+                                 BYPASS_ENV_ROLE("%s", BYPASS_DEVICE) "=%s: %s (check the -a/--vdev arguments in " BYPASS_ENV_EAL_ARGS
+                                 "; %u DPDK port(s) found)",
                                  var, cfg->device, r == -ENOTUNIQ ? "several DPDK ports belong to this device" : "no such DPDK port",
                                  (unsigned)rte_eth_dev_count_avail());
         p->port_id = id;
@@ -266,7 +268,7 @@ static int open_port(struct spa_port *p, const struct spa_role *cfg, const char 
         r = tr_port_open(&pc, &p->tp, err, sizeof(err));
         if (r < 0) {
                 fmt_ip(cfg->ipv4, ip, sizeof(ip));
-                return fail_init(-r, "cannot open DPDK port %s (SPINLANE_%s_DEVICE) as %s/%u: %s", cfg->device, var, ip,
+                return fail_init(-r, "cannot open DPDK port %s (" BYPASS_ENV_ROLE("%s", BYPASS_DEVICE) ") as %s/%u: %s", cfg->device, var, ip,
                                  cfg->prefix_len, err[0] ? err : strerror(-r));
         }
         return 0;
@@ -289,7 +291,7 @@ static int global_init(aeron_driver_context_t *context)
         if (context->mtu_length > UINT16_MAX)
                 return fail_init(EINVAL, "AERON_MTU_LENGTH=%zu is too large for the bypass transport", context->mtu_length);
         if (tr_eal_args_split(g.cfg.eal_args, strlen(g.cfg.eal_args), "aeronmd", &args) < 0)
-                return fail_init(EINVAL, "SPINLANE_EAL_ARGS cannot be split");
+                return fail_init(EINVAL, BYPASS_ENV_EAL_ARGS " cannot be split");
 
         /* rte_eal_init pins the calling thread (Aeron's conductor, in aeronmd) to the
          * main lcore: give it its own affinity back, Aeron sets the agents' */
@@ -300,21 +302,22 @@ static int global_init(aeron_driver_context_t *context)
         /* a program that embeds the driver may have started the EAL itself: use it,
          * and leave its clean-up to that program */
         if (r < 0 && r != -EALREADY)
-                return fail_init(-r, "rte_eal_init failed with SPINLANE_EAL_ARGS=\"%s\": %s", g.cfg.eal_args, strerror(-r));
+                return fail_init(-r, "rte_eal_init failed with " BYPASS_ENV_EAL_ARGS "=\"%s\": %s", g.cfg.eal_args, strerror(-r));
         g.eal_up = r == 0;
 
-        r = open_port(&g.ports[0], &g.cfg.sender, "SENDER", 0, g.cfg.shared ? 2 : 1,
+        r = open_port(&g.ports[0], &g.cfg.sender, BYPASS_ROLE_SENDER, 0, g.cfg.shared ? 2 : 1,
                       context->mtu_length);
         if (r < 0)
                 return r;
         g.n_ports = 1;
         if (!g.cfg.shared) {
-                r = open_port(&g.ports[1], &g.cfg.receiver, "RECEIVER", 1, 1, context->mtu_length);
+                r = open_port(&g.ports[1], &g.cfg.receiver, BYPASS_ROLE_RECEIVER, 1, 1, context->mtu_length);
                 if (r < 0)
                         return r;
                 if (g.ports[1].port_id == g.ports[0].port_id)
                         return fail_init(EINVAL,
-                                         "SPINLANE_SENDER_DEVICE=%s and SPINLANE_RECEIVER_DEVICE=%s are the same DPDK port: give both the same name",
+                                         BYPASS_ENV_SENDER_DEVICE "=%s and " BYPASS_ENV_RECEIVER_DEVICE
+                                         "=%s are the same DPDK port: give both the same name",
                                          g.cfg.sender.device, g.cfg.receiver.device);
                 g.n_ports = 2;
         }
@@ -499,6 +502,31 @@ static int spa_poller_poll(aeron_udp_transport_poller_t *poller, struct mmsghdr 
         return work;
 }
 
+/* The burst of k datagrams of iov to dst. */
+static inline void fill_msgs(struct tr_msg *m, const struct sockaddr_in *dst, const struct iovec *iov, size_t k)
+{
+        for (size_t i = 0; i < k; i++)
+                m[i] = (struct tr_msg){ .dst = dst, .data = iov[i].iov_base, .len = iov[i].iov_len };
+}
+
+/* The bytes of the first n datagrams of m (those sent). */
+static inline int64_t msgs_bytes(const struct tr_msg *m, int n)
+{
+        int64_t bytes = 0;
+        for (int i = 0; i < n; i++)
+                bytes += (int64_t)m[i].len;
+        return bytes;
+}
+
+/* A send that failed before any datagram left (r < 0), for Aeron: -1 and its error set. */
+static __attribute__((cold, noinline)) int send_failed(const struct sockaddr_in *dst, int r)
+{
+        char ip[INET_ADDRSTRLEN];
+        fmt_ip(dst->sin_addr.s_addr, ip, sizeof(ip));
+        AERON_SET_ERR(-r, "spinlane: send to %s:%u: %s", ip, ntohs(dst->sin_port), strerror(-r));
+        return -1;
+}
+
 static int spa_send(aeron_udp_channel_data_paths_t *data_paths, aeron_udp_channel_transport_t *transport,
                     struct sockaddr_storage *address, struct iovec *iov, size_t iov_length, int64_t *bytes_sent)
 {
@@ -519,35 +547,24 @@ static int spa_send(aeron_udp_channel_data_paths_t *data_paths, aeron_udp_channe
         const struct sockaddr_in *dst = (const struct sockaddr_in *)address;
         if (__builtin_expect(iov_length <= SPA_SEND_BATCH, 1)) {
                 /* one burst: what Aeron sends (at most 16 messages a call) */
-                for (size_t i = 0; i < iov_length; i++)
-                        m[i] = (struct tr_msg){ .dst = dst, .data = iov[i].iov_base, .len = iov[i].iov_len };
+                fill_msgs(m, dst, iov, iov_length);
                 int r = tr_sendmmsg(t->agent->q, t->ep, m, iov_length);
-                if (__builtin_expect(r < 0, 0)) {
-                        char ip[INET_ADDRSTRLEN];
-                        fmt_ip(dst->sin_addr.s_addr, ip, sizeof(ip));
-                        AERON_SET_ERR(-r, "spinlane: send to %s:%u: %s", ip, ntohs(dst->sin_port), strerror(-r));
-                        return -1;
-                }
-                for (int i = 0; i < r; i++)
-                        bytes += (int64_t)iov[i].iov_len;
+                if (__builtin_expect(r < 0, 0))
+                        return send_failed(dst, r);
+                bytes = msgs_bytes(m, r);
                 *bytes_sent += bytes;
                 return r; /* fewer than iov_length: would block, Aeron retries the rest */
         }
         while (done < iov_length) {
                 size_t k = iov_length - done < SPA_SEND_BATCH ? iov_length - done : SPA_SEND_BATCH;
-                for (size_t i = 0; i < k; i++)
-                        m[i] = (struct tr_msg){ .dst = dst, .data = iov[done + i].iov_base, .len = iov[done + i].iov_len };
+                fill_msgs(m, dst, iov + done, k);
                 int r = tr_sendmmsg(t->agent->q, t->ep, m, k);
                 if (r < 0) {
                         if (done)
                                 break;
-                        char ip[INET_ADDRSTRLEN];
-                        fmt_ip(dst->sin_addr.s_addr, ip, sizeof(ip));
-                        AERON_SET_ERR(-r, "spinlane: send to %s:%u: %s", ip, ntohs(dst->sin_port), strerror(-r));
-                        return -1;
+                        return send_failed(dst, r);
                 }
-                for (int i = 0; i < r; i++)
-                        bytes += (int64_t)m[i].len;
+                bytes += msgs_bytes(m, r);
                 done += (size_t)r;
                 if ((size_t)r < k)
                         break; /* would block: Aeron retries the rest */
@@ -673,7 +690,7 @@ static int spa_init(aeron_udp_channel_transport_t *transport, struct sockaddr_st
                 goto done;
         }
         struct spa_port *p = t->agent->port;
-        const char *var = role == SPA_SENDER ? "SENDER" : "RECEIVER";
+        const char *var = role == SPA_SENDER ? BYPASS_ROLE_SENDER : BYPASS_ROLE_RECEIVER;
         fmt_ip(p->cfg->ipv4, mine, sizeof(mine));
         if (bind_addr->ss_family != AF_INET) {
                 AERON_SET_ERR(EAFNOSUPPORT, "%s", "spinlane: IPv6 channels cannot be served by the DPDK transport (IPv4 only)");
@@ -696,7 +713,7 @@ static int spa_init(aeron_udp_channel_transport_t *transport, struct sockaddr_st
                                 char ifs[INET_ADDRSTRLEN];
                                 fmt_ip(ifip, ifs, sizeof(ifs));
                                 AERON_SET_ERR(EADDRNOTAVAIL,
-                                              "spinlane: multicast interface %s is not the %s NIC's address %s (SPINLANE_%s_IPV4): use interface=%s or leave it out",
+                                              "spinlane: multicast interface %s is not the %s NIC's address %s (" BYPASS_ENV_ROLE("%s", BYPASS_IPV4) "): use interface=%s or leave it out",
                                               ifs, role_names[role], mine, var, mine);
                                 r = -1;
                                 goto done;
@@ -711,7 +728,7 @@ static int spa_init(aeron_udp_channel_transport_t *transport, struct sockaddr_st
                 t->group = bip;
         } else if (bip != 0 && bip != p->cfg->ipv4) {
                 AERON_SET_ERR(EADDRNOTAVAIL,
-                              "spinlane: bind address %s:%u is not the %s NIC's address %s (SPINLANE_%s_IPV4) nor 0.0.0.0: the DPDK transport cannot serve this channel",
+                              "spinlane: bind address %s:%u is not the %s NIC's address %s (" BYPASS_ENV_ROLE("%s", BYPASS_IPV4) ") nor 0.0.0.0: the DPDK transport cannot serve this channel",
                               ip, ntohs(bind->sin_port), role_names[role], mine, var);
                 r = -1;
                 goto done;

@@ -6,31 +6,39 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "concurrent/aeron_counters_manager.h"
 #include "util/aeron_error.h"
 
-static const char *const fixed_names[SPA_PC__FIXED] = {
-        [SPA_PC_RX_FRAMES] = "rx frames",
-        [SPA_PC_RX_DATAGRAMS] = "rx datagrams",
-        [SPA_PC_RX_BYTES] = "rx bytes",
-        [SPA_PC_TX_DATAGRAMS] = "tx datagrams",
-        [SPA_PC_TX_BYTES] = "tx bytes",
-        [SPA_PC_HOST_LOCAL_RX] = "host-local rx",
-        [SPA_PC_HOST_LOCAL_TX] = "host-local tx",
-        [SPA_PC_WB_RING] = "would-block tx ring full",
-        [SPA_PC_WB_NOMBUF] = "would-block no mbuf",
-        [SPA_PC_WB_ARP] = "would-block next hop unresolved",
-        [SPA_PC_ARP_REQ_RX] = "arp requests rx",
-        [SPA_PC_ARP_REP_RX] = "arp replies rx",
-        [SPA_PC_ARP_REQ_TX] = "arp requests tx",
-        [SPA_PC_ARP_REP_TX] = "arp replies tx",
-        [SPA_PC_GARP_TX] = "gratuitous arp tx",
-        [SPA_PC_IGMP_RX] = "igmp rx",
-        [SPA_PC_IGMP_TX] = "igmp reports tx",
-        [SPA_PC_DROPS_TOTAL] = "drops total",
+/* Each fixed port counter: its name and the transport counter it shows (the offset of a
+ * uint64_t in struct tr_counters; SPA_FIELD_NONE: computed). */
+#define SPA_FIELD_NONE SIZE_MAX
+static const struct {
+        const char *name;
+        size_t field;
+} fixed[SPA_PC__FIXED] = {
+        [SPA_PC_RX_FRAMES] = { "rx frames", offsetof(struct tr_counters, rx_frames) },
+        [SPA_PC_RX_DATAGRAMS] = { "rx datagrams", offsetof(struct tr_counters, rx_datagrams) },
+        [SPA_PC_RX_BYTES] = { "rx bytes", offsetof(struct tr_counters, rx_bytes) },
+        [SPA_PC_TX_DATAGRAMS] = { "tx datagrams", offsetof(struct tr_counters, tx_datagrams) },
+        [SPA_PC_TX_BYTES] = { "tx bytes", offsetof(struct tr_counters, tx_bytes) },
+        [SPA_PC_HOST_LOCAL_RX] = { "host-local rx", offsetof(struct tr_counters, host_local_rx) },
+        [SPA_PC_HOST_LOCAL_TX] = { "host-local tx", offsetof(struct tr_counters, host_local_tx) },
+        [SPA_PC_WB_RING] = { "would-block tx ring full", offsetof(struct tr_counters, tx_wouldblock_ring) },
+        [SPA_PC_WB_NOMBUF] = { "would-block no mbuf", offsetof(struct tr_counters, tx_wouldblock_nombuf) },
+        [SPA_PC_WB_ARP] = { "would-block next hop unresolved", offsetof(struct tr_counters, tx_wouldblock_arp) },
+        [SPA_PC_ARP_REQ_RX] = { "arp requests rx", offsetof(struct tr_counters, arp_requests_rx) },
+        [SPA_PC_ARP_REP_RX] = { "arp replies rx", offsetof(struct tr_counters, arp_replies_rx) },
+        [SPA_PC_ARP_REQ_TX] = { "arp requests tx", offsetof(struct tr_counters, arp_requests_tx) },
+        [SPA_PC_ARP_REP_TX] = { "arp replies tx", offsetof(struct tr_counters, arp_replies_tx) },
+        [SPA_PC_GARP_TX] = { "gratuitous arp tx", offsetof(struct tr_counters, garp_tx) },
+        [SPA_PC_IGMP_RX] = { "igmp rx", offsetof(struct tr_counters, igmp_rx) },
+        [SPA_PC_IGMP_TX] = { "igmp reports tx", offsetof(struct tr_counters, igmp_reports_tx) },
+        [SPA_PC_DROPS_TOTAL] = { "drops total", SPA_FIELD_NONE }, /* tr_counters_drops */
 };
 
 static const char *const agent_names[SPA_AC__MAX] = {
@@ -46,7 +54,7 @@ static const char *const agent_names[SPA_AC__MAX] = {
 void spa_counter_name(unsigned i, char *buf, size_t len)
 {
         if (i < SPA_PC__FIXED)
-                snprintf(buf, len, "%s", fixed_names[i]);
+                snprintf(buf, len, "%s", fixed[i].name);
         else if (i - SPA_PC__FIXED + 1 < TR_DROP__MAX)
                 snprintf(buf, len, "drop %s", tr_drop_name((enum tr_drop)(i - SPA_PC__FIXED + 1)));
         else
@@ -129,23 +137,9 @@ void spa_counters_refresh(struct spa_port *p)
         uint64_t v[SPA_PORT_COUNTERS];
 
         tr_port_counters(p->tp, &c);
-        v[SPA_PC_RX_FRAMES] = c.rx_frames;
-        v[SPA_PC_RX_DATAGRAMS] = c.rx_datagrams;
-        v[SPA_PC_RX_BYTES] = c.rx_bytes;
-        v[SPA_PC_TX_DATAGRAMS] = c.tx_datagrams;
-        v[SPA_PC_TX_BYTES] = c.tx_bytes;
-        v[SPA_PC_HOST_LOCAL_RX] = c.host_local_rx;
-        v[SPA_PC_HOST_LOCAL_TX] = c.host_local_tx;
-        v[SPA_PC_WB_RING] = c.tx_wouldblock_ring;
-        v[SPA_PC_WB_NOMBUF] = c.tx_wouldblock_nombuf;
-        v[SPA_PC_WB_ARP] = c.tx_wouldblock_arp;
-        v[SPA_PC_ARP_REQ_RX] = c.arp_requests_rx;
-        v[SPA_PC_ARP_REP_RX] = c.arp_replies_rx;
-        v[SPA_PC_ARP_REQ_TX] = c.arp_requests_tx;
-        v[SPA_PC_ARP_REP_TX] = c.arp_replies_tx;
-        v[SPA_PC_GARP_TX] = c.garp_tx;
-        v[SPA_PC_IGMP_RX] = c.igmp_rx;
-        v[SPA_PC_IGMP_TX] = c.igmp_reports_tx;
+        for (unsigned i = 0; i < SPA_PC__FIXED; i++)
+                if (fixed[i].field != SPA_FIELD_NONE)
+                        memcpy(&v[i], (const char *)&c + fixed[i].field, sizeof(v[i]));
         v[SPA_PC_DROPS_TOTAL] = tr_counters_drops(&c);
         for (unsigned d = 1; d < TR_DROP__MAX; d++)
                 v[SPA_PC__FIXED + d - 1] = c.drops[d];

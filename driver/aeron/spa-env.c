@@ -3,6 +3,7 @@
  * logs; every value is length-limited and checked, and every problem names its variable. */
 #include "spa-env.h"
 
+#include "alloc-env.h"
 #include "eal_args.h"
 #include "envp.h"
 #include "ipv4.h"
@@ -123,10 +124,10 @@ static const char *bounded(const char *const *envp, struct problems *pr, const c
 
 static void parse_role(const char *const *envp, struct problems *pr, const char *role, struct spa_role *r, bool *ok)
 {
-        char name[48], q[80];
+        char name[ALLOC_ENV_NAME_MAX], ipv4_name[ALLOC_ENV_NAME_MAX], q[80];
         const char *v;
 
-        snprintf(name, sizeof(name), "SPINLANE_%s_DEVICE", role);
+        bypass_env_role(name, sizeof(name), role, BYPASS_DEVICE);
         v = bounded(envp, pr, name, SPA_VALUE_MAX);
         if (!v) {
                 if (!envp_get(envp, name))
@@ -141,24 +142,24 @@ static void parse_role(const char *const *envp, struct problems *pr, const char 
         } else
                 snprintf(r->device, sizeof(r->device), "%s", v);
 
-        snprintf(name, sizeof(name), "SPINLANE_%s_IPV4", role);
-        v = bounded(envp, pr, name, SPA_VALUE_MAX);
+        bypass_env_role(ipv4_name, sizeof(ipv4_name), role, BYPASS_IPV4);
+        v = bounded(envp, pr, ipv4_name, SPA_VALUE_MAX);
         if (!v) {
-                if (!envp_get(envp, name))
-                        problem(pr, "%s is not set (this NIC's address as a.b.c.d/len)", name);
+                if (!envp_get(envp, ipv4_name))
+                        problem(pr, "%s is not set (this NIC's address as a.b.c.d/len)", ipv4_name);
                 *ok = false;
         } else if (spa_parse_ipv4_prefix(v, &r->ipv4, &r->prefix_len) < 0) {
                 quote(v, q, sizeof(q));
-                problem(pr, "%s=\"%s\" is not an IPv4 address with a prefix length (a.b.c.d/len, len 1..32)", name, q);
+                problem(pr, "%s=\"%s\" is not an IPv4 address with a prefix length (a.b.c.d/len, len 1..32)", ipv4_name, q);
                 *ok = false;
         } else if (!spa_ipv4_host_ok(r->ipv4, r->prefix_len)) {
                 quote(v, q, sizeof(q));
                 problem(pr, "%s=\"%s\" cannot be a host's address (zero, loopback, multicast, broadcast or the subnet's own address)",
-                        name, q);
+                        ipv4_name, q);
                 *ok = false;
         }
 
-        snprintf(name, sizeof(name), "SPINLANE_%s_GATEWAY", role);
+        bypass_env_role(name, sizeof(name), role, BYPASS_GATEWAY);
         v = bounded(envp, pr, name, SPA_VALUE_MAX);
         r->gateway = 0;
         if (v && *v) {
@@ -169,7 +170,7 @@ static void parse_role(const char *const *envp, struct problems *pr, const char 
                         *ok = false;
                 } else if (r->prefix_len && ((gw & mask_of(r->prefix_len)) != (r->ipv4 & mask_of(r->prefix_len)) ||
                                              gw == r->ipv4 || !spa_ipv4_host_ok(gw, r->prefix_len))) {
-                        problem(pr, "%s=\"%s\" is not another host of the subnet of SPINLANE_%s_IPV4", name, q, role);
+                        problem(pr, "%s=\"%s\" is not another host of the subnet of %s", name, q, ipv4_name);
                         *ok = false;
                 } else
                         r->gateway = gw;
@@ -207,54 +208,56 @@ int spa_env_parse(const char *const *envp, struct spa_config *ret, char *err, si
                 err[0] = '\0';
         memset(&c, 0, sizeof(c));
 
-        v = bounded(envp, &pr, "SPINLANE_EAL_ARGS", SPA_EAL_ARGS_MAX);
+        v = bounded(envp, &pr, BYPASS_ENV_EAL_ARGS, SPA_EAL_ARGS_MAX);
         if (!v) {
-                if (!envp_get(envp, "SPINLANE_EAL_ARGS"))
-                        problem(&pr, "SPINLANE_EAL_ARGS is not set (the DPDK EAL arguments: lcores, memory, devices)");
+                if (!envp_get(envp, BYPASS_ENV_EAL_ARGS))
+                        problem(&pr, BYPASS_ENV_EAL_ARGS " is not set (the DPDK EAL arguments: lcores, memory, devices)");
                 ok = false;
         } else {
                 struct tr_eal_args probe; /* ~4.7 KB on the stack: only its result matters */
                 int r = tr_eal_args_split(v, strlen(v), "aeronmd", &probe);
                 if (r == -E2BIG) {
-                        problem(&pr, "SPINLANE_EAL_ARGS has more than %d words", TR_EAL_ARGS_MAX);
+                        problem(&pr, BYPASS_ENV_EAL_ARGS " has more than %d words", TR_EAL_ARGS_MAX);
                         ok = false;
                 } else if (r < 0) {
                         quote(v, q, sizeof(q));
-                        problem(&pr, "SPINLANE_EAL_ARGS=\"%s\" holds a control or non-ASCII character", q);
+                        problem(&pr, BYPASS_ENV_EAL_ARGS "=\"%s\" holds a control or non-ASCII character", q);
                         ok = false;
                 } else if (probe.argc < 2) {
-                        problem(&pr, "SPINLANE_EAL_ARGS is empty");
+                        problem(&pr, BYPASS_ENV_EAL_ARGS " is empty");
                         ok = false;
                 } else
                         snprintf(c.eal_args, sizeof(c.eal_args), "%s", v);
         }
-        parse_role(envp, &pr, "SENDER", &c.sender, &ok);
-        parse_role(envp, &pr, "RECEIVER", &c.receiver, &ok);
+        parse_role(envp, &pr, BYPASS_ROLE_SENDER, &c.sender, &ok);
+        parse_role(envp, &pr, BYPASS_ROLE_RECEIVER, &c.receiver, &ok);
         if (c.sender.device[0] && c.receiver.device[0]) {
                 c.shared = strcmp(c.sender.device, c.receiver.device) == 0;
                 if (c.shared && c.sender.ipv4 && c.receiver.ipv4 &&
                     (c.sender.ipv4 != c.receiver.ipv4 || c.sender.prefix_len != c.receiver.prefix_len ||
                      c.sender.gateway != c.receiver.gateway)) {
-                        problem(&pr, "SPINLANE_SENDER_DEVICE and SPINLANE_RECEIVER_DEVICE name one port (%s) but SPINLANE_SENDER_IPV4/_GATEWAY and SPINLANE_RECEIVER_IPV4/_GATEWAY differ",
+                        problem(&pr,
+                                BYPASS_ENV_SENDER_DEVICE " and " BYPASS_ENV_RECEIVER_DEVICE " name one port (%s) but " BYPASS_ENV_SENDER_IPV4
+                                "/_" BYPASS_GATEWAY " and " BYPASS_ENV_RECEIVER_IPV4 "/_" BYPASS_GATEWAY " differ",
                                 c.sender.device);
                         ok = false;
                 }
                 if (!c.shared && c.sender.ipv4 && c.sender.ipv4 == c.receiver.ipv4) {
-                        problem(&pr, "SPINLANE_SENDER_IPV4 and SPINLANE_RECEIVER_IPV4 are the same address on two ports (%s, %s)",
+                        problem(&pr, BYPASS_ENV_SENDER_IPV4 " and " BYPASS_ENV_RECEIVER_IPV4 " are the same address on two ports (%s, %s)",
                                 c.sender.device, c.receiver.device);
                         ok = false;
                 }
         }
-        parse_u32(envp, &pr, "SPINLANE_LINK_WAIT_MS", 0, SPA_MAX_LINK_WAIT_MS, SPA_DEFAULT_LINK_WAIT_MS,
+        parse_u32(envp, &pr, BYPASS_ENV_LINK_WAIT_MS, 0, SPA_MAX_LINK_WAIT_MS, SPA_DEFAULT_LINK_WAIT_MS,
                   &c.link_wait_ms, &ok);
-        parse_u32(envp, &pr, "SPINLANE_HANDOFF_SLOTS", SPA_MIN_HANDOFF_SLOTS, SPA_MAX_HANDOFF_SLOTS,
+        parse_u32(envp, &pr, BYPASS_ENV_HANDOFF_SLOTS, SPA_MIN_HANDOFF_SLOTS, SPA_MAX_HANDOFF_SLOTS,
                   SPA_DEFAULT_HANDOFF_SLOTS, &c.handoff_slots, &ok);
         if ((c.handoff_slots & (c.handoff_slots - 1)) != 0) {
-                problem(&pr, "SPINLANE_HANDOFF_SLOTS=%u is not a power of two", c.handoff_slots);
+                problem(&pr, BYPASS_ENV_HANDOFF_SLOTS "=%u is not a power of two", c.handoff_slots);
                 ok = false;
         }
         c.host_local = true;
-        v = bounded(envp, &pr, "SPINLANE_HOST_LOCAL", 32);
+        v = bounded(envp, &pr, BYPASS_ENV_HOST_LOCAL, 32);
         if (v) {
                 if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
                         c.host_local = true;
@@ -262,7 +265,7 @@ int spa_env_parse(const char *const *envp, struct spa_config *ret, char *err, si
                         c.host_local = false;
                 else {
                         quote(v, q, sizeof(q));
-                        problem(&pr, "SPINLANE_HOST_LOCAL=\"%s\" is not 1, 0, true or false", q);
+                        problem(&pr, BYPASS_ENV_HOST_LOCAL "=\"%s\" is not 1, 0, true or false", q);
                         ok = false;
                 }
         }

@@ -73,7 +73,7 @@ struct spa_port {
         uint16_t port_id;
         uint16_t mtu;              /* the largest UDP payload (Aeron's MTU) */
         const struct spa_role *cfg; /* device, address, gateway */
-        const char *role_var;      /* "SENDER" or "RECEIVER": names the variables in messages */
+        const char *role_var;      /* BYPASS_ROLE_SENDER or _RECEIVER: names the variables in messages */
         struct spa_group groups[TR_MAX_GROUPS]; /* joins, refcounted; under spa_state.lock */
         volatile int64_t *counters[SPA_PORT_COUNTERS];
 };

@@ -6,11 +6,13 @@
  * adapter's own parser. Never logs. */
 #include "launch-bindings.h"
 
+#include "alloc-env.h"
 #include "cleanup.h"
 #include "envp.h"
 #include "hostfs.h"
 #include "launch-elf.h"
 #include "launch-report.h"
+#include "readfile.h"
 #include "spa-env.h"
 
 #include <dlfcn.h>
@@ -55,15 +57,13 @@ int lbind_resolve_command(const char *command, const char *path, char *ret, size
 /* The file's first LBIND_MAX_FILE bytes. */
 static int read_file(const char *path, uint8_t **ret, size_t *ret_len)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = readfile_open(path);
         struct stat st;
 
         if (fd < 0)
-                return -errno;
+                return fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
         size_t want = (size_t)st.st_size < LBIND_MAX_FILE ? (size_t)st.st_size : LBIND_MAX_FILE;
         uint8_t *buf = malloc(want ? want : 1);
         if (!buf)
@@ -309,7 +309,7 @@ int lbind_check(const lbind_in *in, verdict_list *vl)
                         }
                 }
                 if (load_failed)
-                        lreport_remedy(&rep, "Install libspinlane_aeron.so (built against this Aeron) and the DPDK runtime in the image; SPINLANE_AERON_LIBRARY tells spinlane-launch where it is.");
+                        lreport_remedy(&rep, "Install libspinlane_aeron.so (built against this Aeron) and the DPDK runtime in the image; " LAUNCH_ENV_AERON_LIBRARY " tells spinlane-launch where it is.");
                 if (!addr && !load_failed) {
                         lreport_add(&rep, VERDICT_FAIL,
                                     "no library in AERON_DRIVER_DYNAMIC_LIBRARIES=%s exports %s: the stock aeronmd would crash (SIGSEGV) looking it up",
@@ -349,7 +349,7 @@ int lbind_check(const lbind_in *in, verdict_list *vl)
         if (ours && !(sym_name && strcmp(sym_name, "default") == 0)) {
                 if (in->plan->bypass_problem[0]) {
                         lreport_add(&rep, VERDICT_FAIL, "%s", in->plan->bypass_problem);
-                        lreport_remedy(&rep, "The spinlane agent sets SPINLANE_NIC_<i>_IPV4 (and _GATEWAY) for every NIC it allocates; for a device outside the allocation, or outside Kubernetes, set SPINLANE_SENDER_IPV4 and SPINLANE_RECEIVER_IPV4 (a.b.c.d/len) in the pod spec.");
+                        lreport_remedy(&rep, "The spinlane agent sets SPINLANE_NIC_<i>_IPV4 (and _GATEWAY) for every NIC it allocates; for a device outside the allocation, or outside Kubernetes, set " BYPASS_ENV_SENDER_IPV4 " and " BYPASS_ENV_RECEIVER_IPV4 " (a.b.c.d/len) in the pod spec.");
                 } else {
                         struct spa_config cfg;
                         char err[1024];
@@ -358,11 +358,11 @@ int lbind_check(const lbind_in *in, verdict_list *vl)
                                 lreport_remedy(&rep, "Fix the variable named (docs/aeron.md lists the contract).");
                         } else if (cfg.shared)
                                 (void)hostfs_fmt(contract, sizeof(contract), "sender and receiver on %s %s",
-                                                 cfg.sender.device, envp_get(envp, "SPINLANE_SENDER_IPV4"));
+                                                 cfg.sender.device, envp_get(envp, BYPASS_ENV_SENDER_IPV4));
                         else
                                 (void)hostfs_fmt(contract, sizeof(contract), "sender on %s %s, receiver on %s %s",
-                                                 cfg.sender.device, envp_get(envp, "SPINLANE_SENDER_IPV4"), cfg.receiver.device,
-                                                 envp_get(envp, "SPINLANE_RECEIVER_IPV4"));
+                                                 cfg.sender.device, envp_get(envp, BYPASS_ENV_SENDER_IPV4), cfg.receiver.device,
+                                                 envp_get(envp, BYPASS_ENV_RECEIVER_IPV4));
                 }
         }
 

@@ -3,6 +3,7 @@
  * ends in exactly one verdict. Outside values are quoted in messages; never logs. */
 #include "launch-checks.h"
 
+#include "alloc-env.h"
 #include "cleanup.h"
 #include "launch-cgroup.h"
 #include "launch-report.h"
@@ -130,11 +131,11 @@ static int check_allocation(ctx *c, verdict_list *vl)
         if (env->have_cpus && !c->have_plan) {
                 if (c->plan_err == -E2BIG)
                         lreport_add(&rep, VERDICT_FAIL,
-                                    "SPINLANE_EAL_ARGS would hold more than %d words, more than the transport accepts (shorten SPINLANE_EAL_EXTRA_ARGS)",
+                                    BYPASS_ENV_EAL_ARGS " would hold more than %d words, more than the transport accepts (shorten " LAUNCH_ENV_EAL_EXTRA_ARGS ")",
                                     LPLAN_EAL_MAX_WORDS);
                 else if (c->plan_err == -ENAMETOOLONG)
                         lreport_add(&rep, VERDICT_FAIL,
-                                    "SPINLANE_EAL_ARGS would be longer than %zu characters (the pinned CPU list, the NICs' devargs and SPINLANE_EAL_EXTRA_ARGS)",
+                                    BYPASS_ENV_EAL_ARGS " would be longer than %zu characters (the pinned CPU list, the NICs' devargs and " LAUNCH_ENV_EAL_EXTRA_ARGS ")",
                                     sizeof(c->plan.eal_args) - 1);
                 else
                         lreport_add(&rep, VERDICT_FAIL, "the driver's environment cannot be computed: %s",
@@ -321,7 +322,7 @@ static const char *who_pins(ctx *c, int cpu)
         if (kubelet && cpuset_has(&c->pin.cpus, (unsigned)cpu))
                 return "the kubelet's exclusive cpuset";
         if (!kubelet && cpuset_has(&c->env->cpus, (unsigned)cpu))
-                return "SPINLANE_ISOLATED_CPUS";
+                return ALLOC_ENV_ISOLATED_CPUS;
         if (c->have_plan) {
                 if (c->plan.aeron.aff_sender == cpu)
                         return "AERON_SENDER_CPU_AFFINITY";
@@ -373,7 +374,7 @@ static int check_smt(ctx *c, verdict_list *vl)
                 snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", cpu);
                 if (hostfs_exists(c->h, path) <= 0) {
                         lreport_add(&rep, VERDICT_FAIL, "CPU %d (from %s) does not exist on this node", cpu, who_pins(c, cpu));
-                        lreport_remedy(&rep, "The CPU ids must be the node's; check the device plugin's SPINLANE_ISOLATED_CPUS and the pod's AERON_*_CPU_AFFINITY.");
+                        lreport_remedy(&rep, "The CPU ids must be the node's; check the device plugin's " ALLOC_ENV_ISOLATED_CPUS " and the pod's AERON_*_CPU_AFFINITY.");
                         continue;
                 }
                 if (c->have_online && !cpuset_has(&c->online, (unsigned)cpu)) {
@@ -612,9 +613,9 @@ static int check_hugepages(ctx *c, verdict_list *vl)
         json_object_set_new(ev, "huge_dir", json_string(env->huge_dir));
         json_object_set_new(ev, "memory_mb", json_integer((json_int_t)env->memory_mb));
         if (!mnt) {
-                lreport_add(&rep, VERDICT_FAIL, "no hugetlbfs is mounted at %s (SPINLANE_HUGEPAGE_DIR) in this container",
+                lreport_add(&rep, VERDICT_FAIL, "no hugetlbfs is mounted at %s (" ALLOC_ENV_HUGEPAGE_DIR ") in this container",
                             env->huge_dir);
-                lreport_remedy(&rep, "Request a spinlane.io/dpdk-nic (the device plugin mounts the node's hugetlbfs with it), or, when the agent's hugetlbfs.pod_mount is false, mount an emptyDir with medium: HugePages-2Mi at SPINLANE_HUGEPAGE_DIR (default /dev/hugepages); request hugepages-2Mi (requests == limits) either way.");
+                lreport_remedy(&rep, "Request a spinlane.io/dpdk-nic (the device plugin mounts the node's hugetlbfs with it), or, when the agent's hugetlbfs.pod_mount is false, mount an emptyDir with medium: HugePages-2Mi at " ALLOC_ENV_HUGEPAGE_DIR " (default /dev/hugepages); request hugepages-2Mi (requests == limits) either way.");
                 return lreport_emit(&rep, vl, "hugepages", ev, "");
         }
         r = lcg_hugetlbfs_pagesize_kb(mnt->super, &kb);
@@ -665,14 +666,14 @@ static int check_hugepages(ctx *c, verdict_list *vl)
         if (avail < need) {
                 if (room < free_pages)
                         lreport_add(&rep, VERDICT_FAIL,
-                                    "the container's hugetlb cgroup leaves %llu free %s pages, DPDK needs %llu (SPINLANE_DPDK_MEMORY_MB=%llu)",
+                                    "the container's hugetlb cgroup leaves %llu free %s pages, DPDK needs %llu (" LAUNCH_ENV_DPDK_MEMORY_MB "=%llu)",
                                     (unsigned long long)room, sname, (unsigned long long)need,
                                     (unsigned long long)env->memory_mb);
                 else
-                        lreport_add(&rep, VERDICT_FAIL, "the node has %llu free %s pages, DPDK needs %llu (SPINLANE_DPDK_MEMORY_MB=%llu)",
+                        lreport_add(&rep, VERDICT_FAIL, "the node has %llu free %s pages, DPDK needs %llu (" LAUNCH_ENV_DPDK_MEMORY_MB "=%llu)",
                                     (unsigned long long)free_pages, sname, (unsigned long long)need,
                                     (unsigned long long)env->memory_mb);
-                lreport_remedy(&rep, "Request at least SPINLANE_DPDK_MEMORY_MB of hugepages-2Mi (requests == limits), or lower SPINLANE_DPDK_MEMORY_MB.");
+                lreport_remedy(&rep, "Request at least " LAUNCH_ENV_DPDK_MEMORY_MB " of hugepages-2Mi (requests == limits), or lower " LAUNCH_ENV_DPDK_MEMORY_MB ".");
         }
         char pass[512];
         snprintf(pass, sizeof(pass), "hugetlbfs at %s with %llu free %s pages for %llu MiB (%llu pages)", env->huge_dir,
@@ -756,7 +757,7 @@ static int check_devices(ctx *c, verdict_list *vl)
                                 uverbs = true;
                         r = hostfs_exists(c->h, p);
                         if (r == 0) {
-                                lreport_add(&rep, VERDICT_FAIL, "NIC %s: device node %s (SPINLANE_NIC_%u_DEVICES) does not exist in this container",
+                                lreport_add(&rep, VERDICT_FAIL, "NIC %s: device node %s (" ALLOC_ENV_NIC_FMT(ALLOC_NIC_DEVICES) ") does not exist in this container",
                                             nic->pci, p, i);
                                 continue;
                         }
@@ -774,7 +775,7 @@ static int check_devices(ctx *c, verdict_list *vl)
                 }
                 if (nic->driver == LENV_DRV_VFIO) {
                         if (!container || !group)
-                                lreport_add(&rep, VERDICT_FAIL, "NIC %s uses vfio-pci but SPINLANE_NIC_%u_DEVICES lacks %s",
+                                lreport_add(&rep, VERDICT_FAIL, "NIC %s uses vfio-pci but " ALLOC_ENV_NIC_FMT(ALLOC_NIC_DEVICES) " lacks %s",
                                             nic->pci, i, !container ? "/dev/vfio/vfio" : "its /dev/vfio/<group>");
                         if (group_noiommu && !noiommu_nic) {
                                 noiommu = true;
@@ -787,13 +788,13 @@ static int check_devices(ctx *c, verdict_list *vl)
                         }
                 } else if (nic->driver == LENV_DRV_IGB_UIO) {
                         if (!uio)
-                                lreport_add(&rep, VERDICT_FAIL, "NIC %s uses igb_uio but SPINLANE_NIC_%u_DEVICES has no /dev/uioN", nic->pci, i);
+                                lreport_add(&rep, VERDICT_FAIL, "NIC %s uses igb_uio but " ALLOC_ENV_NIC_FMT(ALLOC_NIC_DEVICES) " has no /dev/uioN", nic->pci, i);
                         if (!pa_nic) {
                                 iova_pa = true;
                                 pa_nic = nic->pci;
                         }
                 } else if (nic->driver == LENV_DRV_MANA && !uverbs)
-                        lreport_add(&rep, VERDICT_FAIL, "NIC %s is MANA but SPINLANE_NIC_%u_DEVICES has no /dev/infiniband/uverbsN",
+                        lreport_add(&rep, VERDICT_FAIL, "NIC %s is MANA but " ALLOC_ENV_NIC_FMT(ALLOC_NIC_DEVICES) " has no /dev/infiniband/uverbsN",
                                     nic->pci, i);
         }
         if (rep.level == VERDICT_FAIL)

@@ -133,8 +133,8 @@ static void parse_cpus(const char *const *envp, launch_env *env)
         if (!v) {
                 if (!envp_get(envp, ALLOC_ENV_ISOLATED_CPUS)) {
                         unsigned n0 = env->n_errs;
-                        add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
-                                "SPINLANE_ISOLATED_CPUS is not set: the container was granted no spinlane.io/isolated-core");
+                        add_err(env, "allocation-env", ALLOC_ENV_ISOLATED_CPUS,
+                                ALLOC_ENV_ISOLATED_CPUS " is not set: the container was granted no spinlane.io/isolated-core");
                         set_remedy(env, n0, LENV_REMEDY_NO_GRANT);
                 }
                 return;
@@ -142,19 +142,19 @@ static void parse_cpus(const char *const *envp, launch_env *env)
         lenv_quote(v, q, sizeof(q));
         r = cpuset_parse(v, strlen(v), &set);
         if (r == -ERANGE) {
-                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
-                        "SPINLANE_ISOLATED_CPUS=\"%s\" names a CPU >= %d", q, CPUSET_MAX);
+                add_err(env, "allocation-env", ALLOC_ENV_ISOLATED_CPUS,
+                        ALLOC_ENV_ISOLATED_CPUS "=\"%s\" names a CPU >= %d", q, CPUSET_MAX);
                 return;
         }
         if (r < 0) {
-                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
-                        "SPINLANE_ISOLATED_CPUS=\"%s\" is not a CPU list (like \"2-3,6-7\")", q);
+                add_err(env, "allocation-env", ALLOC_ENV_ISOLATED_CPUS,
+                        ALLOC_ENV_ISOLATED_CPUS "=\"%s\" is not a CPU list (like \"2-3,6-7\")", q);
                 return;
         }
         if (cpuset_empty(&set)) {
                 unsigned n0 = env->n_errs;
-                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CPUS",
-                        "SPINLANE_ISOLATED_CPUS is empty: the container was granted no CPUs");
+                add_err(env, "allocation-env", ALLOC_ENV_ISOLATED_CPUS,
+                        ALLOC_ENV_ISOLATED_CPUS " is empty: the container was granted no CPUs");
                 set_remedy(env, n0, LENV_REMEDY_NO_GRANT);
                 return;
         }
@@ -177,13 +177,13 @@ static void parse_cpus(const char *const *envp, launch_env *env)
                 t += len + (t[len] == ',');
         }
         if (!ok) {
-                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CORES",
-                        "SPINLANE_ISOLATED_CORES=\"%s\" is not a list of core ids", q);
+                add_err(env, "allocation-env", ALLOC_ENV_ISOLATED_CORES,
+                        ALLOC_ENV_ISOLATED_CORES "=\"%s\" is not a list of core ids", q);
                 return;
         }
         if (n > cpuset_count(&env->cpus)) {
-                add_err(env, "allocation-env", "SPINLANE_ISOLATED_CORES",
-                        "SPINLANE_ISOLATED_CORES=\"%s\" names %u cores but SPINLANE_ISOLATED_CPUS only %u CPUs",
+                add_err(env, "allocation-env", ALLOC_ENV_ISOLATED_CORES,
+                        ALLOC_ENV_ISOLATED_CORES "=\"%s\" names %u cores but " ALLOC_ENV_ISOLATED_CPUS " only %u CPUs",
                         q, n, cpuset_count(&env->cpus));
                 return;
         }
@@ -233,7 +233,7 @@ static bool parse_nic_address(const char *const *envp, launch_env *env, unsigned
                 return false;
         }
         if (gw && (ipv4_check_host(gw, c) < 0 || gw == c.addr)) {
-                add_err(env, "allocation-env", name, "%s=%s is not another host of the subnet of SPINLANE_NIC_%u_IPV4=%s",
+                add_err(env, "allocation-env", name, "%s=%s is not another host of the subnet of " ALLOC_ENV_NIC_FMT(ALLOC_NIC_IPV4) "=%s",
                         name, q, i, ipv4_cidr_format(c, cidr));
                 return false;
         }
@@ -265,7 +265,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
         if (v && strcmp(v, bdf) != 0) {
                 lenv_quote(v, q, sizeof(q));
                 add_err(env, "allocation-env", name,
-                        "%s=\"%s\" contradicts entry %u of SPINLANE_DPDK_NICS (\"%s\")", name, q, i, bdf);
+                        "%s=\"%s\" contradicts entry %u of " ALLOC_ENV_DPDK_NICS " (\"%s\")", name, q, i, bdf);
                 ok = false;
         }
         /* empty: the kernel no longer knows it (a NIC bound to vfio), as the plugin sends it */
@@ -323,7 +323,7 @@ static bool parse_nic(const char *const *envp, launch_env *env, unsigned i, cons
                 }
                 if (ok && ((nic->driver == LENV_DRV_MANA) != (nic->kind == LENV_KIND_MANA))) {
                         add_err(env, "allocation-env", name,
-                                "%s=%s contradicts SPINLANE_NIC_%u_KIND=%s (MANA NICs and only they use the mana driver)",
+                                "%s=%s contradicts " ALLOC_ENV_NIC_FMT(ALLOC_NIC_KIND) "=%s (MANA NICs and only they use the mana driver)",
                                 name, v, i, lenv_kind_name(nic->kind));
                         ok = false;
                 }
@@ -393,29 +393,29 @@ static void parse_nics(const char *const *envp, launch_env *env)
         if (!v) {
                 if (!envp_get(envp, ALLOC_ENV_DPDK_NICS)) {
                         unsigned n0 = env->n_errs;
-                        add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
-                                "SPINLANE_DPDK_NICS is not set: the container was granted no spinlane.io/dpdk-nic");
+                        add_err(env, "allocation-env", ALLOC_ENV_DPDK_NICS,
+                                ALLOC_ENV_DPDK_NICS " is not set: the container was granted no spinlane.io/dpdk-nic");
                         set_remedy(env, n0, LENV_REMEDY_NO_GRANT);
                 }
                 return;
         }
         lenv_quote(v, q, sizeof(q));
         if (split_list(v, &list[0][0], sizeof(list[0]), LENV_MAX_NICS, &n) < 0) {
-                add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
-                        "SPINLANE_DPDK_NICS=\"%s\" is not a comma-separated list of at most %d PCI addresses",
+                add_err(env, "allocation-env", ALLOC_ENV_DPDK_NICS,
+                        ALLOC_ENV_DPDK_NICS "=\"%s\" is not a comma-separated list of at most %d PCI addresses",
                         q, LENV_MAX_NICS);
                 return;
         }
         for (unsigned i = 0; i < n; i++) {
                 if (!parse_is_pci_addr(list[i])) {
-                        add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
-                                "SPINLANE_DPDK_NICS=\"%s\": entry %u is not a PCI address (dddd:bb:dd.f)", q, i);
+                        add_err(env, "allocation-env", ALLOC_ENV_DPDK_NICS,
+                                ALLOC_ENV_DPDK_NICS "=\"%s\": entry %u is not a PCI address (dddd:bb:dd.f)", q, i);
                         return;
                 }
                 for (unsigned j = 0; j < i; j++)
                         if (strcmp(list[i], list[j]) == 0) {
-                                add_err(env, "allocation-env", "SPINLANE_DPDK_NICS",
-                                        "SPINLANE_DPDK_NICS=\"%s\" names %s twice", q, list[i]);
+                                add_err(env, "allocation-env", ALLOC_ENV_DPDK_NICS,
+                                        ALLOC_ENV_DPDK_NICS "=\"%s\" names %s twice", q, list[i]);
                                 return;
                         }
         }
@@ -435,19 +435,19 @@ static void parse_memory(const char *const *envp, launch_env *env)
         if (v) {
                 lenv_quote(v, q, sizeof(q));
                 if (!safe_abs_path(v))
-                        add_err(env, "hugepages", "SPINLANE_HUGEPAGE_DIR",
-                                "SPINLANE_HUGEPAGE_DIR=\"%s\" is not an absolute path of [A-Za-z0-9/._-]", q);
+                        add_err(env, "hugepages", ALLOC_ENV_HUGEPAGE_DIR,
+                                ALLOC_ENV_HUGEPAGE_DIR "=\"%s\" is not an absolute path of [A-Za-z0-9/._-]", q);
                 else
                         snprintf(env->huge_dir, sizeof(env->huge_dir), "%s", v);
         }
         env->memory_mb = LENV_DEFAULT_MEMORY_MB;
-        v = get_bounded(envp, env, "hugepages", "SPINLANE_DPDK_MEMORY_MB", 64);
+        v = get_bounded(envp, env, "hugepages", LAUNCH_ENV_DPDK_MEMORY_MB, 64);
         if (v) {
                 uint64_t mb;
                 lenv_quote(v, q, sizeof(q));
                 if (parse_u64(v, LENV_MAX_MEMORY_MB, &mb) < 0 || mb == 0)
-                        add_err(env, "hugepages", "SPINLANE_DPDK_MEMORY_MB",
-                                "SPINLANE_DPDK_MEMORY_MB=\"%s\" is not a size in MiB (1..%d)", q, LENV_MAX_MEMORY_MB);
+                        add_err(env, "hugepages", LAUNCH_ENV_DPDK_MEMORY_MB,
+                                LAUNCH_ENV_DPDK_MEMORY_MB "=\"%s\" is not a size in MiB (1..%d)", q, LENV_MAX_MEMORY_MB);
                 else
                         env->memory_mb = mb;
         }
@@ -455,7 +455,7 @@ static void parse_memory(const char *const *envp, launch_env *env)
 
 static void parse_identity(const char *const *envp, launch_env *env)
 {
-        static const char *const names[] = { "SPINLANE_POD_UID", "POD_UID", "HOSTNAME" };
+        static const char *const names[] = { LAUNCH_ENV_POD_UID, "POD_UID", "HOSTNAME" };
         const char *v = NULL;
         size_t n = 0;
 
@@ -474,13 +474,13 @@ static void parse_identity(const char *const *envp, launch_env *env)
         if (n == 0)
                 snprintf(env->pod_id, sizeof(env->pod_id), "local");
 
-        v = get_bounded(envp, env, "allocation-env", "SPINLANE_EAL_EXTRA_ARGS", sizeof(env->eal_extra) - 1);
+        v = get_bounded(envp, env, "allocation-env", LAUNCH_ENV_EAL_EXTRA_ARGS, sizeof(env->eal_extra) - 1);
         if (v) {
                 if (!safe_chars(v, " /:.,=_-+@")) {
                         char q[80];
                         lenv_quote(v, q, sizeof(q));
-                        add_err(env, "allocation-env", "SPINLANE_EAL_EXTRA_ARGS",
-                                "SPINLANE_EAL_EXTRA_ARGS=\"%s\" holds characters other than [A-Za-z0-9 /:.,=_+@-]", q);
+                        add_err(env, "allocation-env", LAUNCH_ENV_EAL_EXTRA_ARGS,
+                                LAUNCH_ENV_EAL_EXTRA_ARGS "=\"%s\" holds characters other than [A-Za-z0-9 /:.,=_+@-]", q);
                 } else
                         snprintf(env->eal_extra, sizeof(env->eal_extra), "%s", v);
         }
@@ -604,21 +604,21 @@ static void parse_verbatim(const char *const *envp, launch_env *env, const char 
 
 static void parse_bypass(const char *const *envp, launch_env *env)
 {
-        static const char *const roles[2] = { "SENDER", "RECEIVER" };
+        static const char *const roles[2] = { BYPASS_ROLE_SENDER, BYPASS_ROLE_RECEIVER };
         lenv_bypass *b = &env->bypass;
-        char name[48];
+        char name[ALLOC_ENV_NAME_MAX];
 
         for (unsigned r = 0; r < 2; r++) {
-                snprintf(name, sizeof(name), "SPINLANE_%s_DEVICE", roles[r]);
-                parse_verbatim(envp, env, name, b->device[r], sizeof(b->device[r]), NULL);
-                snprintf(name, sizeof(name), "SPINLANE_%s_IPV4", roles[r]);
-                parse_verbatim(envp, env, name, b->ipv4[r], sizeof(b->ipv4[r]), NULL);
-                snprintf(name, sizeof(name), "SPINLANE_%s_GATEWAY", roles[r]);
-                parse_verbatim(envp, env, name, b->gateway[r], sizeof(b->gateway[r]), &b->gateway_set[r]);
+                parse_verbatim(envp, env, bypass_env_role(name, sizeof(name), roles[r], BYPASS_DEVICE), b->device[r],
+                               sizeof(b->device[r]), NULL);
+                parse_verbatim(envp, env, bypass_env_role(name, sizeof(name), roles[r], BYPASS_IPV4), b->ipv4[r],
+                               sizeof(b->ipv4[r]), NULL);
+                parse_verbatim(envp, env, bypass_env_role(name, sizeof(name), roles[r], BYPASS_GATEWAY), b->gateway[r],
+                               sizeof(b->gateway[r]), &b->gateway_set[r]);
         }
         parse_verbatim(envp, env, "AERON_DRIVER_DYNAMIC_LIBRARIES", b->libraries, sizeof(b->libraries), NULL);
         parse_verbatim(envp, env, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", b->bindings, sizeof(b->bindings), NULL);
-        parse_verbatim(envp, env, "SPINLANE_AERON_LIBRARY", b->library, sizeof(b->library), NULL);
+        parse_verbatim(envp, env, LAUNCH_ENV_AERON_LIBRARY, b->library, sizeof(b->library), NULL);
         b->sparse_set = envp_get(envp, "AERON_TERM_BUFFER_SPARSE_FILE") != NULL;
         b->pretouch_set = envp_get(envp, "AERON_PRE_TOUCH_MAPPED_MEMORY") != NULL;
         b->per_send_set = envp_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;

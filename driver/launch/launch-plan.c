@@ -4,6 +4,7 @@
  * port-range syntax) are the ones its C driver's context parser accepts. */
 #include "launch-plan.h"
 
+#include "alloc-env.h"
 #include "cleanup.h"
 #include "hostfs.h"
 #include "launch-report.h"
@@ -274,10 +275,9 @@ static void bypass_problem(lplan *p, const char *fmt, ...)
 static int plan_bypass(const launch_env *env, lplan *p)
 {
         static const char *const role[2] = { "sender", "receiver" };
-        static const char *const roleu[2] = { "SENDER", "RECEIVER" };
-        static const char *const dev_var[2] = { "SPINLANE_SENDER_DEVICE", "SPINLANE_RECEIVER_DEVICE" };
-        static const char *const ip_var[2] = { "SPINLANE_SENDER_IPV4", "SPINLANE_RECEIVER_IPV4" };
-        static const char *const gw_var[2] = { "SPINLANE_SENDER_GATEWAY", "SPINLANE_RECEIVER_GATEWAY" };
+        static const char *const dev_var[2] = { BYPASS_ENV_SENDER_DEVICE, BYPASS_ENV_RECEIVER_DEVICE };
+        static const char *const ip_var[2] = { BYPASS_ENV_SENDER_IPV4, BYPASS_ENV_RECEIVER_IPV4 };
+        static const char *const gw_var[2] = { BYPASS_ENV_SENDER_GATEWAY, BYPASS_ENV_RECEIVER_GATEWAY };
         const lenv_bypass *b = &env->bypass;
         int r;
 
@@ -300,19 +300,21 @@ static int plan_bypass(const launch_env *env, lplan *p)
                                 if ((r = add_var(p, dev_var[k], nic->pci, true)) < 0)
                                         return r;
                         } else
-                                bypass_problem(p, "no NIC for the %s: the allocation has no valid SPINLANE_DPDK_NICS and the pod sets no %s",
+                                bypass_problem(p, "no NIC for the %s: the allocation has no valid " ALLOC_ENV_DPDK_NICS " and the pod sets no %s",
                                                role[k], dev_var[k]);
                 }
                 if (!b->ipv4[k][0]) {
                         if (nic && nic->ipv4[0]) {
                                 if ((r = add_var(p, ip_var[k], nic->ipv4, true)) < 0)
                                         return r;
-                        } else if (nic)
-                                bypass_problem(p, "no address for the %s NIC %s: neither SPINLANE_NIC_%u_IPV4 (the allocation) nor SPINLANE_%s_IPV4 (the pod) is set",
-                                               role[k], nic->pci, i, roleu[k]);
-                        else if (b->device[k][0])
-                                bypass_problem(p, "no address for the %s NIC %s: SPINLANE_%s_IPV4 is not set", role[k],
-                                               b->device[k], roleu[k]);
+                        } else if (nic) {
+                                char nic_var[ALLOC_ENV_NAME_MAX];
+                                bypass_problem(p, "no address for the %s NIC %s: neither %s (the allocation) nor %s (the pod) is set",
+                                               role[k], nic->pci, alloc_env_nic(nic_var, sizeof(nic_var), i, ALLOC_NIC_IPV4),
+                                               ip_var[k]);
+                        } else if (b->device[k][0])
+                                bypass_problem(p, "no address for the %s NIC %s: %s is not set", role[k], b->device[k],
+                                               ip_var[k]);
                 }
                 if (!b->gateway_set[k] && nic && nic->gateway[0] && (r = add_var(p, gw_var[k], nic->gateway, true)) < 0)
                         return r;
@@ -401,12 +403,12 @@ int lplan_build(const launch_env *env, const lplan_pin *pin, const lplan_topo *t
         if (words > LPLAN_EAL_MAX_WORDS)
                 return -E2BIG;
 
-        r = add_var(p, "SPINLANE_EAL_ARGS", p->eal_args, true);
+        r = add_var(p, BYPASS_ENV_EAL_ARGS, p->eal_args, true);
         if (r < 0)
                 return r;
         /* which CPUs the driver runs on, and why (the grant or the kubelet's cores) */
-        if ((r = add_var(p, "SPINLANE_PIN_MODE", lplan_pin_mode_name(p->mode), true)) < 0 ||
-            (r = add_var(p, "SPINLANE_PINNED_CPUS", cpus, true)) < 0)
+        if ((r = add_var(p, BYPASS_ENV_PIN_MODE, lplan_pin_mode_name(p->mode), true)) < 0 ||
+            (r = add_var(p, BYPASS_ENV_PINNED_CPUS, cpus, true)) < 0)
                 return r;
         if (p->threading_defaulted && (r = add_var(p, "AERON_THREADING_MODE", p->aeron.threading_mode, true)) < 0)
                 return r;
@@ -493,7 +495,7 @@ int lplan_check_aeron(const launch_env *env, const lplan *plan, const lplan_topo
                                             "the %s is pinned to CPU %d, which is not among the kubelet's exclusive CPUs %s the driver runs on",
                                             names[i], aff[i], k);
                         } else
-                                lreport_add(&rep, VERDICT_FAIL, "the %s is pinned to CPU %d, which is not in SPINLANE_ISOLATED_CPUS",
+                                lreport_add(&rep, VERDICT_FAIL, "the %s is pinned to CPU %d, which is not in " ALLOC_ENV_ISOLATED_CPUS,
                                             names[i], aff[i]);
                 }
                 for (unsigned j = 0; j < i; j++) {

@@ -2,6 +2,7 @@
 /* spinlane-launch: the media driver container's entrypoint. Proves the pod fit for
  * busy-spinning (pod checks), prints the verdicts for `kubectl logs`, fills in the
  * driver's environment and execs it. The only place in the launcher that logs or exits. */
+#include "alloc-env.h"
 #include "cleanup.h"
 #include "hostfs.h"
 #include "launch-bindings.h"
@@ -98,7 +99,7 @@ static void usage(FILE *f)
         fprintf(f, "usage: spinlane-launch [--root DIR] [--json] [--check-only] [--warn-only] [-- COMMAND ARGS...]\n"
                    "  Checks that this pod is fit for a busy-spinning DPDK media driver, prints one verdict\n"
                    "  per check, then execs COMMAND (default: " DEFAULT_COMMAND " with spinlane's DPDK bindings) with\n"
-                   "  SPINLANE_EAL_ARGS, the bypass contract and the AERON_* defaults set. Exit 1 without\n"
+                   "  " BYPASS_ENV_EAL_ARGS ", the bypass contract and the AERON_* defaults set. Exit 1 without\n"
                    "  starting anything when a check fails.\n"
                    "  --root DIR     read /proc, /sys and /dev under DIR (tests)\n"
                    "  --json         one JSON object per line, on stdout and stderr\n"
