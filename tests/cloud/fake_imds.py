@@ -1,0 +1,1 @@
+../agent/cloud/fake_imds.py

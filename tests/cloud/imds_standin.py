@@ -1,0 +1,1 @@
+../agent/cloud/imds_standin.py
