@@ -13,7 +13,7 @@ SPINLANE_AERON_LIB_RELEASE, SPINLANE_AERON_MSGS), e.g.:
 
   sudo SPINLANE_AERON_BIN=/opt/aeron/build/binaries \\
        SPINLANE_AERON_LIB=build/driver/aeron/libspinlane_aeron.so \\
-       SPINLANE_AERON_MSGS=build/tests/aeron/aeron-msgs bench/aeron-pingpong.py [--profile sleeping|noop]
+       SPINLANE_AERON_MSGS=build/tests/driver/aeron/aeron-msgs bench/aeron-pingpong.py [--profile sleeping|noop]
 """
 
 import argparse

@@ -1,12 +1,32 @@
 # Helpers shared by every folder's CMakeLists.txt.
 
+# Tests mirror the tree: tests/<room>/ tests the room <room>/ and its test binaries link
+# only that room's library (which brings what the room may use, docs/architecture.md),
+# the test support (spintest) and outside libraries. A folder's CMakeLists.txt names its
+# room's libraries with spinlane_test_room(lib...); a test there that links another of
+# spinlane's libraries (spin*) fails to configure.
+macro(spinlane_test_room)
+  set(SPINLANE_TEST_ROOM ${ARGN})
+endmacro()
+function(spinlane_check_room name)
+  if(NOT DEFINED SPINLANE_TEST_ROOM)
+    return()
+  endif()
+  foreach(lib ${ARGN})
+    if(lib MATCHES "^spin" AND NOT lib MATCHES "^spintest" AND NOT lib IN_LIST SPINLANE_TEST_ROOM)
+      file(RELATIVE_PATH here ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+      message(FATAL_ERROR "${here}: ${name} links ${lib}: tests here may link only ${SPINLANE_TEST_ROOM} (the room they test; tests mirror the tree, docs/architecture.md)")
+    endif()
+  endforeach()
+endfunction()
+
 # spinlane_test(NAME SOURCES src... LIBS lib... [LABELS l...] [ARGS a...])
 # One test binary per module; exit 77 means "skipped, with a printed reason".
 function(spinlane_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  spinlane_check_room(${name} ${T_LIBS})
   add_executable(${name} ${T_SOURCES})
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  target_link_libraries(${name} PRIVATE ${T_LIBS})
+  target_link_libraries(${name} PRIVATE spintest ${T_LIBS})
   add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
                        LABELS "${T_LABELS}"
@@ -18,9 +38,9 @@ endfunction()
 # the same target links a replay-and-mutate driver so it still runs under the sanitizers.
 function(spinlane_fuzz name)
   cmake_parse_arguments(F "" "CORPUS" "SOURCES;LIBS" ${ARGN})
+  spinlane_check_room(${name} ${F_LIBS})
   add_executable(${name} ${F_SOURCES})
-  target_link_libraries(${name} PRIVATE ${F_LIBS})
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE spintest ${F_LIBS})
   if(SPINLANE_FUZZ)
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)
@@ -28,7 +48,7 @@ function(spinlane_fuzz name)
     add_test(NAME ${name}
              COMMAND sh -c "mkdir -p '${work}' && exec '$<TARGET_FILE:${name}>' -max_total_time=$\{SPINLANE_FUZZ_SECONDS:-10\} -max_len=4096 -timeout=5 '${work}' '${F_CORPUS}'")
   else()
-    target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz-main.c)
+    target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support/fuzz-main.c)
     add_test(NAME ${name} COMMAND ${name} ${F_CORPUS})
   endif()
   set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 300)

@@ -2,7 +2,7 @@
 /* Parsers for the process's view of its cgroups and mounts: /proc/self/cgroup,
  * /proc/self/mountinfo, cpu.max, cpu.cfs_quota_us, cpu.stat, hugetlb limits,
  * /proc/self/limits. Pure: no I/O, no globals, never logs; hard limits on every size;
- * outputs untouched on failure. Fuzzed by tests/launch/fuzz-launch-cgroup.c. */
+ * outputs untouched on failure. Fuzzed by tests/driver/launch/fuzz-launch-cgroup.c. */
 #ifndef SPIN_LAUNCH_CGROUP_H
 #define SPIN_LAUNCH_CGROUP_H
 

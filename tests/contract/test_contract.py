@@ -6,7 +6,7 @@ For each fixture node (tests/fixtures/make-node.py: eks-x86 = ENA on vfio no-IOM
 graviton = ENA with an IOMMU group, aks-mana = MANA): start the agent on it, let the
 kubelet stand-in ask GetPreferredAllocation and then Allocate for every healthy NIC and
 two isolated cores, exactly as a kubelet would (each NIC's address from a metadata
-stand-in, tests/cloud/fake_imds.py, by the MAC recorded in the bind state or the
+stand-in, tests/agent/cloud/fake_imds.py, by the MAC recorded in the bind state or the
 netdev's, or from a static entry of the config); build the container's view of the world
 from the AllocateResponses alone (DeviceSpecs' container paths as device files, the
 Mounts with a mountinfo line, a cgroup v2 with no quota whose cpuset is the granted
@@ -35,7 +35,7 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deviceplugin"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cloud"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "agent", "cloud"))
 from imds_standin import FakeImds  # noqa: E402
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, wait_for  # noqa: E402
 
