@@ -199,7 +199,7 @@ def make_tree(root):
     """A small fake node: 8 CPUs as 4 SMT cores on 2 NUMA nodes, 3 isolated cores; an ENA
     on vfio (IOMMU), an ENA on vfio no-IOMMU (both with their MACs in the bind state), a
     MANA VF, and the primary ENA. Their addresses come from a metadata stand-in
-    (tests/cloud/imds_standin.py) given TREE_MACS."""
+    (tests/agent/cloud/imds_standin.py) given TREE_MACS."""
     def w(path, data):
         p = os.path.join(root, path.lstrip("/"))
         os.makedirs(os.path.dirname(p), exist_ok=True)

@@ -30,7 +30,7 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cloud"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "agent", "cloud"))
 import kubelet_standin  # noqa: E402
 import test_kubelet as tk  # noqa: E402
 from imds_standin import FakeImds  # noqa: E402

@@ -154,6 +154,8 @@ class Agent:
             self.p.wait()
             rc = "timeout"
         self.log.close()
+        if rc != 0:  # the reason is in the agent's (or valgrind's) last words
+            sys.stdout.write("--- %s (exit %s), last lines:\n%s\n" % (self.path, rc, self.text()[-4000:]))
         return rc
 
 

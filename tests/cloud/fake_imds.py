@@ -1,1 +1,0 @@
-../agent/cloud/fake_imds.py

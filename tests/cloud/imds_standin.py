@@ -1,1 +1,0 @@
-../agent/cloud/imds_standin.py
