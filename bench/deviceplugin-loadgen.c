@@ -3,6 +3,7 @@
  * from each request's scheduled time, so a stall is not hidden) or closed-loop with N
  * calls in flight for the maximum rate. Prints the parameters and p50/p99/p99.9/max. */
 #include "api.pb-c.h"
+#include "rpc-unary.h"
 
 #include <errno.h>
 #include <grpc/grpc.h>
@@ -18,11 +19,7 @@
 #define MAX_INFLIGHT 256
 
 typedef struct slot {
-        grpc_call *call;
-        grpc_byte_buffer *send, *recv;
-        grpc_metadata_array md0, md1;
-        grpc_status_code status;
-        grpc_slice details;
+        rpc_unary u;
         uint64_t t0;
 } slot;
 
@@ -42,7 +39,8 @@ static int cmp_u64(const void *a, const void *b)
 typedef struct lb_ctx {
         grpc_channel *ch;
         grpc_completion_queue *cq;
-        grpc_slice method, req;
+        const char *method;
+        grpc_slice req;
         slot *slots;
         size_t n;
         uint64_t period, t_start;
@@ -52,28 +50,10 @@ typedef struct lb_ctx {
 static void start_call(lb_ctx *c, size_t i, uint64_t t0)
 {
         slot *sl = &c->slots[i];
-        grpc_op ops[6];
-
         sl->t0 = t0;
-        grpc_metadata_array_init(&sl->md0);
-        grpc_metadata_array_init(&sl->md1);
-        sl->send = grpc_raw_byte_buffer_create(&c->req, 1);
-        sl->call = grpc_channel_create_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, c->method, NULL,
-                                            gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-        memset(ops, 0, sizeof(ops));
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[1].op = GRPC_OP_SEND_MESSAGE;
-        ops[1].data.send_message.send_message = sl->send;
-        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-        ops[3].data.recv_initial_metadata.recv_initial_metadata = &sl->md0;
-        ops[4].op = GRPC_OP_RECV_MESSAGE;
-        ops[4].data.recv_message.recv_message = &sl->recv;
-        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-        ops[5].data.recv_status_on_client.trailing_metadata = &sl->md1;
-        ops[5].data.recv_status_on_client.status = &sl->status;
-        ops[5].data.recv_status_on_client.status_details = &sl->details;
-        if (grpc_call_start_batch(sl->call, ops, 6, sl, NULL) != GRPC_CALL_OK) {
+        rpc_unary_init(&sl->u);
+        if (rpc_unary_start(&sl->u, c->ch, c->cq, c->method, gpr_inf_future(GPR_CLOCK_REALTIME),
+                            grpc_raw_byte_buffer_create(&c->req, 1), sl) < 0) {
                 fprintf(stderr, "start_batch failed\n");
                 exit(1);
         }
@@ -148,7 +128,7 @@ int main(int argc, char **argv)
         grpc_channel *ch = grpc_channel_create(target, creds, NULL);
         grpc_channel_credentials_release(creds);
         grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
-        grpc_slice method = grpc_slice_from_static_string("/v1beta1.DevicePlugin/Allocate");
+        const char *method = "/v1beta1.DevicePlugin/Allocate";
 
         /* One slot per request; a sender thread starts them on schedule (rate mode) while
          * this thread takes completions, so waiting for the next send never delays a
@@ -181,7 +161,7 @@ int main(int argc, char **argv)
                 uint64_t t1 = now_ns();
                 slot *sl = ev.tag;
                 size_t idx = (size_t)(sl - slots);
-                if (!ev.success || sl->status != GRPC_STATUS_OK || !sl->recv)
+                if (!ev.success || sl->u.status != GRPC_STATUS_OK || !sl->u.recv_buf)
                         errors++;
                 else if (idx >= (size_t)warmup && nlat < cap) {
                         if (!measure_from)
@@ -190,13 +170,7 @@ int main(int argc, char **argv)
                         measure_end = t1;
                 }
                 done++;
-                grpc_call_unref(sl->call);
-                grpc_byte_buffer_destroy(sl->send);
-                if (sl->recv)
-                        grpc_byte_buffer_destroy(sl->recv);
-                grpc_metadata_array_destroy(&sl->md0);
-                grpc_metadata_array_destroy(&sl->md1);
-                grpc_slice_unref(sl->details);
+                rpc_unary_destroy(&sl->u);
                 if (!rate) {
                         if (done == (size_t)warmup || (warmup == 0 && !closed_end))
                                 closed_end = t1 + (uint64_t)(seconds * 1e9);

@@ -11,6 +11,7 @@
 #endif
 
 #include "dp-server.h"
+#include "rpc-unary.h"
 
 #include <grpc/grpc.h>
 #include <limits.h>
@@ -88,11 +89,7 @@ struct dp_srv {
 typedef struct dp_reg {
         dp_plugin *p;
         grpc_channel *channel;
-        grpc_call *call;
-        grpc_byte_buffer *send_buf, *recv_buf;
-        grpc_metadata_array md_initial, md_trailing;
-        grpc_status_code status;
-        grpc_slice details;
+        rpc_unary u;
         dp_tag tag;
 } dp_reg;
 

@@ -20,17 +20,9 @@
 
 static void reg_free(dp_reg *g)
 {
-        if (g->call)
-                grpc_call_unref(g->call);
+        rpc_unary_destroy(&g->u); /* the call before its channel */
         if (g->channel)
                 grpc_channel_destroy(g->channel);
-        if (g->send_buf)
-                grpc_byte_buffer_destroy(g->send_buf);
-        if (g->recv_buf)
-                grpc_byte_buffer_destroy(g->recv_buf);
-        grpc_metadata_array_destroy(&g->md_initial);
-        grpc_metadata_array_destroy(&g->md_trailing);
-        grpc_slice_unref(g->details);
         free(g);
 }
 
@@ -65,7 +57,6 @@ void dp_register_plugin(dp_plugin *p)
         _cleanup_free_ uint8_t *buf = NULL;
         size_t len;
         char target[PATH_MAX + 8];
-        grpc_op ops[6];
 
         if (e->stopping || !p->serving)
                 return;
@@ -84,9 +75,7 @@ void dp_register_plugin(dp_plugin *p)
                 return;
         g->p = p;
         g->tag = (dp_tag){ OP_REGISTER, g };
-        g->details = grpc_empty_slice();
-        grpc_metadata_array_init(&g->md_initial);
-        grpc_metadata_array_init(&g->md_trailing);
+        rpc_unary_init(&g->u);
         snprintf(target, sizeof(target), "unix:%s", e->kubelet_sock);
         grpc_channel_credentials *creds = grpc_insecure_credentials_create();
         /* A private subchannel with short reconnect backoff: the shared pool would keep a
@@ -107,26 +96,10 @@ void dp_register_plugin(dp_plugin *p)
         grpc_channel_args chargs = { .num_args = 4, .args = cargs };
         g->channel = grpc_channel_create(target, creds, &chargs);
         grpc_channel_credentials_release(creds);
-        grpc_slice method = grpc_slice_from_static_string("/v1beta1.Registration/Register");
-        g->call = grpc_channel_create_call(g->channel, NULL, GRPC_PROPAGATE_DEFAULTS, e->cq, method, NULL,
-                                           gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
-                                                        gpr_time_from_millis(DP_REGISTER_TIMEOUT_MS, GPR_TIMESPAN)),
-                                           NULL);
-        g->send_buf = dp_bytes_to_bb(buf, len);
-        memset(ops, 0, sizeof(ops));
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[1].op = GRPC_OP_SEND_MESSAGE;
-        ops[1].data.send_message.send_message = g->send_buf;
-        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-        ops[3].data.recv_initial_metadata.recv_initial_metadata = &g->md_initial;
-        ops[4].op = GRPC_OP_RECV_MESSAGE;
-        ops[4].data.recv_message.recv_message = &g->recv_buf;
-        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-        ops[5].data.recv_status_on_client.trailing_metadata = &g->md_trailing;
-        ops[5].data.recv_status_on_client.status = &g->status;
-        ops[5].data.recv_status_on_client.status_details = &g->details;
-        if (!g->call || grpc_call_start_batch(g->call, ops, 6, &g->tag, NULL) != GRPC_CALL_OK) {
+        gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
+                                             gpr_time_from_millis(DP_REGISTER_TIMEOUT_MS, GPR_TIMESPAN));
+        if (rpc_unary_start(&g->u, g->channel, e->cq, "/v1beta1.Registration/Register", deadline,
+                            dp_bytes_to_bb(buf, len), &g->tag) < 0) {
                 reg_free(g);
                 p->retry_at = loop_now_ms() + 1000;
                 dp_register_arm_retry(e);
@@ -144,13 +117,9 @@ void dp_register_done(dp_reg *g, bool ok)
         char details[512];
 
         p->reg = NULL;
-        size_t dl = GRPC_SLICE_LENGTH(g->details);
-        if (dl >= sizeof(details))
-                dl = sizeof(details) - 1;
-        memcpy(details, GRPC_SLICE_START_PTR(g->details), dl);
-        details[dl] = '\0';
-        bool success = ok && g->status == GRPC_STATUS_OK;
-        grpc_status_code status = g->status;
+        rpc_unary_details(&g->u, details, sizeof(details));
+        bool success = ok && g->u.status == GRPC_STATUS_OK;
+        grpc_status_code status = g->u.status;
         reg_free(g);
         if (e->stopping)
                 return;

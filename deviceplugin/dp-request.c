@@ -251,6 +251,15 @@ static int pack(const ProtobufCMessage *msg, uint8_t **ret_buf, size_t *ret_len)
         return 0;
 }
 
+/* A reply packed, and st OK when it was: the end of every call that answers. */
+static int pack_reply(const ProtobufCMessage *msg, uint8_t **ret_buf, size_t *ret_len, dp_status *st)
+{
+        int r = pack(msg, ret_buf, ret_len);
+        if (r >= 0)
+                status_ok(st);
+        return r;
+}
+
 void dp_alloc_config_default(dp_alloc_config *cfg)
 {
         *cfg = (dp_alloc_config){ 0 };
@@ -568,9 +577,7 @@ int dp_handle_allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device
         }
         resp.n_container_responses = msg->n_container_requests;
         resp.container_responses = crs;
-        r = pack(&resp.base, ret_buf, ret_len);
-        if (r >= 0)
-                status_ok(st);
+        r = pack_reply(&resp.base, ret_buf, ret_len, st);
 out:
         arena_free(&a);
         v1beta1__allocate_request__free_unpacked(msg, NULL);
@@ -761,9 +768,7 @@ int dp_handle_preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_devic
         V1beta1__PreferredAllocationResponse resp = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
         resp.n_container_responses = msg->n_container_requests;
         resp.container_responses = crs;
-        r = pack(&resp.base, ret_buf, ret_len);
-        if (r >= 0)
-                status_ok(st);
+        r = pack_reply(&resp.base, ret_buf, ret_len, st);
 out:
         arena_free(&a);
         v1beta1__preferred_allocation_request__free_unpacked(msg, NULL);
@@ -796,9 +801,7 @@ int dp_handle_prestart(const dp_device_list *devices, const uint8_t *req, size_t
         if (r < 0)
                 return r;
         V1beta1__PreStartContainerResponse resp = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
-        r = pack(&resp.base, ret_buf, ret_len);
-        if (r >= 0)
-                status_ok(st);
+        r = pack_reply(&resp.base, ret_buf, ret_len, st);
         return r;
 }
 

@@ -275,7 +275,7 @@ void dp_engine_stop(dp_engine *e)
                 p->want_serve = false;
                 p->retry_at = 0;
                 if (p->reg)
-                        grpc_call_cancel(p->reg->call, NULL);
+                        grpc_call_cancel(p->reg->u.call, NULL);
                 if (p->srv)
                         dp_serve_shutdown(p->srv);
         }

@@ -5,6 +5,7 @@
 #include "podres.h"
 
 #include "cleanup.h"
+#include "rpc-unary.h"
 
 #include <errno.h>
 #include <grpc/byte_buffer_reader.h>
@@ -22,11 +23,7 @@
 #include <unistd.h>
 
 typedef struct podres_call {
-        grpc_call *call;
-        grpc_byte_buffer *send_buf, *recv_buf;
-        grpc_metadata_array md_initial, md_trailing;
-        grpc_status_code status;
-        grpc_slice details;
+        rpc_unary u;
         char prefix[PODRES_RESOURCE_LEN];
         podres_done_fn fn;
         void *userdata;
@@ -70,15 +67,7 @@ static void call_free(podres_call *k)
 {
         if (!k)
                 return;
-        if (k->call)
-                grpc_call_unref(k->call);
-        if (k->send_buf)
-                grpc_byte_buffer_destroy(k->send_buf);
-        if (k->recv_buf)
-                grpc_byte_buffer_destroy(k->recv_buf);
-        grpc_metadata_array_destroy(&k->md_initial);
-        grpc_metadata_array_destroy(&k->md_trailing);
-        grpc_slice_unref(k->details);
+        rpc_unary_destroy(&k->u);
         free(k);
 }
 
@@ -126,31 +115,27 @@ static void finish(podres_client *c, bool ok)
                 call_free(k);
                 return;
         }
-        size_t dl = GRPC_SLICE_LENGTH(k->details);
-        if (dl >= sizeof(details))
-                dl = sizeof(details) - 1;
-        memcpy(details, GRPC_SLICE_START_PTR(k->details), dl);
-        details[dl] = '\0';
+        size_t dl = rpc_unary_details(&k->u, details, sizeof(details));
         for (size_t i = 0; i < dl; i++)
                 if ((unsigned char)details[i] < 0x20 || (unsigned char)details[i] >= 0x7f)
                         details[i] = '?';
         if (!ok) {
                 r = -EPROTO;
                 snprintf(msg, sizeof(msg), "the List call failed in gRPC");
-        } else if (k->status == GRPC_STATUS_UNAVAILABLE) {
+        } else if (k->u.status == GRPC_STATUS_UNAVAILABLE) {
                 r = -EHOSTDOWN;
                 snprintf(msg, sizeof(msg), "%s: unavailable (%s)", c->target + 5, details[0] ? details : "no details");
-        } else if (k->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+        } else if (k->u.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
                 r = -ETIMEDOUT;
                 snprintf(msg, sizeof(msg), "%s: no answer to List in time", c->target + 5);
-        } else if (k->status == GRPC_STATUS_RESOURCE_EXHAUSTED) {
+        } else if (k->u.status == GRPC_STATUS_RESOURCE_EXHAUSTED) {
                 r = -EBADMSG;
                 snprintf(msg, sizeof(msg), "List reply beyond %u bytes (%s)", PODRES_MAX_REPLY, details);
-        } else if (k->status != GRPC_STATUS_OK) {
+        } else if (k->u.status != GRPC_STATUS_OK) {
                 r = -EPROTO;
-                snprintf(msg, sizeof(msg), "List failed: gRPC status %d: %s", (int)k->status,
+                snprintf(msg, sizeof(msg), "List failed: gRPC status %d: %s", (int)k->u.status,
                          details[0] ? details : "no details");
-        } else if ((r = reply_bytes(k->recv_buf, &bytes, &len)) < 0) {
+        } else if ((r = reply_bytes(k->u.recv_buf, &bytes, &len)) < 0) {
                 snprintf(msg, sizeof(msg), "List reply unreadable: %s", strerror(-r));
                 r = r == -ENOMEM ? r : -EBADMSG;
         } else if ((r = podres_parse_list(bytes, len, k->prefix, &t, err, sizeof(err))) < 0) {
@@ -243,8 +228,6 @@ int podres_client_new(loop *l, const char *socket_path, podres_client **ret)
 
 int podres_list(podres_client *c, const char *prefix, uint32_t timeout_ms, podres_done_fn fn, void *userdata)
 {
-        grpc_op ops[6];
-
         if (!c || !fn || !prefix || !*prefix || strlen(prefix) >= PODRES_RESOURCE_LEN - 2 || timeout_ms == 0)
                 return -EINVAL;
         if (c->call)
@@ -255,31 +238,12 @@ int podres_list(podres_client *c, const char *prefix, uint32_t timeout_ms, podre
         snprintf(k->prefix, sizeof(k->prefix), "%s", prefix);
         k->fn = fn;
         k->userdata = userdata;
-        k->details = grpc_empty_slice();
-        grpc_metadata_array_init(&k->md_initial);
-        grpc_metadata_array_init(&k->md_trailing);
+        rpc_unary_init(&k->u);
         /* ListPodResourcesRequest has no fields: zero bytes */
         grpc_slice empty = grpc_empty_slice();
-        k->send_buf = grpc_raw_byte_buffer_create(&empty, 1);
-        grpc_slice method = grpc_slice_from_static_string("/v1.PodResourcesLister/List");
-        k->call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, method, NULL,
-                                           gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                                                        gpr_time_from_millis(timeout_ms, GPR_TIMESPAN)),
-                                           NULL);
-        memset(ops, 0, sizeof(ops));
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[1].op = GRPC_OP_SEND_MESSAGE;
-        ops[1].data.send_message.send_message = k->send_buf;
-        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-        ops[3].data.recv_initial_metadata.recv_initial_metadata = &k->md_initial;
-        ops[4].op = GRPC_OP_RECV_MESSAGE;
-        ops[4].data.recv_message.recv_message = &k->recv_buf;
-        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-        ops[5].data.recv_status_on_client.trailing_metadata = &k->md_trailing;
-        ops[5].data.recv_status_on_client.status = &k->status;
-        ops[5].data.recv_status_on_client.status_details = &k->details;
-        if (!k->call || grpc_call_start_batch(k->call, ops, 6, k, NULL) != GRPC_CALL_OK) {
+        gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
+        if (rpc_unary_start(&k->u, c->channel, c->cq, "/v1.PodResourcesLister/List", deadline,
+                            grpc_raw_byte_buffer_create(&empty, 1), k) < 0) {
                 call_free(k);
                 return -EIO;
         }
@@ -295,7 +259,7 @@ void podres_client_free(podres_client *c)
                 /* cancel, then wait (bounded) for the tag: a call must be released before
                  * its queue shuts down */
                 c->call->cancelled = true;
-                grpc_call_cancel(c->call->call, NULL);
+                grpc_call_cancel(c->call->u.call, NULL);
                 for (int i = 0; i < 100 && c->call; i++) {
                         struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
                         if (poll(&pfd, 1, 100) > 0)
