@@ -619,6 +619,23 @@ static int pingpong_server(struct arm *a, int wfd)
         return rc;
 }
 
+/* Sort the round trips (ns) and fill r's count, mean and percentiles (us). */
+static void rtt_fill(struct result *r, uint64_t *rtt, long n)
+{
+        qsort(rtt, (size_t)n, sizeof(uint64_t), cmp_u64);
+        r->n = n;
+        if (!n)
+                return;
+        double sum = 0;
+        for (long i = 0; i < n; i++)
+                sum += (double)rtt[i];
+        r->mean = sum / (double)n / 1000;
+        r->p50 = (double)rtt[n / 2] / 1000;
+        r->p99 = (double)rtt[(long)((double)n * 0.99)] / 1000;
+        r->p999 = (double)rtt[(long)((double)n * 0.999)] / 1000;
+        r->max = (double)rtt[n - 1] / 1000;
+}
+
 static int pingpong_client(struct arm *a, int wfd, int rep)
 {
         uint8_t msg[32] = { 0 };
@@ -694,7 +711,6 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
                 if (a->kind != ARM_KERNEL)
                         rte_thread_unregister();
         }
-        qsort(rtt, (size_t)n, sizeof(uint64_t), cmp_u64);
         qsort(tsend, (size_t)n, sizeof(uint64_t), cmp_u64);
         qsort(trecv, (size_t)n, sizeof(uint64_t), cmp_u64);
         r.busy_ns = n ? (double)tsend[n / 2] * 1e9 / (double)hz : 0;
@@ -702,18 +718,8 @@ static int pingpong_client(struct arm *a, int wfd, int rep)
         free(tsend);
         free(trecv);
         empty_polls(&r, empty);
-        r.n = n;
         r.clock_max_us = (double)clock_max * 1e6 / (double)hz;
-        if (n) {
-                double sum = 0;
-                for (long i = 0; i < n; i++)
-                        sum += (double)rtt[i];
-                r.mean = sum / (double)n / 1000;
-                r.p50 = (double)rtt[n / 2] / 1000;
-                r.p99 = (double)rtt[(long)((double)n * 0.99)] / 1000;
-                r.p999 = (double)rtt[(long)((double)n * 0.999)] / 1000;
-                r.max = (double)rtt[n - 1] / 1000;
-        }
+        rtt_fill(&r, rtt, n);
         free(rtt);
         return write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
 }
@@ -791,17 +797,15 @@ static int oneway_client(struct arm *a, size_t size, int wfd)
  * ratios are taken over adjacent pairs. */
 #define IL_MAX_BLOCKS 4096
 
-static double median_of(double *v, long n)
+static double median(double *v, int n)
 {
-        if (n == 0)
-                return 0;
-        for (long i = 1; i < n; i++) /* insertion sort: a few hundred blocks */
-                for (long j = i; j > 0 && v[j - 1] > v[j]; j--) {
-                        double t = v[j];
-                        v[j] = v[j - 1];
-                        v[j - 1] = t;
+        for (int i = 1; i < n; i++)
+                for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
+                        double t = v[k];
+                        v[k] = v[k - 1];
+                        v[k - 1] = t;
                 }
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
 }
 
 static enum arm_kind il_kind(long block)
@@ -833,22 +837,6 @@ static int il_pp_server(struct arm *a)
         }
         wait_peer_gone(a);
         return echoed == total ? 0 : 1;
-}
-
-static void il_pp_fill(struct result *r, uint64_t *rtt, long n)
-{
-        qsort(rtt, (size_t)n, sizeof(uint64_t), cmp_u64);
-        r->n = n;
-        if (!n)
-                return;
-        double sum = 0;
-        for (long i = 0; i < n; i++)
-                sum += (double)rtt[i];
-        r->mean = sum / (double)n / 1000;
-        r->p50 = (double)rtt[n / 2] / 1000;
-        r->p99 = (double)rtt[(long)((double)n * 0.99)] / 1000;
-        r->p999 = (double)rtt[(long)((double)n * 0.999)] / 1000;
-        r->max = (double)rtt[n - 1] / 1000;
 }
 
 static int il_pp_client(struct arm *a, int wfd, int rep)
@@ -900,11 +888,11 @@ lost:
         for (int f = 0; f < 2; f++) {
                 for (long i = 0; i < pairs; i++)
                         q[f][1][i] /= q[f][0][i];
-                r[1].pair_ratio[f] = median_of(q[f][1], pairs);
+                r[1].pair_ratio[f] = median(q[f][1], (int)pairs);
         }
         r[1].pairs = pairs;
         for (int k = 0; k < 2; k++)
-                il_pp_fill(&r[k], rtt[k], n[k]);
+                rtt_fill(&r[k], rtt[k], n[k]);
         rc = write(wfd, r, sizeof(r)) == sizeof(r) ? 0 : 1;
 out:
         for (int k = 0; k < 2; k++) {
@@ -986,12 +974,12 @@ static int il_ow_server(struct arm *a, size_t size, int wfd, int rep)
         double ratio_v[IL_MAX_BLOCKS / 2];
         for (long i = 0; i < n; i++)
                 ratio_v[i] = rate[1][i] / rate[0][i];
-        r.pair_ratio[0] = median_of(ratio_v, n);
+        r.pair_ratio[0] = median(ratio_v, (int)n);
         r.pairs = n;
         struct result out[2] = { r, r };
         out[0].arm = ARM_RAW;
-        out[0].rate = median_of(rate[0], n);
-        out[1].rate = median_of(rate[1], n);
+        out[0].rate = median(rate[0], (int)n);
+        out[1].rate = median(rate[1], (int)n);
         for (int k = 0; k < 2; k++)
                 out[k].gbps = out[k].rate * (double)size * 8 / 1e9;
         int rc = write(wfd, out, sizeof(out)) == sizeof(out) ? 0 : 1;
@@ -1079,17 +1067,6 @@ static int run_pair(enum test t, enum arm_kind kind, size_t size, int rep, struc
 
 /* ---- summary: medians of the reps ---- */
 #define MAX_REPS 15
-static double median(double *v, int n)
-{
-        for (int i = 1; i < n; i++)
-                for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
-                        double t = v[k];
-                        v[k] = v[k - 1];
-                        v[k - 1] = t;
-                }
-        return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
-}
-
 static double range_lo(const double *v, int n)
 {
         double m = n ? v[0] : 0;
