@@ -22,21 +22,62 @@
 /* The watcher: blocked in epoll_wait (edge-triggered: one wake per arrival burst), it
  * sets the endpoint's bit and goes back to sleep. It touches nothing else of the port,
  * so an endpoint closed meanwhile costs at most one recvfrom that finds nothing. */
-static void *hl_watch(void *arg)
+static void hl_watch_loop(struct tr_port *p)
 {
-        struct tr_port *p = arg;
         for (;;) {
                 struct epoll_event ev[16];
                 int n = epoll_wait(p->hl_epfd, ev, 16, -1);
                 if (n < 0 && errno != EINTR)
-                        return NULL;
+                        return;
                 for (int i = 0; i < n; i++) {
                         if (ev[i].data.u64 == TR_HL_STOP)
-                                return NULL;
+                                return;
                         __atomic_fetch_or(&p->hl_ready, 1ull << (ev[i].data.u64 % TR_HL_MAX), __ATOMIC_RELEASE);
                 }
         }
 }
+
+/* A DPDK control thread (on the EAL's control CPUs, away from the lcores): DPDK 23.11
+ * replaced rte_ctrl_thread_create (pthread_t, removed in 24.11) with
+ * rte_thread_create_control (rte_thread_t). Both return 0 or a positive errno. */
+#if RTE_VERSION >= RTE_VERSION_NUM(23, 11, 0, 0)
+static uint32_t hl_watch(void *arg)
+{
+        hl_watch_loop(arg);
+        return 0;
+}
+
+static int hl_thread_start(struct tr_port *p)
+{
+        return rte_thread_create_control(&p->hl_thread, "sl-host-local", hl_watch, p);
+}
+
+static void hl_thread_join(struct tr_port *p, bool cancel)
+{
+        /* EAL's rte_thread_t is the pthread_t on Linux (lib/eal/unix/rte_thread.c) */
+        if (cancel)
+                pthread_cancel((pthread_t)p->hl_thread.opaque_id);
+        rte_thread_join(p->hl_thread, NULL);
+}
+#else
+static void *hl_watch(void *arg)
+{
+        hl_watch_loop(arg);
+        return NULL;
+}
+
+static int hl_thread_start(struct tr_port *p)
+{
+        return rte_ctrl_thread_create(&p->hl_thread, "sl-host-local", NULL, hl_watch, p);
+}
+
+static void hl_thread_join(struct tr_port *p, bool cancel)
+{
+        if (cancel)
+                pthread_cancel(p->hl_thread);
+        pthread_join(p->hl_thread, NULL);
+}
+#endif
 
 int tr_hl_start(struct tr_port *p)
 {
@@ -46,11 +87,10 @@ int tr_hl_start(struct tr_port *p)
         int r = 0;
         if (p->hl_epfd < 0 || p->hl_evfd < 0 || epoll_ctl(p->hl_epfd, EPOLL_CTL_ADD, p->hl_evfd, &ev) < 0)
                 r = -errno;
-        /* a DPDK control thread: on the EAL's control CPUs, away from the lcores */
         if (r == 0)
-                r = rte_ctrl_thread_create(&p->hl_thread, "sl-host-local", NULL, hl_watch, p);
+                r = hl_thread_start(p);
         if (r != 0) {
-                r = r < 0 ? r : -r; /* pthread_create's positive error */
+                r = r < 0 ? r : -r; /* the thread's positive errno */
                 if (p->hl_epfd >= 0)
                         close(p->hl_epfd);
                 if (p->hl_evfd >= 0)
@@ -67,10 +107,7 @@ void tr_hl_stop(struct tr_port *p)
         if (!p->hl_running)
                 return;
         uint64_t one = 1;
-        if (write(p->hl_evfd, &one, sizeof(one)) == sizeof(one))
-                pthread_join(p->hl_thread, NULL);
-        else
-                pthread_cancel(p->hl_thread), pthread_join(p->hl_thread, NULL);
+        hl_thread_join(p, write(p->hl_evfd, &one, sizeof(one)) != sizeof(one));
         close(p->hl_epfd);
         close(p->hl_evfd);
         p->hl_running = false;

@@ -13,6 +13,8 @@
 #include <rte_mempool.h>
 #include <rte_rwlock.h>
 #include <rte_spinlock.h>
+#include <rte_thread.h>
+#include <rte_version.h>
 
 #include "arp_table.h"
 #include "demux.h"
@@ -106,7 +108,11 @@ struct tr_port {
         struct tr_endpoint *hl_eps[TR_HL_MAX]; /* under bind_lock */
         uint64_t hl_ready;                     /* atomic */
         int hl_epfd, hl_evfd;                  /* epoll set, and the eventfd that stops the thread */
-        pthread_t hl_thread;
+#if RTE_VERSION >= RTE_VERSION_NUM(23, 11, 0, 0)
+        rte_thread_t hl_thread; /* rte_thread_create_control (DPDK >= 23.11) */
+#else
+        pthread_t hl_thread; /* rte_ctrl_thread_create (DPDK 22.11) */
+#endif
         bool hl_running;
 
         rte_spinlock_t arp_lock; /* the ARP table, the control TX queue, the IGMP timers */
