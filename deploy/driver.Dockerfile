@@ -1,67 +1,81 @@
 # syntax=docker/dockerfile:1
-# spinlane driver image: spinlane-launch as the entrypoint, exec'ing YOUR aeronmd with
-# spinlane's DPDK bindings (libspinlane_aeron.so) loaded.
+# spinlane driver image: spinlane-launch as the entrypoint, exec'ing Aeron's C media driver
+# (aeronmd) with spinlane's DPDK bindings (libspinlane_aeron.so) loaded. One image for EKS
+# (ENA, net_ena) and AKS (MANA, net_mana), amd64 and arm64.
 #
-# Aeron is NOT built or fetched here (spinlane does not package Aeron). Build Aeron's C
-# media driver yourself into an image (Debian 12) that holds its source tree and its
-# build tree - by default /opt/aeron/src and /opt/aeron/build - and hand that image
-# (or a directory with the same layout) to the build as the named build context `aeron`:
+# Build from the repository root (needs nothing but the Debian base image):
+#   docker build -f deploy/driver.Dockerfile -t registry.example.com/spinlane/driver:0.1.0 .
+# Multi-arch: deploy/docker-bake.hcl (docs/install-eks.md, "Images").
 #
-#   docker build -f deploy/driver.Dockerfile \
-#     --build-context aeron=docker-image://registry.example.com/my/aeron-build:1.52.2 \
-#     -t registry.example.com/spinlane/driver:0.1.0 .
+# Debian 13 (trixie), not 12: its DPDK 24.11 has net_mana (librte-net-mana25, built with
+# its rdma-core 56) beside net_ena; Debian 12's DPDK 22.11 has no net_mana. So one image
+# serves both clouds.
 #
-# The bindings are compiled against that tree's headers and linked against its
-# libaeron_driver.so / libaeron.so; aeronmd and those two libraries are copied from the
-# same tree, so the image's driver is the Aeron the bindings were built for (they refuse
-# any other at load, and spinlane-launch's aeron-bindings check says so first).
-# AERON_SRC / AERON_BUILD name the two trees inside the context.
+# Stage 1 builds Aeron from spinlane's own pin (cmake/aeron.cmake, the same CMake path as
+# a host build: fetched at the pinned commit, or from SPINLANE_AERON_SOURCE, a `git
+# archive` tarball of it inside the build context, for a builder without network), then
+# spinlane-launch and libspinlane_aeron.so against it, and installs the `driver`
+# component into /usr/local. Stage 2 is the slim Debian 13 with exactly the DPDK runtime
+# packages the bindings and the two clouds' NICs need.
 #
-# For AKS (MANA) the DPDK must have net_mana (DPDK >= 22.11 built with rdma-core >= 44):
-# Debian 12's dpdk package does NOT have it. Replace the `dpdk` package below with your
-# own DPDK build (and rdma-core / ibverbs-providers libraries) for MANA nodes.
-#
-# Multi-arch (linux/amd64 + linux/arm64, x86 and Graviton nodes): deploy/docker-bake.hcl,
-#   docker buildx bake -f deploy/docker-bake.hcl driver --push
 # Every stage is built for the target platform itself (natively or under QEMU), never
-# cross-compiled, so the binaries and the Debian 12 libraries they link always match
-# (Debian 12 builds these packages, dpdk included, for arm64 as for amd64).
+# cross-compiled, so the binaries and the Debian 13 libraries they link always match.
 
-FROM debian:12 AS build
+# The base image (both stages): the official Debian 13 image by default; a builder with no
+# registry passes a local one (scripts/test-images.sh makes it with mmdebstrap).
+ARG BASE=debian:13-slim
+
+FROM ${BASE} AS build
 ARG DEBIAN_FRONTEND=noninteractive
-ARG AERON_SRC=/opt/aeron/src
-ARG AERON_BUILD=/opt/aeron/build
+# git + gzip: cmake/aeron.cmake reads the tarball's commit id (or fetches with git);
+# libbsd-dev, uuid-dev: what Aeron's C driver links; the rest is spinlane's build
+# (scripts/install-deps.sh), DPDK 24.11's headers included.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      build-essential cmake pkg-config \
+      build-essential cmake pkg-config git gzip ca-certificates \
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
-      dpdk-dev libdpdk-dev \
-      libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev \
+      libdpdk-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev \
+      libbsd-dev uuid-dev \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=aeron ${AERON_SRC} /opt/aeron/src
-COPY --from=aeron ${AERON_BUILD}/lib /opt/aeron/build/lib
-COPY --from=aeron ${AERON_BUILD}/binaries/aeronmd /opt/aeron/build/binaries/aeronmd
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINLANE_TESTS=OFF \
-      -DSPINLANE_AERON_DIR=/opt/aeron/src -DSPINLANE_AERON_BUILD_DIR=/opt/aeron/build \
- && cmake --build build -j"$(nproc)" --target spinlane-launch spinlane_aeron
+# Unset: CMake fetches Aeron at the pinned commit. Set: the path of Aeron's tarball in
+# this stage (e.g. /src/.aeron/aeron-1.52.2.tar.gz when the context holds it there).
+ARG SPINLANE_AERON_SOURCE
+# Aeron is built once into a cache mount per architecture (its build is the longest
+# step), so a rebuild after a source change reuses it; Aeron's samples and tools (cping,
+# cpong, AeronStat, ErrorStat) are kept in /opt/aeron-tools of this stage for the image
+# test (scripts/test-images.sh), never in the runtime image.
+RUN --mount=type=cache,target=/root/.cache/spinlane \
+    cache="/root/.cache/spinlane/$(dpkg --print-architecture)" \
+ && cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINLANE_TESTS=OFF \
+      -DSPINLANE_AERON_CACHE_DIR="$cache" \
+ && cmake --build build -j"$(nproc)" --target spinlane-launch spinlane_aeron \
+ && cmake --install build --component driver --prefix /usr/local --strip \
+ && mkdir -p /opt/aeron-tools \
+ && aeron_build=$(sed -n 's/^SPINLANE_AERON_BUILD_DIR:[A-Z]*=//p' build/CMakeCache.txt) \
+ && cp "$aeron_build"/binaries/cping "$aeron_build"/binaries/cpong \
+      "$aeron_build"/binaries/AeronStat "$aeron_build"/binaries/ErrorStat /opt/aeron-tools/
 
-FROM debian:12-slim
+FROM ${BASE}
 ARG DEBIAN_FRONTEND=noninteractive
-# dpdk: the DPDK 22.11 runtime libraries and PMDs (net_ena) the bindings load;
-# libbsd0 / libuuid1: what Aeron's C media driver links.
+# DPDK 24.11, only what runs: the EAL, ethdev, mbuf and mempool libraries the bindings
+# link; the ring mempool driver (the EAL's default mbuf pool ops); net_ena (EKS) and
+# net_mana (AKS) with rdma-core's libibverbs and its providers (libmana) for MANA. Their
+# dependencies (librte-bus-pci25, librte-kvargs25, ...) come with them. The PMDs sit in
+# the EAL's driver directory (/usr/lib/<triplet>/dpdk/pmds-25.0), which it loads at
+# start-up. libjansson4: spinlane-launch; libbsd0, libuuid1: Aeron's driver.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libjansson4 dpdk libbsd0 libuuid1 \
+      librte-eal25 librte-ethdev25 librte-mbuf25 librte-mempool25 librte-mempool-ring25 \
+      librte-net-ena25 librte-net-mana25 libibverbs1 ibverbs-providers \
+      libjansson4 libbsd0 libuuid1 \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/build/driver/launch/spinlane-launch /usr/local/bin/spinlane-launch
-# spinlane-launch finds the bindings beside it (bin/../lib) and sets
-# AERON_DRIVER_DYNAMIC_LIBRARIES; aeronmd (>= 1.51) needs libaeron.so beside libaeron_driver.so
-COPY --from=build /src/build/driver/aeron/libspinlane_aeron.so /usr/local/lib/libspinlane_aeron.so
-COPY --from=build /opt/aeron/build/lib/libaeron_driver.so /opt/aeron/build/lib/libaeron.so /usr/local/lib/
-COPY --from=build /opt/aeron/build/binaries/aeronmd /usr/local/bin/aeronmd
-RUN ldconfig
+# bin/spinlane-launch, bin/aeronmd, lib/libspinlane_aeron.so, lib/libaeron_driver.so,
+# lib/libaeron.so (RUNPATH $ORIGIN/../lib: the launcher finds the bindings beside its bin/)
+COPY --from=build /usr/local/bin/spinlane-launch /usr/local/bin/aeronmd /usr/local/bin/
+COPY --from=build /usr/local/lib/libspinlane_aeron.so /usr/local/lib/libaeron_driver.so \
+     /usr/local/lib/libaeron.so /usr/local/lib/
 # spinlane-launch checks the pod, prints its verdicts, then execs the command after
 # `--` (default aeronmd, with the bypass). The pod spec may override the command; keep
 # spinlane-launch first.
