@@ -53,9 +53,9 @@ RUN --mount=type=cache,target=/root/.cache/spinlane \
  && cmake --build build -j"$(nproc)" --target spinlane-launch spinlane_aeron \
  && cmake --install build --component driver --prefix /usr/local --strip \
  && mkdir -p /opt/aeron-tools \
- && aeron_build=$(sed -n 's/^SPINLANE_AERON_BUILD_DIR:[A-Z]*=//p' build/CMakeCache.txt) \
- && cp "$aeron_build"/binaries/cping "$aeron_build"/binaries/cpong \
-      "$aeron_build"/binaries/AeronStat "$aeron_build"/binaries/ErrorStat /opt/aeron-tools/
+ && aeron_lib=$(sed -n 's/^SPINLANE_AERON_DRIVER_LIB:FILEPATH=//p' build/CMakeCache.txt) \
+ && aeron_bin="${aeron_lib%/lib/libaeron_driver.so}/binaries" \
+ && cp "$aeron_bin/cping" "$aeron_bin/cpong" "$aeron_bin/AeronStat" "$aeron_bin/ErrorStat" /opt/aeron-tools/
 
 FROM ${BASE}
 ARG DEBIAN_FRONTEND=noninteractive

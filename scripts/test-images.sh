@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds the agent and driver images (this machine's architecture) from the project's
+# Dockerfiles with no registry and no Docker daemon, and proves them:
+#   - mmdebstrap makes the Debian base root file systems (bookworm for the agent, trixie
+#     for the driver) from Debian's archive, buildah imports them as local images;
+#   - `buildah bud --isolation chroot` builds deploy/agent.Dockerfile and
+#     deploy/driver.Dockerfile unchanged, given only the local base (BASE) and, when
+#     SPINLANE_AERON_SOURCE names Aeron's tarball, that tarball in the build context;
+#   - on the images' file systems (buildah mount): ldd resolves every library of every ELF
+#     file they ship (the PMDs in the EAL's driver folder included); the versions of
+#     spinlane-agent, spinlane-launch and aeronmd; the driver image runs the bypass against
+#     a stock Aeron (tests/deploy/image_bypass.py) and spinlane-launch --check-only passes;
+#     spinlane-agent preflight prints its verdicts on a fixture node;
+#   - prints the image sizes.
+# Cached between runs: the mmdebstrap tarballs (keyed by suite, architecture and options)
+# in SPINLANE_IMAGE_CACHE (default ~/.cache/spinlane/images), the imported bases, buildah's
+# layers and the Aeron build (a cache mount of the driver Dockerfile). Every container,
+# mount, network namespace and temporary folder it makes is removed at exit, also on
+# failure. Exit 77 (SKIP) when the machine lacks a tool, decided before anything is
+# built; with CI=true a missing tool is a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+skip() {
+  if [ "${CI:-}" = true ]; then
+    echo "test-images: FAIL: $* (CI=true: the image test never skips)" >&2
+    exit 1
+  fi
+  echo "SKIP: $*"
+  exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "needs root (buildah --isolation chroot, mounts, network namespaces)"
+for t in mmdebstrap buildah ip ethtool chroot git python3 sha256sum; do
+  command -v "$t" >/dev/null 2>&1 || skip "no $t (scripts/install-deps.sh installs mmdebstrap, buildah, iproute2, ethtool)"
+done
+ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
+
+arch=$(dpkg --print-architecture)
+cache=${SPINLANE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spinlane/images}
+mkdir -p "$cache"
+t_start=$(date +%s)
+
+containers=()
+binds=()
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/spinlane-images.XXXXXX")
+cleanup() {
+  local rc=$? i
+  set +e
+  for ((i = ${#binds[@]} - 1; i >= 0; i--)); do
+    umount -R "${binds[$i]}" 2>/dev/null || umount -Rl "${binds[$i]}" 2>/dev/null
+  done
+  for c in "${containers[@]}"; do
+    buildah umount "$c" >/dev/null 2>&1
+    buildah rm "$c" >/dev/null 2>&1
+  done
+  rm -rf "$tmp"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+step() { printf '\n== %s (%ds)\n' "$*" "$(($(date +%s) - t_start))"; }
+fail() { echo "test-images: FAIL: $*" >&2; exit 1; }
+
+# base SUITE -> base_image: the local image name of a Debian SUITE base made by mmdebstrap:
+# minbase, with the official slim image's dpkg filters and its apt clean-up hook, so the
+# Dockerfiles see what they see on debian:N-slim.
+base() {
+  local suite=$1
+  local opts=(--variant=minbase --mode=root --format=tar --architectures="$arch"
+    --aptopt='Acquire::Languages "none"'
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
+    --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
+    --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/groff/*'
+    --dpkgopt='path-exclude=/usr/share/lintian/*' --dpkgopt='path-exclude=/usr/share/linda/*'
+    "--customize-hook=printf '%s\n' 'DPkg::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'APT::Update::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'Dir::Cache::pkgcache \"\";' 'Dir::Cache::srcpkgcache \"\";' > \"\$1/etc/apt/apt.conf.d/docker-clean\"")
+  local key
+  key=$(printf '%s\n' "$suite" "$(mmdebstrap --version)" "${opts[@]}" | sha256sum | cut -c1-12)
+  local tar="$cache/debian-$suite-$arch-$key.tar" image="localhost/spinlane-base:$suite-$arch-$key"
+  if [ ! -s "$tar" ]; then
+    echo "test-images: mmdebstrap $suite ($arch) -> $tar" >&2
+    mmdebstrap "${opts[@]}" "$suite" "$tar.part" http://deb.debian.org/debian >&2 || fail "mmdebstrap $suite"
+    mv "$tar.part" "$tar"
+  fi
+  if ! buildah inspect --type image "$image" >/dev/null 2>&1; then
+    local c
+    c=$(buildah from --name "spinlane-base-$$-$suite" scratch)
+    containers+=("$c")
+    buildah add --quiet "$c" "$tar" / >&2
+    buildah config --cmd /bin/bash "$c" >&2
+    buildah commit --quiet --rm "$c" "$image" >/dev/null
+    unset 'containers[${#containers[@]}-1]'
+  fi
+  base_image=$image
+}
+
+# The build context: the working tree as git sees it (tracked and untracked files that are
+# not ignored; no build trees), plus Aeron's tarball when one is given.
+step "build context"
+ctx=$tmp/context
+mkdir -p "$ctx"
+git -C "$repo" ls-files -z --cached --others --exclude-standard |
+  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+  tar -C "$repo" --null -T - -cf - | tar -C "$ctx" -xf -
+aeron_arg=()
+if [ -n "${SPINLANE_AERON_SOURCE:-}" ]; then
+  [ -f "$SPINLANE_AERON_SOURCE" ] || fail "SPINLANE_AERON_SOURCE=$SPINLANE_AERON_SOURCE is not a file (Aeron's git-archive tarball)"
+  mkdir -p "$ctx/.aeron"
+  cp "$SPINLANE_AERON_SOURCE" "$ctx/.aeron/"
+  aeron_arg=(--build-arg "SPINLANE_AERON_SOURCE=/src/.aeron/$(basename "$SPINLANE_AERON_SOURCE")")
+  echo "Aeron from $SPINLANE_AERON_SOURCE"
+else
+  echo "Aeron fetched by the driver image's build (no SPINLANE_AERON_SOURCE)"
+fi
+
+step "base images (mmdebstrap)"
+base bookworm
+base12=$base_image
+base trixie
+base13=$base_image
+echo "bookworm: $base12"
+echo "trixie:   $base13"
+
+bud() { # bud NAME BASE ARGS...: build deploy/NAME.Dockerfile
+  local name=$1 b=$2
+  shift 2
+  buildah bud --isolation chroot --layers --pull=never --platform "linux/$arch" \
+    --ignorefile "$ctx/deploy/$name.Dockerfile.dockerignore" \
+    --build-arg "BASE=$b" "$@" -f "$ctx/deploy/$name.Dockerfile" "$ctx"
+}
+step "agent image (buildah bud)"
+bud agent "$base12" -t localhost/spinlane-test/agent:latest >"$tmp/agent-build.log" 2>&1 ||
+  { tail -40 "$tmp/agent-build.log"; fail "building deploy/agent.Dockerfile"; }
+step "driver image (buildah bud)"
+bud driver "$base13" "${aeron_arg[@]}" -t localhost/spinlane-test/driver:latest >"$tmp/driver-build.log" 2>&1 ||
+  { tail -40 "$tmp/driver-build.log"; fail "building deploy/driver.Dockerfile"; }
+grep -E '^-- (Aeron|  Found libdpdk)' "$tmp/driver-build.log" || true
+# the build stage, for Aeron's samples and tools (all its layers are cached: no rebuild)
+bud driver "$base13" "${aeron_arg[@]}" --target build -t localhost/spinlane-test/driver-build:latest \
+  >"$tmp/driver-build-stage.log" 2>&1 || { tail -40 "$tmp/driver-build-stage.log"; fail "the driver's build stage"; }
+
+# mount_image IMAGE NAME -> mi_c, mi_root: a working container of IMAGE, mounted
+mount_image() {
+  mi_c=$(buildah from --pull=never --name "spinlane-test-$$-$2" "$1")
+  containers+=("$mi_c")
+  mi_root=$(buildah mount "$mi_c")
+}
+mount_image localhost/spinlane-test/agent:latest agent
+agent_root=$mi_root
+mount_image localhost/spinlane-test/driver:latest driver
+driver_root=$mi_root
+
+# every ELF file of the image: executables and shared objects, by their magic
+elf_files() {
+  local root=$1
+  find "$root" -xdev -type f \( -perm -u+x -o -name '*.so' -o -name '*.so.*' \) -print0 |
+    while IFS= read -r -d '' f; do
+      [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && echo "${f#"$root"}"
+    done
+}
+# lddcheck ROOT NAME: ldd (the image's own, chroot) of every ELF file, no "not found"
+lddcheck() {
+  local root=$1 name=$2 n=0 bad=0 f out
+  while IFS= read -r f; do
+    n=$((n + 1))
+    out=$(chroot "$root" /usr/bin/ldd "$f" 2>&1) || {
+      # static executables and ld.so itself say so; anything else is an error
+      if ! grep -qE 'not a dynamic executable|statically linked' <<<"$out"; then
+        echo "ldd $f: $out"; bad=$((bad + 1))
+      fi
+      continue
+    }
+    if grep -q 'not found' <<<"$out"; then
+      echo "$name: $f: $(grep 'not found' <<<"$out" | tr -s ' \t\n' ' ')"
+      bad=$((bad + 1))
+    fi
+  done < <(elf_files "$root")
+  echo "$name: ldd resolved every library of $n ELF files ($bad with a missing library)"
+  [ "$bad" -eq 0 ] || fail "$name image: $bad ELF files with an unresolved library"
+}
+
+step "ldd of every ELF file"
+lddcheck "$agent_root" agent
+lddcheck "$driver_root" driver
+pmds=$(ls -d "$driver_root"/usr/lib/*/dpdk/pmds-* 2>/dev/null | head -n1)
+[ -n "$pmds" ] || fail "driver image: no EAL driver folder (/usr/lib/<triplet>/dpdk/pmds-*)"
+echo "driver: the EAL's driver folder ${pmds#"$driver_root"}: $(cd "$pmds" && ls -1 | grep -v '\.so\.[0-9]*\.[0-9]*$' | tr '\n' ' ')"
+for pmd in librte_net_ena librte_net_mana librte_mempool_ring; do
+  ls "$pmds/$pmd".so.* >/dev/null 2>&1 || fail "driver image: no $pmd in ${pmds#"$driver_root"}"
+done
+for f in /usr/local/lib/libspinlane_aeron.so /usr/local/bin/aeronmd /usr/local/bin/spinlane-launch; do
+  echo "driver: ldd $f:"
+  chroot "$driver_root" /usr/bin/ldd "$f" | sed 's/ (0x[0-9a-f]*)//; s/^/    /'
+done
+echo "agent: ldd /usr/local/bin/spinlane-agent-run:"
+chroot "$agent_root" /usr/bin/ldd /usr/local/bin/spinlane-agent-run | sed 's/ (0x[0-9a-f]*)//; s/^/    /'
+
+step "versions"
+chroot "$agent_root" /usr/local/bin/spinlane-agent --version
+chroot "$driver_root" /usr/local/bin/spinlane-launch --version
+chroot "$driver_root" /usr/local/bin/aeronmd -v </dev/null 2>&1 | head -n1 | tee "$tmp/aeronmd-version"
+grep -q 'major 1 minor 52 patch 2' "$tmp/aeronmd-version" || fail "the driver image's aeronmd is not Aeron 1.52.2"
+
+step "agent: spinlane-agent preflight on a fixture node"
+python3 tests/fixtures/make-node.py "$agent_root/tmp/spinlane-fixtures" eks-x86 >/dev/null
+set +e
+chroot "$agent_root" /usr/local/bin/spinlane-agent preflight --root /tmp/spinlane-fixtures/eks-x86 >"$tmp/preflight.out" 2>&1
+rc=$?
+set -e
+cat "$tmp/preflight.out"
+grep -qE '^summary: [0-9]+ pass' "$tmp/preflight.out" || fail "spinlane-agent preflight printed no verdicts (exit $rc)"
+
+step "driver: the bypass from the image's root (net_af_packet over a veth, against stock Aeron)"
+# A test container of the driver image: + the net_af_packet PMD (Debian's
+# librte-net-af-packet25, a separate package the shipped image does not carry: no cloud
+# NIC needs it) + Aeron's cping/cpong/AeronStat from the build stage. The shipped image is
+# what was checked above; this container is removed at the end.
+mount_image localhost/spinlane-test/driver:latest bypass
+test_c=$mi_c test_root=$mi_root
+buildah run --isolation chroot "$test_c" -- sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends librte-net-af-packet25 >/dev/null && rm -rf /var/lib/apt/lists/*' ||
+  fail "installing librte-net-af-packet25 into the test container"
+mount_image localhost/spinlane-test/driver-build:latest build
+build_root=$mi_root
+mkdir -p "$test_root/opt/aeron-tools"
+cp "$build_root"/opt/aeron-tools/* "$test_root/opt/aeron-tools/"
+for d in proc sys dev; do
+  mkdir -p "$test_root/$d"
+  mount --rbind "/$d" "$test_root/$d"
+  mount --make-rslave "$test_root/$d"
+  binds+=("$test_root/$d")
+done
+python3 tests/deploy/image_bypass.py "$test_root" /opt/aeron-tools || fail "the driver image's bypass"
+
+step "image sizes"
+buildah images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -E '^localhost/spinlane-test/(agent|driver):' |
+  while read -r n s; do printf '%-42s %s\n' "$n" "$s"; done
+printf '%-42s %s\n' "base debian bookworm (mmdebstrap minbase)" "$(buildah images --format '{{.Size}}' "$base12")"
+printf '%-42s %s\n' "base debian trixie (mmdebstrap minbase)" "$(buildah images --format '{{.Size}}' "$base13")"
+step "test-images: PASS"
