@@ -622,10 +622,12 @@ def test_example():
 
 
 def dockerfile_stages(path):
-    """[(base, name, [instructions...])] with line continuations joined."""
+    """[(base, name, [instructions...])] with line continuations joined; a FROM's ${ARG}
+    is resolved to the default of the ARG given before the first FROM."""
     with open(path) as f:
         text = re.sub(r"\\\n", " ", f.read())
     stages = []
+    global_args = {}
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
@@ -633,10 +635,15 @@ def dockerfile_stages(path):
         word, _, rest = line.partition(" ")
         if word.upper() == "FROM":
             parts = rest.split()
-            stages.append((parts[0], parts[2] if len(parts) > 2 and parts[1].upper() == "AS" else None, []))
+            base = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: global_args.get(m.group(1) or m.group(2), m.group(0)),
+                          parts[0])
+            stages.append((base, parts[2] if len(parts) > 2 and parts[1].upper() == "AS" else None, []))
         elif stages:
             stages[-1][2].append((word.upper(), rest.strip()))
-    return stages
+        elif word.upper() == "ARG":
+            name, _, default = rest.partition("=")
+            global_args[name.strip()] = default.strip()
+    return stages, global_args
 
 
 def apt_packages(instrs):
@@ -656,6 +663,15 @@ def deb_of(path):
     return r.stdout.split(":")[0] if r.returncode == 0 else None
 
 
+# The driver image's DPDK: exactly these runtime packages of Debian 13's DPDK 24.11 (the
+# libraries libspinlane_aeron.so links, the ring mempool driver, net_ena, net_mana), and
+# rdma-core's libibverbs with its providers for net_mana. scripts/test-images.sh builds
+# the image and proves that they are enough.
+DRIVER_DPDK = {"librte-eal25", "librte-ethdev25", "librte-mbuf25", "librte-mempool25", "librte-mempool-ring25",
+               "librte-net-ena25", "librte-net-mana25"}
+DRIVER_RDMA = {"libibverbs1", "ibverbs-providers"}
+
+
 def test_dockerfile():
     if shutil.which("apt-cache") is None or subprocess.run(["apt-cache", "show", "bash"], capture_output=True).returncode != 0:
         skip("apt-cache has no package lists here (run apt-get update)")
@@ -664,6 +680,12 @@ def test_dockerfile():
     m = re.search(r"pkgs=\(([^)]*)\)", deps)
     listed = set(m.group(1).split()) if m else set()
     check(listed, "no pkgs=( ... ) list in scripts/install-deps.sh")
+    host_major = ""
+    try:
+        with open("/etc/debian_version") as f:
+            host_major = f.read().strip().split(".")[0]
+    except OSError:
+        pass
     # Build packages: whatever ships the pkg-config modules the CMakeLists.txt files require
     # (the top level and every folder's), and protoc-c.
     cm = ""
@@ -687,65 +709,99 @@ def test_dockerfile():
     r = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
                         "--no-breaks", "--no-replaces", "--no-enhances", "apt"], capture_output=True, text=True)
     in_base = {l.strip().split(":")[-1].strip() for l in r.stdout.splitlines()}
-    # Per image: the programs it ships, the ENTRYPOINT first; the others go into the same
-    # directory (spinlane-agent execs spinlane-agent-run from its own directory).
-    binaries = {"agent.Dockerfile": [("spinlane-agent", AGENT), ("spinlane-agent-run", AGENT_RUN)],
-                "driver.Dockerfile": [("spinlane-launch", LAUNCH)]}
-    for df, progs in binaries.items():
+    # Per image: its Debian, the cmake install component, the programs it ships (the
+    # ENTRYPOINT first; all in /usr/local/bin: spinlane-agent execs spinlane-agent-run from
+    # its own directory, spinlane-launch finds the bindings in its ../lib) and the
+    # libraries in /usr/local/lib.
+    images = {"agent.Dockerfile": ("12", "agent", [("spinlane-agent", AGENT), ("spinlane-agent-run", AGENT_RUN)], []),
+              "driver.Dockerfile": ("13", "driver", [("spinlane-launch", LAUNCH), ("aeronmd", None)],
+                                    ["libspinlane_aeron.so", "libaeron_driver.so", "libaeron.so"])}
+    for df, (major, component, progs, libs) in images.items():
         path = os.path.join(SRC, "deploy", df)
         t = "deploy/" + df
-        stages = dockerfile_stages(path)
+        stages, args = dockerfile_stages(path)
         if not check(len(stages) == 2, "%s: expected a build and a runtime stage, got %d" % (t, len(stages))):
             continue
         (b_base, b_name, b_ins), (r_base, _, r_ins) = stages
-        check(b_base == "debian:12" and r_base in ("debian:12", "debian:12-slim"), "%s: bases %s, %s are not Debian 12" % (t, b_base, r_base))
+        # the base is a build argument (a builder with no registry passes its own), by
+        # default the official Debian image
+        check(args.get("BASE") == "debian:%s-slim" % major and b_base == r_base == args.get("BASE"),
+              "%s: both stages must be FROM ${BASE}, ARG BASE=debian:%s-slim (got %s, %s, %s)"
+              % (t, major, b_base, r_base, args))
+        same_suite = major == host_major
         for pkg in apt_packages(b_ins) + apt_packages(r_ins):
-            if pkg in listed:
+            if pkg in listed or not same_suite:
                 continue
             r = subprocess.run(["apt-cache", "show", "--no-all-versions", pkg], capture_output=True, text=True)
             check(r.returncode == 0 and ("Package: " + pkg) in r.stdout, "%s: %s is not a Debian package" % (t, pkg))
-        missing = build_need - set(apt_packages(b_ins))
-        check(not missing, "%s: build stage lacks %s" % (t, sorted(missing)))
+        if same_suite:
+            missing = build_need - set(apt_packages(b_ins))
+            if component == "agent":  # the agent links no DPDK
+                missing -= {"libdpdk-dev", "dpdk-dev"}
+            check(not missing, "%s: build stage lacks %s" % (t, sorted(missing)))
+        rt_pkgs = apt_packages(r_ins)
+        if component == "driver":
+            check("libdpdk-dev" in apt_packages(b_ins), "%s: the build stage lacks libdpdk-dev" % t)
+            dpdk = {p for p in rt_pkgs if p.startswith(("librte-", "dpdk", "libdpdk"))}
+            check(dpdk == DRIVER_DPDK, "%s: the runtime DPDK packages are %s, not exactly %s"
+                  % (t, sorted(dpdk), sorted(DRIVER_DPDK)))
+            check(DRIVER_RDMA <= set(rt_pkgs), "%s: the runtime stage lacks %s (net_mana)" % (t, sorted(DRIVER_RDMA)))
+        else:
+            check(not [p for p in rt_pkgs + apt_packages(b_ins) if "dpdk" in p or p.startswith("librte")],
+                  "%s: the agent image installs DPDK" % t)
         runs = " ".join(rest for w, rest in b_ins if w == "RUN")
         check(not re.search(r"(git clone|curl|wget)[^&]*aeron", runs + " ".join(r for _, r in r_ins), re.I),
-              "%s: fetches Aeron" % t)
-        copies = [rest.split() for w, rest in r_ins if w == "COPY" and rest.startswith("--from=" + (b_name or ""))]
+              "%s: fetches Aeron itself (the build's pin does: cmake/aeron.cmake)" % t)
+        check("cmake -S . -B build" in runs, "%s: does not configure with cmake -S . -B build" % t)
+        check(re.search(r"cmake --install build --component %s --prefix /usr/local" % component, runs),
+              "%s: does not install the %s component into /usr/local" % (t, component))
+        copies = [rest.split()[1:] for w, rest in r_ins if w == "COPY" and rest.startswith("--from=" + (b_name or ""))]
+        copied = {}
+        for cp in copies:
+            for src in cp[:-1]:
+                copied[src] = cp[-1]
         entry = [json.loads(rest) for w, rest in r_ins if w == "ENTRYPOINT"]
-        first_dest = None
-        for prog, built in progs:
-            check(re.search(r"--target(\s+[\w-]+)*\s+%s(\s|$)" % re.escape(prog), runs),
-                  "%s: does not build %s with cmake" % (t, prog))
-            check("cmake -S . -B build" in runs, "%s: does not configure with cmake -S . -B build" % t)
-            dest = None
-            for cp in copies:
-                src = cp[1]
-                if src.endswith("/" + prog):
-                    rel = os.path.relpath(src, "/src/build")
-                    check(os.access(os.path.join(BIN, rel), os.X_OK),
-                          "%s: %s is not where cmake puts it (no %s in the build dir)" % (t, src, rel))
-                    dest = cp[2]
-            if not check(dest is not None, "%s: %s is not copied from the build stage" % (t, prog)):
+        for i, (prog, built) in enumerate(progs):
+            if built is not None:
+                check(re.search(r"--target(\s+[\w-]+)*\s+%s(\s|$)" % re.escape(prog), runs),
+                      "%s: does not build %s with cmake" % (t, prog))
+            src = "/usr/local/bin/" + prog
+            if not check(copied.get(src) in ("/usr/local/bin/", "/usr/local/bin/" + prog),
+                         "%s: %s is not copied from the build stage to /usr/local/bin/ (%s)" % (t, src, copied)):
                 continue
-            if first_dest is None:
-                first_dest = dest
-                check(entry and entry[-1][0] == dest, "%s: ENTRYPOINT %s is not %s" % (t, entry, dest))
-            else:
-                check(os.path.dirname(dest) == os.path.dirname(first_dest) and os.path.basename(dest) == prog,
-                      "%s: %s goes to %s, not next to %s" % (t, prog, dest, first_dest))
+            if i == 0:
+                check(entry and entry[-1][0] == src, "%s: ENTRYPOINT %s is not %s" % (t, entry, src))
             # Runtime libraries: every shared library the built binary links comes from a
-            # package the runtime stage installs (or its dependencies, or the base image).
-            if os.access(built, os.X_OK):
+            # package the runtime stage installs (or its dependencies, or the base image);
+            # only where this machine runs the image's Debian (the image test checks all).
+            if same_suite and built and os.access(built, os.X_OK):
                 r = subprocess.run(["ldd", built], capture_output=True, text=True)
-                libs = re.findall(r"=> (/\S+)", r.stdout)
-                need = {deb_of(p) for p in libs} - {None}
+                libs_of = re.findall(r"=> (/\S+)", r.stdout)
+                need = {deb_of(p) for p in libs_of} - {None}
                 need -= {"libasan8", "libubsan1"}  # the sanitizer build's, not the image's
-                rt = apt_packages(r_ins)
+                # a build with shared gRPC links what the image's static gRPC does not
+                need -= {n for n in need if n.startswith(("libgrpc", "libabsl", "libre2", "libupb", "libc-ares",
+                                                          "libssl", "libcares", "zlib"))}
                 dep = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
-                                      "--no-breaks", "--no-replaces", "--no-enhances"] + rt, capture_output=True, text=True)
-                have = set(rt) | {l.strip().split(":")[-1].strip() for l in dep.stdout.splitlines()}
+                                      "--no-breaks", "--no-replaces", "--no-enhances"] + rt_pkgs, capture_output=True, text=True)
+                have = set(rt_pkgs) | {l.strip().split(":")[-1].strip() for l in dep.stdout.splitlines()}
                 for n in sorted(need - have - in_base):
                     check(False, "%s: %s links a library from %s, which the runtime stage does not install" % (t, prog, n))
-                print("%s: runtime packages %s cover %s's %s" % (t, rt, prog, sorted(need)))
+                print("%s: runtime packages %s cover %s's %s" % (t, rt_pkgs, prog, sorted(need)))
+        for lib in libs:
+            check(copied.get("/usr/local/lib/" + lib) == "/usr/local/lib/",
+                  "%s: /usr/local/lib/%s is not copied from the build stage to /usr/local/lib/" % (t, lib))
+    # The bake file: both images, both platforms, the base images as arguments.
+    with open(os.path.join(SRC, "deploy", "docker-bake.hcl")) as f:
+        bake = f.read()
+    check(re.search(r'platforms\s*=\s*\["linux/amd64",\s*"linux/arm64"\]', bake),
+          "docker-bake.hcl: not built for linux/amd64 and linux/arm64")
+    for target, df in (("agent", "agent.Dockerfile"), ("driver", "driver.Dockerfile")):
+        m = re.search(r'target "%s" \{(.*?)\n\}' % target, bake, re.S)
+        if check(m, "docker-bake.hcl: no target %s" % target):
+            check('dockerfile = "deploy/%s"' % df in m.group(1) and re.search(r"\bBASE\s*=", m.group(1))
+                  and "contexts" not in m.group(1),
+                  "docker-bake.hcl: target %s does not build deploy/%s from the BASE argument alone" % (target, df))
     # The DaemonSet runs the agent at the path the image puts it.
     with open(os.path.join(SRC, "deploy", "base", "daemonset.yaml")) as f:
         check("/usr/local/bin/spinlane-agent" in f.read(), "daemonset.yaml does not run /usr/local/bin/spinlane-agent")
