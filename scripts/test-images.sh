@@ -66,8 +66,10 @@ step() { printf '\n== %s (%ds)\n' "$*" "$(($(date +%s) - t_start))"; }
 fail() { echo "test-images: FAIL: $*" >&2; exit 1; }
 
 # base SUITE -> base_image: the local image name of a Debian SUITE base made by mmdebstrap:
-# minbase, with the official slim image's dpkg filters and its apt clean-up hook, so the
-# Dockerfiles see what they see on debian:N-slim.
+# minbase with a merged /usr (mmdebstrap's merged-usr hook: usr-is-merged, not usrmerge
+# and its perl), the official slim image's dpkg filters and its apt clean-up (docker-clean:
+# no .deb and no package cache kept after an install), so the Dockerfiles see what they
+# see on debian:N-slim.
 base() {
   local suite=$1
   local opts=(--variant=minbase --mode=root --format=tar --architectures="$arch"
@@ -76,11 +78,13 @@ base() {
     --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
     --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/groff/*'
     --dpkgopt='path-exclude=/usr/share/lintian/*' --dpkgopt='path-exclude=/usr/share/linda/*'
-    "--customize-hook=printf '%s\n' 'DPkg::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'APT::Update::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'Dir::Cache::pkgcache \"\";' 'Dir::Cache::srcpkgcache \"\";' > \"\$1/etc/apt/apt.conf.d/docker-clean\"")
+    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
+    "--customize-hook=printf '%s\n' 'DPkg::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'APT::Update::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'Dir::Cache::pkgcache \"\";' 'Dir::Cache::srcpkgcache \"\";' > \"\$1/etc/apt/apt.conf.d/docker-clean\" && rm -f \"\$1\"/var/cache/apt/*.bin")
   local key
   key=$(printf '%s\n' "$suite" "$(mmdebstrap --version)" "${opts[@]}" | sha256sum | cut -c1-12)
   local tar="$cache/debian-$suite-$arch-$key.tar" image="localhost/spinlane-base:$suite-$arch-$key"
   if [ ! -s "$tar" ]; then
+    rm -f "$cache/debian-$suite-$arch-"*.tar "$cache/debian-$suite-$arch-"*.tar.part # other keys: superseded
     echo "test-images: mmdebstrap $suite ($arch) -> $tar" >&2
     mmdebstrap "${opts[@]}" "$suite" "$tar.part" http://deb.debian.org/debian >&2 || fail "mmdebstrap $suite"
     mv "$tar.part" "$tar"
