@@ -97,6 +97,9 @@ base() {
     buildah config --cmd /bin/bash "$c" >&2
     buildah commit --quiet --rm "$c" "$image" >/dev/null
     unset 'containers[${#containers[@]}-1]'
+    # the bases of other keys are superseded (the images built on them keep their layers)
+    buildah images --format '{{.Name}}:{{.Tag}}' | grep "^localhost/spinlane-base:$suite-$arch-" |
+      grep -v ":$suite-$arch-$key\$" | while read -r old; do buildah rmi "$old" >/dev/null 2>&1 || true; done
   fi
   base_image=$image
 }
@@ -157,33 +160,38 @@ agent_root=$mi_root
 mount_image localhost/spinlane-test/driver:latest driver
 driver_root=$mi_root
 
-# every ELF file of the image: executables and shared objects, by their magic
+# elf_files ROOT: every ELF file of the image (regular files whose first bytes are ELF's
+# magic), as paths inside it
 elf_files() {
-  local root=$1
-  find "$root" -xdev -type f \( -perm -u+x -o -name '*.so' -o -name '*.so.*' \) -print0 |
-    while IFS= read -r -d '' f; do
-      [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && echo "${f#"$root"}"
-    done
+  python3 - "$1" <<'PY'
+import os, sys
+root = sys.argv[1]
+dev = os.lstat(root).st_dev
+for d, dirs, files in os.walk(root):
+    dirs[:] = [x for x in dirs if os.lstat(os.path.join(d, x)).st_dev == dev]
+    for f in files:
+        p = os.path.join(d, f)
+        try:
+            if not os.path.isfile(p) or os.path.islink(p):
+                continue
+            with open(p, "rb") as fh:
+                if fh.read(4) == b"\x7fELF":
+                    print(p[len(root):])
+        except OSError:
+            pass
+PY
 }
-# lddcheck ROOT NAME: ldd (the image's own, chroot) of every ELF file, no "not found"
+# lddcheck ROOT NAME: the image's own ldd (chroot, one shell for all files) on every ELF
+# file: no "not found"
 lddcheck() {
-  local root=$1 name=$2 n=0 bad=0 f out
-  while IFS= read -r f; do
-    n=$((n + 1))
-    out=$(chroot "$root" /usr/bin/ldd "$f" 2>&1) || {
-      # static executables and ld.so itself say so; anything else is an error
-      if ! grep -qE 'not a dynamic executable|statically linked' <<<"$out"; then
-        echo "ldd $f: $out"; bad=$((bad + 1))
-      fi
-      continue
-    }
-    if grep -q 'not found' <<<"$out"; then
-      echo "$name: $f: $(grep 'not found' <<<"$out" | tr -s ' \t\n' ' ')"
-      bad=$((bad + 1))
-    fi
-  done < <(elf_files "$root")
-  echo "$name: ldd resolved every library of $n ELF files ($bad with a missing library)"
-  [ "$bad" -eq 0 ] || fail "$name image: $bad ELF files with an unresolved library"
+  local root=$1 name=$2 n bad
+  elf_files "$root" >"$tmp/$name.elf"
+  n=$(wc -l <"$tmp/$name.elf")
+  chroot "$root" /bin/sh -c 'while IFS= read -r f; do echo "== $f"; ldd "$f" 2>&1; done' \
+    <"$tmp/$name.elf" >"$tmp/$name.ldd" || true
+  bad=$(awk '/^== /{f=substr($0, 4)} /not found/{print f ": " $0}' "$tmp/$name.ldd")
+  echo "$name: ldd on $n ELF files: $(grep -c 'not found' <<<"$bad" || true) missing libraries"
+  [ -z "$bad" ] || { echo "$bad"; fail "$name image: ELF files with an unresolved library"; }
 }
 
 step "ldd of every ELF file"
@@ -197,10 +205,24 @@ for pmd in librte_net_ena librte_net_mana librte_mempool_ring; do
 done
 for f in /usr/local/lib/libspinlane_aeron.so /usr/local/bin/aeronmd /usr/local/bin/spinlane-launch; do
   echo "driver: ldd $f:"
-  chroot "$driver_root" /usr/bin/ldd "$f" | sed 's/ (0x[0-9a-f]*)//; s/^/    /'
+  chroot "$driver_root" /usr/bin/ldd "$f" | sed 's/ (0x[0-9a-f]*)//; s/^[[:space:]]*/    /'
 done
 echo "agent: ldd /usr/local/bin/spinlane-agent-run:"
-chroot "$agent_root" /usr/bin/ldd /usr/local/bin/spinlane-agent-run | sed 's/ (0x[0-9a-f]*)//; s/^/    /'
+chroot "$agent_root" /usr/bin/ldd /usr/local/bin/spinlane-agent-run | sed 's/ (0x[0-9a-f]*)//; s/^[[:space:]]*/    /'
+
+# Programs run from an image's root see the host's /proc, /sys and /dev, as in a container
+# (the loader needs /proc/self/exe for aeronmd's $ORIGIN runpath).
+bind_sys() {
+  local d
+  for d in proc sys dev; do
+    mkdir -p "$1/$d"
+    mount --rbind "/$d" "$1/$d"
+    mount --make-rslave "$1/$d"
+    binds+=("$1/$d")
+  done
+}
+bind_sys "$agent_root"
+bind_sys "$driver_root"
 
 step "versions"
 chroot "$agent_root" /usr/local/bin/spinlane-agent --version
@@ -231,12 +253,7 @@ mount_image localhost/spinlane-test/driver-build:latest build
 build_root=$mi_root
 mkdir -p "$test_root/opt/aeron-tools"
 cp "$build_root"/opt/aeron-tools/* "$test_root/opt/aeron-tools/"
-for d in proc sys dev; do
-  mkdir -p "$test_root/$d"
-  mount --rbind "/$d" "$test_root/$d"
-  mount --make-rslave "$test_root/$d"
-  binds+=("$test_root/$d")
-done
+bind_sys "$test_root"
 python3 tests/deploy/image_bypass.py "$test_root" /opt/aeron-tools || fail "the driver image's bypass"
 
 step "image sizes"
