@@ -13,6 +13,7 @@ usage: image_bypass.py ROOT TOOLS   (TOOLS: the folder of cping, cpong, AeronSta
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from aeronrig import SLEEPING, Check, Fail, Rig, pod_view, wait_for  # noqa: E402
 
 A_IP, B_IP = "10.56.0.1", "10.56.0.2"
+CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"  # the children's PATH is the image's
 
 
 class ImageDriver:
@@ -44,10 +46,10 @@ class ImageDriver:
             env.update(nics)
             env["AERON_DRIVER_DYNAMIC_LIBRARIES"] = "/usr/local/lib/libspinlane_aeron.so"
             env["AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA"] = "spinlane_udp_channel_transport_bindings"
-        self.proc = rig.start(ns, ["chroot", root, "/usr/local/bin/aeronmd"], env, "aeronmd-" + name)
+        self.proc = rig.start(ns, [CHROOT, root, "/usr/local/bin/aeronmd"], env, "aeronmd-" + name)
 
     def counters(self):
-        r = subprocess.run(["ip", "netns", "exec", self.ns, "chroot", self.root, os.path.join(self.tools, "AeronStat"),
+        r = subprocess.run(["ip", "netns", "exec", self.ns, CHROOT, self.root, os.path.join(self.tools, "AeronStat"),
                             "-d", self.dir, "-w", "false", "-t", "2000"], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         if r.returncode != 0:
@@ -81,10 +83,10 @@ def ping_pong(rig, root, tools, a, b, n):
     ping = "aeron:udp?endpoint=%s:40701" % A_IP
     pong = "aeron:udp?endpoint=%s:40702" % B_IP
     env = {"PATH": "/usr/bin:/bin"}
-    cpong = rig.start(a.ns, ["chroot", root, os.path.join(tools, "cpong"), "-p", a.dir, "-c", ping, "-C", pong],
+    cpong = rig.start(a.ns, [CHROOT, root, os.path.join(tools, "cpong"), "-p", a.dir, "-c", ping, "-C", pong],
                       env, "cpong-A")
     cpong.wait_line(r"^Publishing Pong at channel", 30)
-    cping = rig.start(b.ns, ["chroot", root, os.path.join(tools, "cping"), "-p", b.dir, "-c", ping, "-C", pong,
+    cping = rig.start(b.ns, [CHROOT, root, os.path.join(tools, "cping"), "-p", b.dir, "-c", ping, "-C", pong,
                              "-m", str(n), "-w", "100", "-L", "64"], env, "cping-B")
     rc = cping.wait(240)
     cpong.stop(30)
@@ -134,7 +136,7 @@ def main():
            "SPINLANE_DPDK_MEMORY_MB": "128", "SPINLANE_POD_UID": rig.id, "AERON_DIR": "/dev/shm/%s-L" % rig.id,
            "PATH": "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
     try:
-        r = subprocess.run(["ip", "netns", "exec", ns_a, "chroot", root, "/usr/local/bin/spinlane-launch", "--root",
+        r = subprocess.run(["ip", "netns", "exec", ns_a, CHROOT, root, "/usr/local/bin/spinlane-launch", "--root",
                             "/tmp/%s-view" % rig.id, "--check-only"], env=pod, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, timeout=120)
         print(r.stdout, end="")
