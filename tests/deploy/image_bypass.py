@@ -85,10 +85,13 @@ def ping_pong(rig, root, tools, a, b, n):
     env = {"PATH": "/usr/bin:/bin"}
     cpong = rig.start(a.ns, [CHROOT, root, os.path.join(tools, "cpong"), "-p", a.dir, "-c", ping, "-C", pong],
                       env, "cpong-A")
-    cpong.wait_line(r"^Publishing Pong at channel", 30)
+    # (cpong's stdout is a file, so block-buffered: nothing to wait for; cping waits until
+    # its pong subscription is connected, which needs cpong's publication)
     cping = rig.start(b.ns, [CHROOT, root, os.path.join(tools, "cping"), "-p", b.dir, "-c", ping, "-C", pong,
                              "-m", str(n), "-w", "100", "-L", "64"], env, "cping-B")
     rc = cping.wait(240)
+    if cpong.p.poll() is not None:
+        raise Fail("cpong (bypass, A) exited %s:\n%s" % (cpong.p.returncode, cpong.tail()))
     cpong.stop(30)
     out = cping.output()
     if rc != 0 or "Shutting down..." not in out or ("Pinging %d messages" % n) not in out:
