@@ -120,11 +120,25 @@ def main():
     rx0, tx0 = a.total("spinlane rx datagrams"), a.total("spinlane tx datagrams")
     out = c.run("500 x 64 B pings stock B -> bypass A and pongs A -> B (cping/cpong)", ping_pong, rig, root, tools,
                 a, b, 500)
-    if out:
-        print("\n".join(line for line in out.splitlines() if re.match(r"^\s*(0\.5|0\.99|1\.0)0*\s", line)))
-    rx, tx = a.total("spinlane rx datagrams") - rx0, a.total("spinlane tx datagrams") - tx0
-    c.ok(rx >= 600 and tx >= 600, "the pings came in and the pongs went out through DPDK (A: %d rx, %d tx datagrams)"
-         % (rx, tx))
+    if out:  # the RTT histogram's summary (a number to look at, not a check)
+        print("\n".join(line for line in out.splitlines() if line.startswith("#[")))
+    # every ping came in and every pong went out through DPDK (one datagram each: a ping
+    # is sent when the last pong is back); the adapter copies its port counters into
+    # Aeron's about ten times a second, so a reading may lag a little
+    want = 500 + 100  # measured and warm-up messages
+    seen = {}
+
+    def counted():
+        seen["rx"] = a.total("spinlane rx datagrams") - rx0
+        seen["tx"] = a.total("spinlane tx datagrams") - tx0
+        return seen["rx"] >= want and seen["tx"] >= want
+    try:
+        wait_for(counted, 15, "the bypass counters")
+        ok = True
+    except Fail:
+        ok = False
+    c.ok(ok, "the pings came in and the pongs went out through DPDK (A: %d rx, %d tx datagrams, %d each expected)"
+         % (seen.get("rx", 0), seen.get("tx", 0), want))
     for d in (a, b):
         c.run("driver %s stops on SIGTERM" % d.name, d.stop)
 
