@@ -32,6 +32,8 @@ TARGETS = {  # kustomize dir -> fixture node it is meant for
     "deploy/overlays/aks": "aks-mana",
 }
 DP_DIR = "/var/lib/kubelet/device-plugins"
+# the eks-x86 fixture's two secondary ENAs (on vfio-pci) by the names AL2023 gives them
+ENA_NAMES = {"0000:00:06.0": "ens6", "0000:00:07.0": "ens7"}
 
 failures = []
 
@@ -89,7 +91,9 @@ def one(docs, kind, name=None):
     return found[0] if found else None
 
 
-def fixture(tmp, name):
+def fixture(tmp, name, names=None):
+    """A fixture node; names: PCI address -> the netdev name recorded in the bind state for
+    the NICs on vfio-pci (what the agent keeps selecting by nics.interfaces)."""
     r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "tests", "fixtures", "make-node.py"), tmp, name],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -104,7 +108,8 @@ def fixture(tmp, name):
         os.makedirs(os.path.join(root, "var/lib/spinlane"), exist_ok=True)
         with open(os.path.join(root, "var/lib/spinlane/bind-state.json"), "w") as f:
             json.dump({"version": 1, "count": len(vfio), "nics": [
-                {"pci": d, "original_driver": "ena", "driver": "vfio-pci", "netdev": "", "mac": "0a:00:00:00:%02x:%02x" % (i, i)}
+                {"pci": d, "original_driver": "ena", "driver": "vfio-pci", "netdev": (names or {}).get(d, ""),
+                 "mac": "0a:00:00:00:%02x:%02x" % (i, i)}
                 for i, d in enumerate(vfio)]}, f)
     return root
 
@@ -210,9 +215,20 @@ def test_render():
         got = host_mounts(spec, c)
         check(got == AGENT_HOST_MOUNTS, "%s: host mounts %s, want %s" % (t, got, AGENT_HOST_MOUNTS))
         for m in c.get("volumeMounts", []):
-            check(m.get("mountPropagation", "None") == "None" or m["mountPath"] == "/host/dev",
-                  "%s: %s has mountPropagation %s (only /host/dev needs it)" % (t, m["mountPath"], m.get("mountPropagation")))
-        check(config_of(docs, spec, c) is not None, "%s: config.json not found" % t)
+            want = AGENT_HOST_MOUNTS.get(m["mountPath"], (None, None, "None"))[2]
+            check(m.get("mountPropagation", "None") == want,
+                  "%s: %s has mountPropagation %s, want %s" % (t, m["mountPath"], m.get("mountPropagation"), want))
+        text = config_of(docs, spec, c)
+        check(text is not None, "%s: config.json not found" % t)
+        if target == "deploy/overlays/eks" and text:
+            # no selection would let the agent take any unaddressed ENA, one the VPC CNI
+            # has just attached included: the same explicit selection as the chart's preset
+            nics = json.loads(text)["nics"]
+            yaml = need_yaml()
+            with open(os.path.join(SRC, "helm", "spinlane", "values-eks.yaml")) as f:
+                preset = yaml.safe_load(f)["config"]["nics"]
+            check(nics.get("interfaces") == preset["interfaces"] and nics.get("kinds") == ["ena"],
+                  "%s: nics %s do not select %s as values-eks.yaml does" % (t, nics, preset["interfaces"]))
         # Every hostPath is an absolute path; Bidirectional needs privileged (checked above).
         for v in vols.values():
             if "hostPath" in v:
@@ -227,7 +243,9 @@ AGENT_HOST_MOUNTS = {
     "/host/sys": ("/sys", False, "None"),
     "/host/dev": ("/dev", False, "Bidirectional"),
     "/host/var/lib/spinlane": ("/var/lib/spinlane", False, "None"),
-    "/host/var/lib/kubelet": ("/var/lib/kubelet", True, "None"),
+    # HostToContainer: the pod volumes the kubelet mounts later reach the agent and leave
+    # with their unmount (with None the agent keeps copies of those mounted at its start)
+    "/host/var/lib/kubelet": ("/var/lib/kubelet", True, "HostToContainer"),
     "/host" + DP_DIR: (DP_DIR, False, "None"),
 }
 
@@ -401,7 +419,7 @@ def test_config():
             with open(cfg, "w") as f:
                 f.write(text)
             # 1. preflight accepts it (exit 2 = bad config) and the matching node passes.
-            root = fixture(os.path.join(tmp, target.replace("/", "-")), fx)
+            root = fixture(os.path.join(tmp, target.replace("/", "-")), fx, ENA_NAMES)
             r = subprocess.run([AGENT, "preflight", "--config", cfg, "--root", root], capture_output=True, text=True)
             print("%s on %s: preflight exit %d, %s" % (target, fx, r.returncode, r.stdout.strip().splitlines()[-1:]))
             check(r.returncode == 0, "%s: preflight --config on %s: exit %d\n%s%s" % (target, fx, r.returncode, r.stdout, r.stderr))
@@ -443,8 +461,10 @@ def test_config():
             print("advertised %s on %s: %s" % (k[0], k[1], v))
         nic, core = "spinlane.io/dpdk-nic", "spinlane.io/isolated-core"
         if counts:
-            # EKS: the two secondary ENAs, never the primary; AKS: the one non-primary MANA VF.
-            check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(nic) == 2, "eks overlay: 2 ENAs expected")
+            # EKS: the one ENA the overlay names (ens6; the base takes both secondary ENAs),
+            # never the primary; AKS: the one non-primary MANA VF.
+            check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(nic) == 1, "eks overlay: 1 ENA (ens6) expected")
+            check(counts.get(("deploy/base", "eks-x86"), {}).get(nic) == 2, "base: 2 ENAs expected")
             check(counts.get(("deploy/overlays/aks", "aks-mana"), {}).get(nic) == 1, "aks overlay: 1 MANA VF expected")
             check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(core) == 6, "eks-x86 has 6 isolated cores")
     finally:
@@ -481,7 +501,9 @@ def test_chart():
     h = helm()
     for target, values in CHART_VALUES.items():
         docs = render(target)
-        r = subprocess.run([h, "template", "spinlane", os.path.join(SRC, "helm", "spinlane"), "-n", "spinlane"] + values,
+        # (the chart refuses values.yaml's placeholder images: test-helm's real-looking ones)
+        images = ["-f", os.path.join(SRC, "tests", "helm", "values-images.yaml")]
+        r = subprocess.run([h, "template", "spinlane", os.path.join(SRC, "helm", "spinlane"), "-n", "spinlane"] + images + values,
                            capture_output=True, text=True)
         if not check(r.returncode == 0, "helm template %s: exit %d: %s" % (values, r.returncode, r.stderr.strip())):
             continue
@@ -538,7 +560,7 @@ def test_example():
         cfgf = os.path.join(tmp, "config.json")
         with open(cfgf, "w") as f:
             f.write(text)
-        res = inventory(fixture(tmp, "eks-x86"), cfgf)
+        res = inventory(fixture(tmp, "eks-x86", ENA_NAMES), cfgf)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     advertised = set(res)

@@ -47,13 +47,27 @@ app.kubernetes.io/component: node-agent
 {{- end -}}
 {{- end -}}
 
-{{/* repository:tag or repository@digest; tag defaults to appVersion. Arg: dict img, ctx. */}}
+{{/* repository:tag or repository@digest; tag defaults to appVersion. Arg: dict img, ctx,
+     key (the values key, for the messages; default "image"). Fails on the placeholder
+     repository of values.yaml and on a repository that carries a tag. */}}
 {{- define "spinlane.image" -}}
 {{- $img := .img -}}
+{{- $key := .key | default "image" -}}
+{{- include "spinlane.checkRepository" (dict "repo" $img.repository "key" (printf "%s.repository" $key)) -}}
 {{- if $img.digest -}}
 {{- printf "%s@%s" $img.repository $img.digest -}}
 {{- else -}}
 {{- printf "%s:%s" $img.repository (default .ctx.Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Fails unless repo is a real repository without a tag. Arg: dict repo, key. */}}
+{{- define "spinlane.checkRepository" -}}
+{{- if hasPrefix "registry.example.com/" .repo -}}
+{{- fail (printf "%s is the placeholder %s: push the image to your registry and set --set %s=<registry>/..." .key .repo .key) -}}
+{{- end -}}
+{{- if contains ":" (last (splitList "/" .repo)) -}}
+{{- fail (printf "%s %s carries a tag (a ':' after the last '/'): give the repository only and the tag in %s.tag (or a digest in %s.digest)" .key .repo (trimSuffix ".repository" .key) (trimSuffix ".repository" .key)) -}}
 {{- end -}}
 {{- end -}}
 
