@@ -554,7 +554,8 @@ static int report_start(run_ctx *ctx, const run_node *node)
         run_sources src = { .l = ctx->l, .h = &ctx->h, .prefix = ctx->set.prefix, .verdicts = &ctx->verdicts,
                             .have_verdicts = &ctx->have_verdicts, .nics = &ctx->nics, .cores = &ctx->cores,
                             .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
-                            .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind };
+                            .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind,
+                            .probe_bind = ctx->opt.probe_bind };
         (void)node;
         return run_report_new(&src, &ctx->report);
 }
@@ -925,7 +926,8 @@ static void teardown(run_ctx *ctx, size_t started)
 int cmd_run(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
-                                    "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT]";
+                                    "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT] "
+                                    "[--health-probe-bind-address HOST:PORT]";
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
         run_node node = { 0 };
         size_t started = 0;
@@ -941,12 +943,12 @@ int cmd_run(int argc, char **argv)
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
         if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */
-                return run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0
+                return run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind, ctx.opt.probe_bind) < 0
                                ? AGENT_EXIT_ERROR
                                : prep_once(&ctx.h, ctx.opt.config, prep_scan_inventory, NULL, ctx.opt.json);
         /* the config, once (errors through the logger); node preparation watches it */
         if (prep_config_load(ctx.opt.config, &ctx.cfg, &ctx.cfg_from_file) < 0 ||
-            run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
+            run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind, ctx.opt.probe_bind) < 0)
                 return AGENT_EXIT_ERROR;
         settings_load(&ctx.cfg, &ctx.set);
         if (loop_setup(&ctx) < 0)

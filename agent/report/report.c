@@ -249,6 +249,11 @@ static int port_parse(const char *s, uint16_t *ret)
 
 int report_bind_parse(const char *s, report_bind *ret, char *err, size_t err_size)
 {
+        return report_bind_parse_named("--metrics-bind-address", s, ret, err, err_size);
+}
+
+int report_bind_parse_named(const char *name, const char *s, report_bind *ret, char *err, size_t err_size)
+{
         report_bind b;
         char host[64];
         const char *colon;
@@ -292,9 +297,9 @@ int report_bind_parse(const char *s, report_bind *ret, char *err, size_t err_siz
         return 0;
 bad:
         snprintf(err, err_size,
-                 "--metrics-bind-address: expected \"0\" (off), \":PORT\", \"IPv4:PORT\", \"[IPv6]:PORT\" or "
+                 "%s: expected \"0\" (off), \":PORT\", \"IPv4:PORT\", \"[IPv6]:PORT\" or "
                  "\"localhost:PORT\" with PORT 1..65535, got \"%.80s\"",
-                 s);
+                 name, s);
         return -EINVAL;
 }
 
@@ -332,4 +337,15 @@ void report_prom_escape(const char *s, char *buf, size_t len)
                 end = start;
         }
         buf[end] = '\0';
+}
+
+bool report_bind_is_loopback(const report_bind *b)
+{
+        static const uint8_t v6_loopback[16] = {[15] = 1};
+
+        if (!b || b->off || b->any)
+                return false;
+        if (b->family == AF_INET)
+                return b->addr[0] == 127;
+        return b->family == AF_INET6 && memcmp(b->addr, v6_loopback, 16) == 0;
 }

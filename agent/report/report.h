@@ -108,6 +108,11 @@ typedef struct report_bind {
         uint16_t port;
 } report_bind;
 int report_bind_parse(const char *s, report_bind *ret, char *err, size_t err_size);
+/* The same for another option: its name (e.g. "--health-probe-bind-address") starts the
+ * message. */
+int report_bind_parse_named(const char *name, const char *s, report_bind *ret, char *err, size_t err_size);
+/* A loopback address (127.0.0.0/8 or ::1), not ":PORT". */
+bool report_bind_is_loopback(const report_bind *b);
 
 /* A Prometheus label value, escaped (\\, \", \n) and cut to fit len (never in the middle
  * of an escape or a UTF-8 sequence). Bytes below 0x20 other than \n become '?'. */

@@ -284,7 +284,8 @@ def pod_shape(spec, c):
 RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
               {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-METRICS_PORT = 9470  # the agent's default --metrics-bind-address :9470
+METRICS_PORT = 9470  # the agent's default --metrics-bind-address 127.0.0.1:9470
+PROBE_PORT = 9471    # the agent's default --health-probe-bind-address 127.0.0.1:9471
 
 
 def check_cluster_reporting(t, docs, spec, c, vols, mounts):
@@ -318,12 +319,19 @@ def check_cluster_reporting(t, docs, spec, c, vols, mounts):
     check(spec.get("automountServiceAccountToken") is False, "%s: no second, automounted token" % t)
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"), ("startupProbe", "/healthz")):
         g = c.get(probe, {}).get("httpGet", {})
-        check(g.get("path") == path and g.get("port") in (METRICS_PORT, "metrics"), "%s: %s %s" % (t, probe, g))
+        check(g.get("path") == path and g.get("port") in (PROBE_PORT, "probes") and g.get("host") == "127.0.0.1",
+              "%s: %s on 127.0.0.1, the probe port: %s" % (t, probe, g))
     ports = [p for p in c.get("ports", []) if p.get("containerPort") == METRICS_PORT]
     check(len(ports) == 1 and ports[0].get("name") == "metrics", "%s: containerPort %d named metrics" % (t, METRICS_PORT))
+    ports = [p for p in c.get("ports", []) if p.get("containerPort") == PROBE_PORT]
+    check(len(ports) == 1 and ports[0].get("name") == "probes", "%s: containerPort %d named probes" % (t, PROBE_PORT))
     argv = c.get("command", []) + c.get("args", [])
-    check("--metrics-bind-address" not in argv or argv[argv.index("--metrics-bind-address") + 1] == ":%d" % METRICS_PORT,
-          "%s: the probes' port is the one the agent binds" % t)
+    check("--metrics-bind-address" not in argv or
+          argv[argv.index("--metrics-bind-address") + 1] == "127.0.0.1:%d" % METRICS_PORT,
+          "%s: /metrics on 127.0.0.1:%d" % (t, METRICS_PORT))
+    check("--health-probe-bind-address" not in argv or
+          argv[argv.index("--health-probe-bind-address") + 1] == "127.0.0.1:%d" % PROBE_PORT,
+          "%s: the probes' port is the one the agent binds, on 127.0.0.1" % t)
 
 
 # ---------------------------------------------------------------- probes
@@ -364,7 +372,7 @@ def test_probes():
         argv[argv.index("--root") + 1] = root
         argv[argv.index("--config") + 1] = cfg
         port = free_port()
-        argv += ["--metrics-bind-address", "127.0.0.1:%d" % port]
+        argv += ["--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:%d" % port]
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
         env["NODE_NAME"] = "ip-10-0-1-17.ec2.internal"  # what spec.nodeName gives on EKS
         log = os.path.join(tmp, "agent.log")

@@ -280,8 +280,40 @@ def test_render():
             check("cores" not in json.loads(cm["config.json"]), "config.json has an empty cores.cpus")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    # /metrics on loopback by default: no Service to scrape, probes on 127.0.0.1
+    docs = template()
+    if docs:
+        check(not objs(docs, "Service"), "a metrics Service rendered though /metrics is on 127.0.0.1 only")
+        c = objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]["containers"]
+        check([x["name"] for x in c] == ["agent"], "no sidecar by default: %s" % [x["name"] for x in c])
+        a = c[0]["args"]
+        check(a[a.index("--metrics-bind-address") + 1] == "127.0.0.1:9470" and
+              a[a.index("--health-probe-bind-address") + 1] == "127.0.0.1:9471", "default bind addresses %s" % a)
+        for p in ("startupProbe", "livenessProbe", "readinessProbe"):
+            g = c[0][p]["httpGet"]
+            check(g.get("host") == "127.0.0.1" and g.get("port") == "probes", "%s on 127.0.0.1:probes: %s" % (p, g))
+    # the authenticated way in: kube-rbac-proxy upstream of the agent's loopback port
+    docs = template("--set", "metrics.kubeRbacProxy.enabled=true")
+    if docs:
+        c = objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]["containers"]
+        px = [x for x in c if x["name"] == "kube-rbac-proxy"]
+        if check(len(px) == 1, "the kube-rbac-proxy sidecar rendered"):
+            check(px[0]["args"] == ["--secure-listen-address=:9443", "--upstream=http://127.0.0.1:9470/",
+                                    "--allow-paths=/metrics"], "kube-rbac-proxy args %s" % px[0]["args"])
+            check(px[0]["ports"][0]["name"] == "https-metrics", "kube-rbac-proxy port")
+        svc = objs(docs, "Service")
+        check(len(svc) == 1 and svc[0]["spec"]["ports"][0]["targetPort"] == "https-metrics", "the Service targets the proxy")
+        cr = [d for d in objs(docs, "ClusterRole") if d["metadata"]["name"].endswith("-metrics-auth")]
+        check(len(cr) == 1 and {r["resources"][0] for r in cr[0]["rules"]} == {"tokenreviews", "subjectaccessreviews"},
+              "the proxy's TokenReview/SubjectAccessReview ClusterRole")
+    docs = template("--set", "metrics.bindAddress=", "--set", "metrics.serviceMonitor.enabled=true")
+    if docs:
+        a = objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        check(a[a.index("--metrics-bind-address") + 1] == ":9470", "bindAddress \"\": every address %s" % a)
+        check(objs(docs, "ServiceMonitor")[0]["spec"]["endpoints"][0]["port"] == "metrics", "plain ServiceMonitor port")
     # the ServiceMonitor
-    docs = template("--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.serviceMonitor.labels.release=prom")
+    docs = template("--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.serviceMonitor.labels.release=prom",
+                    "--set", "metrics.kubeRbacProxy.enabled=true")
     if docs:
         sm = objs(docs, "ServiceMonitor")
         svc = objs(docs, "Service")
@@ -290,6 +322,7 @@ def test_render():
             check(all(sl.get(k) == v for k, v in sm[0]["spec"]["selector"]["matchLabels"].items()), "ServiceMonitor does not select the Service")
             check(sm[0]["metadata"]["labels"].get("release") == "prom", "ServiceMonitor labels")
             check(sm[0]["spec"]["endpoints"][0]["port"] == svc[0]["spec"]["ports"][0]["name"], "ServiceMonitor port name")
+            check(sm[0]["spec"]["endpoints"][0].get("scheme") == "https", "ServiceMonitor scrapes the proxy over https")
             ds = objs(docs, "DaemonSet")[0]["spec"]["template"]
             check(all(ds["metadata"]["labels"].get(k) == v for k, v in svc[0]["spec"]["selector"].items()), "Service does not select the agent pods")
 
@@ -340,6 +373,9 @@ BAD = [
     ("driverImage tag latest", ["--set", "driverImage.tag=latest"], "/driverImage/tag"),
     ("imagePullSecrets entry", ["--set-json", 'imagePullSecrets=[{"secret":"x"}]'], "/imagePullSecrets/0"),
     ("agent.metricsPort", ["--set", "agent.metricsPort=70000"], "/agent/metricsPort"),
+    ("metrics.bindAddress", ["--set", "metrics.bindAddress=0.0.0.0"], "/metrics/bindAddress"),
+    ("metrics.probePort", ["--set", "metrics.probePort=0"], "/metrics/probePort"),
+    ("metrics.kubeRbacProxy.port", ["--set", "metrics.kubeRbacProxy.port=70000"], "/metrics/kubeRbacProxy/port"),
     ("agent.logFormat", ["--set", "agent.logFormat=xml"], "/agent/logFormat"),
     ("agent.resources unknown", ["--set", "agent.resources.requests.gpu=1"], "/agent/resources/requests"),
     ("agent.resources quantity", ["--set", "agent.resources.limits.memory=lots"], "/agent/resources/limits/memory"),
@@ -449,6 +485,10 @@ def test_fail():
              "image.repository reg.example.net/agent:1.0 carries a tag"),
             ("tag in driverImage.repository", ["--set", "driverImage.repository=reg.example.net:5000/driver:1.0"],
              "driverImage.repository reg.example.net:5000/driver:1.0 carries a tag"),
+            ("ServiceMonitor with no way in", ["--set", "metrics.serviceMonitor.enabled=true"],
+             "metrics.serviceMonitor.enabled needs a way in"),
+            ("proxy beside an open port", ["--set", "metrics.kubeRbacProxy.enabled=true", "--set", "metrics.bindAddress="],
+             "metrics.kubeRbacProxy.enabled needs metrics.bindAddress"),
         ]
         # values.yaml alone (no IMAGES): the placeholders are refused, naming the key
         r = subprocess.run([HELM, "template", "spinlane", CHART], capture_output=True, text=True)

@@ -12,7 +12,8 @@ swap, the API server down while the device plugin keeps serving and re-registeri
 the verdicts keep printing, catching up when it returns, 401/403/409/422/429 (Retry-After)/
 500/garbage/reset/3 MiB error/a hanging server/a wrong CA each with one clear log line and
 a retry where one makes sense, the Event rate limit under a flapping check, the bounds of
-the HTTP endpoints (per-address cap, idle timeout, request size), and that no token is
+the HTTP endpoints (per-address cap, the header deadline, request size; /metrics on every
+address, the probes on their own 127.0.0.1 listener), and that no token is
 ever logged. Every wait is for an event, with a generous bound.
 
 usage: test_cluster.py --agent PATH --proto-dir DIR [--quick] [--wrapper "valgrind ..."]
@@ -309,9 +310,10 @@ def test_main(args, api_pb, pr_api, base):
         f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    certificate-authority: %s/ca.pem\n"
                 "    server: https://127.0.0.1:%d\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
                 "current-context: c\nusers:\n- name: u\n  user:\n    tokenFile: sa/token\n" % (api.dir, api.port))
-    port = free_port()
+    port, pport = free_port(), free_port()
     agent = Agent(args.agent, root, os.path.join(base, "agent.log"),
-                  ["--kubeconfig", kubeconfig, "--metrics-bind-address", ":%d" % port],
+                  ["--kubeconfig", kubeconfig, "--metrics-bind-address", ":%d" % port,
+                   "--health-probe-bind-address", "127.0.0.1:%d" % pport],
                   {"NODE_NAME": "node-a", "SPINLANE_PODRES_MS": "200", "SPINLANE_KUBE_RESYNC_MS": "1000"})
     node = Node(root, agent)
     try:
@@ -395,7 +397,7 @@ def test_main(args, api_pb, pr_api, base):
             check(True, "re-registered after a kubelet restart while the API server is down")
         except TimeoutError as e:
             check(False, "re-registration while the API server is down: %s" % e)
-        check(get(port, "/healthz")[0] == 200, "/healthz while the API server is down")
+        check(get(pport, "/healthz")[0] == 200, "/healthz while the API server is down")
         _, s = scrape(port)
         check(sample(s, "spinlane_api_up") == 0, "spinlane_api_up 0 while down")
         streak = [x for x in agent.text()[mark:].splitlines() if "retrying in" in x]
@@ -502,7 +504,8 @@ def test_main(args, api_pb, pr_api, base):
         check(sample(s, "spinlane_preparations_total", outcome="ok") >= 1, "preparations counted")
         st, body, hdr = get(port, "/metrics")
         check(hdr.get("Content-Type", "").startswith("text/plain; version=0.0.4"), "exposition content type %s" % hdr)
-        check(get(port, "/readyz")[0] == 200 and get(port, "/healthz")[0] == 200, "probes 200")
+        check(get(pport, "/readyz")[0] == 200 and get(pport, "/healthz")[0] == 200, "probes 200")
+        check(get(port, "/healthz")[0] == 404 and get(pport, "/metrics")[0] == 404, "probes and /metrics apart")
         check(get(port, "/nope")[0] == 404 and get(port, "/metrics", method="POST")[0] == 405, "404 and 405")
         podres.fail = grpc.StatusCode.UNAVAILABLE
         check(wait_for(lambda: sample(scrape(port)[1], "spinlane_podresources_up") == 0, 20), "PodResources failing")
@@ -528,7 +531,8 @@ def test_main(args, api_pb, pr_api, base):
         extra.close()
         slow = socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.4", 0))
         slow.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # and never the end of the headers
-        check(get(port, "/healthz")[0] == 200, "/healthz answers past idle and slow clients")
+        check(get(pport, "/healthz")[0] == 200 and get(port, "/metrics")[0] == 200,
+              "/healthz and /metrics answer past idle and slow clients")
         node.set(True)  # the loop still re-scans and prints
         node.set(False)
         big = socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.5", 0))
@@ -540,14 +544,14 @@ def test_main(args, api_pb, pr_api, base):
             head = b""
         check(head == b"" or re.match(rb"HTTP/1\.1 (413|431|400)", head) is not None, "a 40 KB request refused (%r)" % head)
         big.close()
-        slow.settimeout(60 * S)  # the idle timeout is 10 s
+        slow.settimeout(60 * S)  # the header deadline is 5 s
         try:
             closed = slow.recv(100) == b""
         except socket.timeout:
             closed = False
         except OSError:
             closed = True  # reset
-        check(closed, "a slow client is cut by the idle timeout")
+        check(closed, "a slow client is cut by the header deadline")
         for c in idle:
             c.settimeout(60 * S)
             try:
@@ -556,7 +560,7 @@ def test_main(args, api_pb, pr_api, base):
                 pass
             c.close()
         slow.close()
-        check(get(port, "/healthz")[0] == 200, "/healthz after the hostile clients")
+        check(get(pport, "/healthz")[0] == 200, "/healthz after the hostile clients")
         fds = sock_flags(agent.p.pid)
         check(fds and all(f & os.O_NONBLOCK for f in fds), "every socket of the daemon is non-blocking (%s)" % fds)
 
@@ -619,6 +623,7 @@ def test_options(args, base):
     root = make_tree(os.path.join(base, "opt"))
     for extra, needle in ((["--metrics-bind-address", "nope"], "--metrics-bind-address: expected"),
                           (["--metrics-bind-address", ":99999"], "--metrics-bind-address: expected"),
+                          (["--health-probe-bind-address", "x:1"], "--health-probe-bind-address: expected"),
                           (["--kubeconfig", os.path.join(base, "missing")], "--kubeconfig %s" % os.path.join(base, "missing"))):
         a = Agent(args.agent, root, os.path.join(base, "opt.log"), extra, {"NODE_NAME": "node-a"})
         rc = a.p.wait(60 * S)
@@ -637,7 +642,8 @@ def test_options(args, base):
     # NODE_NAME unset: off, said once; metrics still served
     api = ApiServer()
     port = free_port()
-    a = Agent(args.agent, root, os.path.join(base, "off.log"), ["--metrics-bind-address", "127.0.0.1:%d" % port],
+    a = Agent(args.agent, root, os.path.join(base, "off.log"), ["--metrics-bind-address", "127.0.0.1:%d" % port,
+                                                                 "--health-probe-bind-address", "0"],
               {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(api.port)})
     try:
         check(wait_for(lambda: "metrics on" in a.text(), 30), "metrics on without cluster reporting")
@@ -655,12 +661,13 @@ def test_options(args, base):
     shutil.copy(os.path.join(api.dir, "ca.pem"), os.path.join(sa, "ca.crt"))
     with open(os.path.join(sa, "token"), "w") as f:
         f.write("tok-1\n")
-    a = Agent(args.agent, root, os.path.join(base, "incluster.log"), ["--metrics-bind-address", "0"],
+    a = Agent(args.agent, root, os.path.join(base, "incluster.log"), ["--metrics-bind-address", "0",
+                                                                      "--health-probe-bind-address", "0"],
               {"NODE_NAME": "node-a", "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(api.port),
                "SPINLANE_SA_DIR": sa})
     try:
         check(wait_for(lambda: api.labels().get("spinlane.io/dpdk-nics") == "2", 30), "in-cluster config: labels set")
-        check("metrics off" in a.text(), "metrics off logged")
+        check("metrics off" in a.text() and "probes off" in a.text(), "metrics and probes off logged")
         check(a.stop() == 0, "in-cluster agent exit 0")
     finally:
         if a.p.poll() is None:
