@@ -563,7 +563,7 @@ static int report_start(run_ctx *ctx, const run_node *node)
 static void report_rescan(run_ctx *ctx, const run_node *node)
 {
         (void)node;
-        run_report_changed(ctx->report);
+        run_report_rescanned(ctx->report); /* the labels follow, and the Node is read again */
 }
 
 static void report_stop(run_ctx *ctx)

@@ -44,6 +44,9 @@ struct run_report {
         int podres_timer;
         const char *pin_mode;     /* from the CPU manager checkpoint, NULL unknown */
         bool have_pin_mode;
+        /* the node's readiness as last logged (one line per change) */
+        bool logged, logged_ready;
+        char logged_why[256];
 };
 
 /* ---- state ---- */
@@ -76,17 +79,43 @@ static void read_pin_mode(run_report *r)
 
 /* ---- /readyz and /metrics ---- */
 
+/* The probe fails only while a device plugin is not registered (a node whose checks fail
+ * still serves what it has: its pod stays Ready, a DaemonSet rollout is not held up);
+ * the answer then says why, and why the node is not ready (report_node_ready: the
+ * spinlane.io/ready label) when that is another reason. */
 static bool on_ready(void *ud, char *why, size_t len)
 {
         run_report *r = ud;
         report_input in;
+        char node[256];
         input_of(r, &in);
-        if (!in.nic_registered || !in.core_registered) {
-                snprintf(why, len, "not ready: the %s device plugin is not registered with the kubelet",
-                         !in.nic_registered ? "NIC" : "core");
-                return false;
-        }
-        return true;
+        if (in.nic_registered && in.core_registered)
+                return true;
+        bool node_ready = report_node_ready(&in, node, sizeof(node));
+        char plugin[96];
+        snprintf(plugin, sizeof(plugin), "the %s device plugin is not registered with the kubelet",
+                 !in.nic_registered ? "NIC" : "core");
+        if (node_ready || strcmp(node, plugin) == 0)
+                snprintf(why, len, "not ready: %s", plugin);
+        else
+                snprintf(why, len, "not ready: %s; %s=false: %s", plugin, REPORT_LABEL_READY, node);
+        return false;
+}
+
+/* One line per change of the node's readiness (the spinlane.io/ready label), with why. */
+static void log_readiness(run_report *r, const report_input *in)
+{
+        char why[sizeof(r->logged_why)];
+        bool ready = report_node_ready(in, why, sizeof(why));
+        if (r->logged && ready == r->logged_ready && strcmp(why, r->logged_why) == 0)
+                return;
+        if (ready)
+                log_info("node ready (%s=true): no node check fails, both resources advertised", REPORT_LABEL_READY);
+        else
+                log_info("node not ready (%s=false): %s", REPORT_LABEL_READY, why);
+        r->logged = true;
+        r->logged_ready = ready;
+        snprintf(r->logged_why, sizeof(r->logged_why), "%s", why);
 }
 
 typedef struct out {
@@ -418,9 +447,10 @@ void run_report_changed(run_report *r)
         if (!r)
                 return;
         read_pin_mode(r);
+        input_of(r, &in);
+        log_readiness(r, &in);
         if (!r->cluster)
                 return;
-        input_of(r, &in);
         report_node_labels(&in, &labels);
         if (in.verdicts && report_checks_from(in.verdicts, &checks) < 0) {
                 log_error("cluster reporting: out of memory");
@@ -428,6 +458,14 @@ void run_report_changed(run_report *r)
         }
         run_cluster_update(r->cluster, &labels, in.verdicts ? &checks : NULL);
         report_checks_free(&checks);
+}
+
+void run_report_rescanned(run_report *r)
+{
+        if (!r)
+                return;
+        run_report_changed(r);
+        run_cluster_resync(r->cluster);
 }
 
 int run_report_new(const run_sources *src, run_report **ret)

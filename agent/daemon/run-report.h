@@ -46,8 +46,14 @@ int run_report_check(const char *kubeconfig, const char *metrics_bind, const cha
 /* Start: cluster reporting (or the one line saying why it is off), the HTTP endpoints,
  * the PodResources poll. Only a named --kubeconfig that cannot be used fails it. */
 int run_report_new(const run_sources *src, run_report **ret);
-/* The verdicts, the device lists or a plugin's registration changed. */
+/* The verdicts, the device lists or a plugin's registration changed: the labels follow
+ * (sent when they differ from the last ones given), and a change of the node's readiness
+ * is logged, with why. Accepts NULL. */
 void run_report_changed(run_report *r);
+/* After a re-scan (SIGHUP, the periodic one, inotify, uevents): run_report_changed(),
+ * and the Node is read again so that a label someone removed or edited is put back
+ * (run_cluster_resync). Accepts NULL. */
+void run_report_rescanned(run_report *r);
 void run_report_free(run_report *r);
 
 #endif
