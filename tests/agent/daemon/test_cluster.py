@@ -701,9 +701,10 @@ def test_registration_order(args, api_pb, base, measured):
     kubelet = ListingKubelet(api_pb, root)
     kubelet.start(wipe=False)
     api.ok("hold GET /api/v1/nodes/node-a")  # the first label sync waits until both registered
-    port = free_port()
+    port = free_port()  # the probes' listener (/readyz); /metrics off
     agent = Agent(args.agent, root, os.path.join(d, "agent.log"),
-                  ["--kubeconfig", write_kubeconfig(d, api), "--metrics-bind-address", "127.0.0.1:%d" % port],
+                  ["--kubeconfig", write_kubeconfig(d, api), "--metrics-bind-address", "0",
+                   "--health-probe-bind-address", "127.0.0.1:%d" % port],
                   {"NODE_NAME": "node-a", "SPINLANE_RESCAN_MS": "300"})
     try:
         check(wait_for(lambda: api.json("held")["held"] == 1, 30), "the first label sync's GET is held")
@@ -753,9 +754,10 @@ def test_registration_order(args, api_pb, base, measured):
     root = make_tree(d)
     api = ApiServer()
     reqs = Requests(api)
-    port = free_port()
+    port = free_port()  # the probes' listener (/readyz); /metrics off
     agent = Agent(args.agent, root, os.path.join(d, "agent.log"),
-                  ["--kubeconfig", write_kubeconfig(d, api), "--metrics-bind-address", "127.0.0.1:%d" % port],
+                  ["--kubeconfig", write_kubeconfig(d, api), "--metrics-bind-address", "0",
+                   "--health-probe-bind-address", "127.0.0.1:%d" % port],
                   {"NODE_NAME": "node-a", "SPINLANE_RESCAN_MS": "600000"})  # no periodic re-scan here
     kubelet = ListingKubelet(api_pb, root)
     not_reg = "the NIC device plugin is not registered with the kubelet"
