@@ -131,8 +131,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (m->ops.ready && strcmp(url, "/healthz") == 0) /* answered from the loop: the loop is alive */
                 return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
         if (m->ops.ready && strcmp(url, "/readyz") == 0) {
-                char why[256];
-                if (m->ops.ready(m->ops.userdata, why, sizeof(why)))
+                char why[256] = "";
+                bool ready = m->ops.ready(m->ops.userdata, why, sizeof(why));
+                if (ready && !why[0])
                         return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
                 size_t n = strlen(why);
                 char *body = malloc(n + 2);
@@ -141,7 +142,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 memcpy(body, why, n);
                 body[n] = '\n';
                 body[n + 1] = '\0';
-                return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, body, n + 1, true);
+                return reply(c, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, text, body, n + 1, true);
         }
         if (m->ops.render && strcmp(url, "/metrics") == 0) {
                 char *body = NULL;

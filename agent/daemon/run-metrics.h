@@ -35,8 +35,8 @@ typedef struct run_metrics_ops {
         /* The /metrics body: a new NUL-terminated string, or a negative errno (503). NULL:
          * this listener serves no /metrics. */
         int (*render)(void *userdata, char **ret, size_t *ret_len);
-        /* /readyz: true, or false with why (503). NULL: this listener serves no /healthz
-         * and no /readyz. */
+        /* /readyz: true (200, with the text in why when it wrote one, else "ok"), or false
+         * with why (503). NULL: this listener serves no /healthz and no /readyz. */
         bool (*ready)(void *userdata, char *why, size_t len);
         void *userdata;
         unsigned max_connections;       /* 0: RUN_METRICS_MAX_CONNECTIONS */

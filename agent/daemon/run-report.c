@@ -89,9 +89,13 @@ static bool on_ready(void *ud, char *why, size_t len)
         report_input in;
         char node[256];
         input_of(r, &in);
-        if (in.nic_registered && in.core_registered)
-                return true;
         bool node_ready = report_node_ready(&in, node, sizeof(node));
+        if (in.nic_registered && in.core_registered) {
+                /* the agent is ready (a failing check holds no rollout); the label says why not */
+                if (!node_ready)
+                        snprintf(why, len, "ok; %s=false: %s", REPORT_LABEL_READY, node);
+                return true;
+        }
         char plugin[96];
         snprintf(plugin, sizeof(plugin), "the %s device plugin is not registered with the kubelet",
                  !in.nic_registered ? "NIC" : "core");

@@ -352,6 +352,9 @@ def test_main(args, api_pb, pr_api, base):
                   e["metadata"]["namespace"] == "default", "Event fields %s" % e)
             check(e["note"] == line_of(agent, "FAIL isolated-cpus:")[:1024], "note is the verdict line: %r" % e["note"])
         check(wait_for(lambda: api.labels().get("spinlane.io/ready") == "false", 20), "ready=false while failing")
+        rz = get(pport, "/readyz")[:2]
+        check("spinlane.io/ready=false: 1 node check fails (isolated-cpus)" in rz[1],
+              "/readyz says why the node is not ready: %r" % (rz,))
         check(api.labels().get("spinlane.io/pin-mode") == "none" and api.labels().get("spinlane.io/isolated-cores") == "0",
               "no isolated core: pin-mode none, 0 cores: %s" % api.labels())
         node.set(False)
