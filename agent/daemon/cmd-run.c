@@ -493,12 +493,8 @@ static void dp_teardown(run_ctx *ctx, bool exiting)
         dp_device_list_free(&ctx->cores);
 }
 
-static void dp_stop(run_ctx *ctx)
-{
-        dp_teardown(ctx, true);
-}
-
-/* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off). */
+/* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off, or the
+ * agent stops). */
 static void cdi_remove(run_ctx *ctx, const run_settings *s)
 {
         char kind[128];
@@ -506,6 +502,16 @@ static void cdi_remove(run_ctx *ctx, const run_settings *s)
         int r = dp_cdi_remove(&ctx->h, s->cdi_dir, kind);
         if (r < 0)
                 log_errno(LOG_WARN, r, "CDI spec %s under %s: removing it", kind, s->cdi_dir);
+}
+
+/* The exit: the plugins go (their sockets with them, so the kubelet drops the resources)
+ * and so does the CDI spec, which would otherwise keep naming devices no agent serves;
+ * the next agent writes it again at its first scan. */
+static void dp_stop(run_ctx *ctx)
+{
+        dp_teardown(ctx, true);
+        if (ctx->set.cdi)
+                cdi_remove(ctx, &ctx->set);
 }
 
 /* The rebuild: device plugins built with other settings (resource prefix, hugetlbfs, CDI)
