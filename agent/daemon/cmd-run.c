@@ -200,7 +200,9 @@ static void verdicts_rescan(run_ctx *ctx, const run_node *node)
          * bind driver. */
         const config *c = live_config(ctx);
         checks_options copt = { .nic_selected = selection_nic_hook, .userdata = (void *)&node->sel,
-                                .bind_driver = config_driver_name(c->binding.ena) };
+                                .bind_driver = config_driver_name(c->binding.ena),
+                                .hugetlbfs_pod_mount = c->hugetlbfs.pod_mount,
+                                .hugetlbfs_mount_point = c->hugetlbfs.mount_point };
 
         if (checks_node(node->inv, &copt, &vl) < 0) {
                 log_error("node checks failed: out of memory");

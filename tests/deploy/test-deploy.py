@@ -545,7 +545,7 @@ def test_example():
     threads = max((len(d.get("cpus", [])) for d in res.get("spinlane.io/isolated-core", [])), default=2)
     hp_dir = cfg.get("hugetlbfs", {}).get("mount_point", "/dev/hugepages")
     hp_size = cfg.get("hugetlbfs", {}).get("page_size", "2M")
-    pod_mount = cfg.get("hugetlbfs", {}).get("pod_mount", True)
+    pod_mount = cfg.get("hugetlbfs", {}).get("pod_mount", False)
 
     exdir = os.path.join(SRC, "deploy", "examples")
     pods = []
@@ -586,11 +586,12 @@ def test_example():
                     check(n.encode() in launch_strings, "%s: env %s is not a variable spinlane-launch reads" % (tc, n))
             uid = env.get("SPINLANE_POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
             check(uid == "metadata.uid", "%s: SPINLANE_POD_UID is not the downward-API metadata.uid" % tc)
-            # Hugepages. hugetlbfs.pod_mount true (default): the device plugin mounts the
-            # host's hugetlbfs at mount_point and sets SPINLANE_HUGEPAGE_DIR, so the pod
+            # Hugepages. hugetlbfs.pod_mount false (default): the pod brings an emptyDir of
+            # the hugetlbfs page size where SPINLANE_HUGEPAGE_DIR points (default
+            # /dev/hugepages), private to it. true: the device plugin mounts the host's
+            # shared hugetlbfs at mount_point and sets SPINLANE_HUGEPAGE_DIR, so the pod
             # must mount nothing there (two mounts at one path fail container creation)
-            # nor set the variable. false: the pod brings an emptyDir of the hugetlbfs
-            # page size where SPINLANE_HUGEPAGE_DIR points (default /dev/hugepages).
+            # nor set the variable.
             mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
             medium = "HugePages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
             if pod_mount:

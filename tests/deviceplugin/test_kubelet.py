@@ -184,7 +184,8 @@ def test_all(args, api, root):
               e.get("SPINLANE_NIC_2_MAC") == "00:0d:3a:11:22:33" and
               e.get("SPINLANE_NIC_2_DEVARGS") == "7870:00:00.0,mac=00:0d:3a:11:22:33" and
               e.get("SPINLANE_NIC_2_DEVICES") == "/dev/infiniband/uverbs0", "MANA env %s" % e)
-        check(e.get("SPINLANE_HUGEPAGE_DIR") == "/dev/hugepages", "hugepage dir env")
+        # hugetlbfs.pod_mount false (the default): the pod brings its own hugetlbfs
+        check("SPINLANE_HUGEPAGE_DIR" not in e, "no hugepage dir env by default")
         check(e.get("SPINLANE_NIC_0_IPV4") == "10.0.6.10/24" and e.get("SPINLANE_NIC_0_GATEWAY") == "10.0.6.1" and
               e.get("SPINLANE_NIC_0_MAC") == "0a:00:00:00:00:06" and e.get("SPINLANE_NIC_2_IPV4") == "10.1.0.4/24",
               "NIC addresses (from the metadata stand-in) and the recorded MAC %s" % e)
@@ -194,8 +195,7 @@ def test_all(args, api, root):
                     "/dev/infiniband/uverbs0": ("/dev/infiniband/uverbs0", "rw")},
               "device specs (host paths without --root) %s" % s)
         m = r.container_responses[0].mounts
-        check(len(m) == 1 and m[0].host_path == "/dev/hugepages" and m[0].container_path == "/dev/hugepages",
-              "hugetlbfs mount %s" % m)
+        check(len(m) == 0, "no hugetlbfs mount by default (the node's is not shared) %s" % m)
         check(dict(r.container_responses[0].annotations).get("spinlane.io/dpdk-nics") ==
               "0000:00:06.0,0000:00:07.0,7870:00:00.0", "annotation")
         check(all(root not in v for v in list(e.values()) + [h for h, _ in s.values()]), "no --root in answers")
@@ -389,10 +389,6 @@ def test_cdi(args, api, root):
         with open(victim) as f:
             check(f.read() == "secret\n" and stat.S_IMODE(os.stat(victim).st_mode) == 0o600,
                   "CDI: the file behind the planted symlinks is untouched")
-        check(os.path.islink(spec_path + ".tmp") and
-              not [n for n in os.listdir(spec_dir) if n.startswith("spinlane.io-dpdk-nic.json.tmp") and
-                   not os.path.islink(os.path.join(spec_dir, n))],
-              "CDI: no temporary file left beside the spec (%s)" % os.listdir(spec_dir))
         for sock in (NIC_SOCK, CORE_SOCK):
             m = stat.S_IMODE(os.lstat(os.path.join(root, PLUGIN_DIR, sock)).st_mode)
             check(m == 0o660, "plugin socket %s: mode 0660 under umask 000 (mode %o)" % (sock, m))
@@ -400,6 +396,10 @@ def test_cdi(args, api, root):
         rc = agent.stop()
         check(rc == 0, "CDI agent exit %s" % rc)
         check(not os.path.lexists(spec_path), "CDI spec removed when the agent stops")
+        # (a rewrite may be in flight while the agent runs; once it is gone nothing but
+        # the planted symlink may be left)
+        check(os.listdir(spec_dir) == ["spinlane.io-dpdk-nic.json.tmp"] and os.path.islink(spec_path + ".tmp"),
+              "CDI: no temporary file left beside the spec (%s)" % os.listdir(spec_dir))
         os.unlink(spec_path + ".tmp")
     finally:
         if agent.p.poll() is None:
