@@ -163,7 +163,11 @@ def test_render():
             check(ns["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged",
                   "%s: namespace spinlane does not allow privileged pods" % target)
         for d in docs:
-            if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):  # cluster-scoped
+            if d["kind"] in ("Role", "RoleBinding"):  # the Events' namespace
+                check(d["metadata"].get("namespace") == "default",
+                      "%s: %s %s not in namespace default" % (target, d["kind"], d["metadata"]["name"]))
+            elif d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy",
+                                   "ValidatingAdmissionPolicyBinding"):  # cluster-scoped
                 check(d["metadata"].get("namespace") == "spinlane",
                       "%s: %s %s not in namespace spinlane" % (target, d["kind"], d["metadata"]["name"]))
         ds, spec, c = agent_pod(docs)
@@ -262,9 +266,11 @@ def pod_shape(spec, c):
             "volumes": sorted(vols.values(), key=repr), "mounts": mounts}
 
 
-# What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC).
-RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
-              {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+# What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC):
+# Nodes through the ClusterRole, Events through a Role in "default", where the agent posts
+# them (KUBE_EVENT_NAMESPACE; tests/helm/test_node_policy.py checks the policy around it).
+RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+EVENT_RULES = [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 METRICS_PORT = 9470  # the agent's default --metrics-bind-address :9470
 
@@ -282,8 +288,14 @@ def check_cluster_reporting(t, docs, spec, c, vols, mounts):
               "%s: ClusterRoleBinding roleRef %s" % (t, crb["roleRef"]))
         check(crb.get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "spinlane"}],
               "%s: ClusterRoleBinding subjects %s" % (t, crb.get("subjects")))
-    check(not [d for d in docs if d["kind"] in ("Role", "RoleBinding")] and
-          len([d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]) == 2,
+    roles = [d for d in docs if d["kind"] == "Role"]
+    rbs = [d for d in docs if d["kind"] == "RoleBinding"]
+    check(len(roles) == 1 and roles[0]["metadata"].get("namespace") == "default" and roles[0].get("rules") == EVENT_RULES,
+          "%s: one Role in default with %s: %s" % (t, EVENT_RULES, [(r["metadata"], r.get("rules")) for r in roles]))
+    check(len(rbs) == 1 and rbs[0]["metadata"].get("namespace") == "default" and
+          rbs[0].get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "spinlane"}],
+          "%s: one RoleBinding in default for %s: %s" % (t, sa, rbs))
+    check(len([d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]) == 2,
           "%s: exactly one ClusterRole and one binding" % t)
     env = {e["name"]: e for e in c.get("env", [])}
     check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
