@@ -118,6 +118,8 @@ int cmd_preflight(int argc, char **argv)
                 .nic_selected = selection_nic_hook,
                 .userdata = &sel,
                 .bind_driver = config_driver_name(cfg.binding.ena),
+                .hugetlbfs_pod_mount = cfg.hugetlbfs.pod_mount,
+                .hugetlbfs_mount_point = cfg.hugetlbfs.mount_point,
         };
         r = checks_node(inv, &copt, &vl);
         if (r < 0) {

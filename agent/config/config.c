@@ -54,7 +54,7 @@ void config_init(config *c)
         c->nics.kinds[CONFIG_KIND_MANA] = true;
         c->binding.ena = CONFIG_DRIVER_VFIO_PCI;
         c->hugetlbfs.mount = true;
-        c->hugetlbfs.pod_mount = true;
+        c->hugetlbfs.pod_mount = false; /* pods bring their own (private) hugetlbfs */
         snprintf(c->hugetlbfs.mount_point, sizeof(c->hugetlbfs.mount_point), "%s",
                  CONFIG_HUGETLBFS_DEFAULT);
         c->tuning.irq_core = -1;

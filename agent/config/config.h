@@ -98,8 +98,9 @@ typedef struct config {
         struct {
                 bool mount;                      /* mount when absent; default true */
                 bool pod_mount;                  /* the device plugin bind-mounts mount_point
-                                                    into NIC pods and sets SPINLANE_HUGEPAGE_DIR;
-                                                    default true. false: pods bring their own
+                                                    into NIC pods and sets SPINLANE_HUGEPAGE_DIR
+                                                    (one hugetlbfs shared by all of them).
+                                                    Default false: pods bring their own
                                                     (emptyDir medium HugePages-2Mi) */
                 char mount_point[CONFIG_PATH_LEN]; /* host path; default /dev/hugepages */
                 uint64_t page_size_kb;           /* pagesize= of the mount; 0 = the first

@@ -200,7 +200,9 @@ static void verdicts_rescan(run_ctx *ctx, const run_node *node)
          * bind driver. */
         const config *c = live_config(ctx);
         checks_options copt = { .nic_selected = selection_nic_hook, .userdata = (void *)&node->sel,
-                                .bind_driver = config_driver_name(c->binding.ena) };
+                                .bind_driver = config_driver_name(c->binding.ena),
+                                .hugetlbfs_pod_mount = c->hugetlbfs.pod_mount,
+                                .hugetlbfs_mount_point = c->hugetlbfs.mount_point };
 
         if (checks_node(node->inv, &copt, &vl) < 0) {
                 log_error("node checks failed: out of memory");
@@ -493,12 +495,8 @@ static void dp_teardown(run_ctx *ctx, bool exiting)
         dp_device_list_free(&ctx->cores);
 }
 
-static void dp_stop(run_ctx *ctx)
-{
-        dp_teardown(ctx, true);
-}
-
-/* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off). */
+/* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off, or the
+ * agent stops). */
 static void cdi_remove(run_ctx *ctx, const run_settings *s)
 {
         char kind[128];
@@ -506,6 +504,16 @@ static void cdi_remove(run_ctx *ctx, const run_settings *s)
         int r = dp_cdi_remove(&ctx->h, s->cdi_dir, kind);
         if (r < 0)
                 log_errno(LOG_WARN, r, "CDI spec %s under %s: removing it", kind, s->cdi_dir);
+}
+
+/* The exit: the plugins go (their sockets with them, so the kubelet drops the resources)
+ * and so does the CDI spec, which would otherwise keep naming devices no agent serves;
+ * the next agent writes it again at its first scan. */
+static void dp_stop(run_ctx *ctx)
+{
+        dp_teardown(ctx, true);
+        if (ctx->set.cdi)
+                cdi_remove(ctx, &ctx->set);
 }
 
 /* The rebuild: device plugins built with other settings (resource prefix, hugetlbfs, CDI)

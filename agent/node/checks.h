@@ -30,6 +30,12 @@ typedef struct checks_options {
         /* The driver a selected ENA should be bound to (named in the remedy); NULL means
          * "vfio-pci". */
         const char *bind_driver;
+        /* The config's hugetlbfs.pod_mount: the device plugin bind-mounts the node's
+         * hugetlbfs (at hugetlbfs_mount_point, NULL = "/dev/hugepages") read-write into
+         * every NIC pod. The hugetlbfs check then warns instead of passing: every such pod
+         * can read and write every other one's hugepage files. */
+        bool hugetlbfs_pod_mount;
+        const char *hugetlbfs_mount_point;
 } checks_options;
 
 /* The default selection described above. */

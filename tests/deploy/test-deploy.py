@@ -168,7 +168,11 @@ def test_render():
             check(ns["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged",
                   "%s: namespace spinlane does not allow privileged pods" % target)
         for d in docs:
-            if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):  # cluster-scoped
+            if d["kind"] in ("Role", "RoleBinding"):  # the Events' namespace
+                check(d["metadata"].get("namespace") == "default",
+                      "%s: %s %s not in namespace default" % (target, d["kind"], d["metadata"]["name"]))
+            elif d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy",
+                                   "ValidatingAdmissionPolicyBinding"):  # cluster-scoped
                 check(d["metadata"].get("namespace") == "spinlane",
                       "%s: %s %s not in namespace spinlane" % (target, d["kind"], d["metadata"]["name"]))
         ds, spec, c = agent_pod(docs)
@@ -280,9 +284,11 @@ def pod_shape(spec, c):
             "volumes": sorted(vols.values(), key=repr), "mounts": mounts}
 
 
-# What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC).
-RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
-              {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+# What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC):
+# Nodes through the ClusterRole, Events through a Role in "default", where the agent posts
+# them (KUBE_EVENT_NAMESPACE; tests/helm/test_node_policy.py checks the policy around it).
+RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+EVENT_RULES = [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 METRICS_PORT = 9470  # the agent's default --metrics-bind-address 127.0.0.1:9470
 PROBE_PORT = 9471    # the agent's default --health-probe-bind-address 127.0.0.1:9471
@@ -301,8 +307,14 @@ def check_cluster_reporting(t, docs, spec, c, vols, mounts):
               "%s: ClusterRoleBinding roleRef %s" % (t, crb["roleRef"]))
         check(crb.get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "spinlane"}],
               "%s: ClusterRoleBinding subjects %s" % (t, crb.get("subjects")))
-    check(not [d for d in docs if d["kind"] in ("Role", "RoleBinding")] and
-          len([d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]) == 2,
+    roles = [d for d in docs if d["kind"] == "Role"]
+    rbs = [d for d in docs if d["kind"] == "RoleBinding"]
+    check(len(roles) == 1 and roles[0]["metadata"].get("namespace") == "default" and roles[0].get("rules") == EVENT_RULES,
+          "%s: one Role in default with %s: %s" % (t, EVENT_RULES, [(r["metadata"], r.get("rules")) for r in roles]))
+    check(len(rbs) == 1 and rbs[0]["metadata"].get("namespace") == "default" and
+          rbs[0].get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "spinlane"}],
+          "%s: one RoleBinding in default for %s: %s" % (t, sa, rbs))
+    check(len([d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]) == 2,
           "%s: exactly one ClusterRole and one binding" % t)
     env = {e["name"]: e for e in c.get("env", [])}
     check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
@@ -575,7 +587,7 @@ def test_example():
     threads = max((len(d.get("cpus", [])) for d in res.get("spinlane.io/isolated-core", [])), default=2)
     hp_dir = cfg.get("hugetlbfs", {}).get("mount_point", "/dev/hugepages")
     hp_size = cfg.get("hugetlbfs", {}).get("page_size", "2M")
-    pod_mount = cfg.get("hugetlbfs", {}).get("pod_mount", True)
+    pod_mount = cfg.get("hugetlbfs", {}).get("pod_mount", False)
 
     exdir = os.path.join(SRC, "deploy", "examples")
     pods = []
@@ -616,11 +628,12 @@ def test_example():
                     check(n.encode() in launch_strings, "%s: env %s is not a variable spinlane-launch reads" % (tc, n))
             uid = env.get("SPINLANE_POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
             check(uid == "metadata.uid", "%s: SPINLANE_POD_UID is not the downward-API metadata.uid" % tc)
-            # Hugepages. hugetlbfs.pod_mount true (default): the device plugin mounts the
-            # host's hugetlbfs at mount_point and sets SPINLANE_HUGEPAGE_DIR, so the pod
+            # Hugepages. hugetlbfs.pod_mount false (default): the pod brings an emptyDir of
+            # the hugetlbfs page size where SPINLANE_HUGEPAGE_DIR points (default
+            # /dev/hugepages), private to it. true: the device plugin mounts the host's
+            # shared hugetlbfs at mount_point and sets SPINLANE_HUGEPAGE_DIR, so the pod
             # must mount nothing there (two mounts at one path fail container creation)
-            # nor set the variable. false: the pod brings an emptyDir of the hugetlbfs
-            # page size where SPINLANE_HUGEPAGE_DIR points (default /dev/hugepages).
+            # nor set the variable.
             mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
             medium = "HugePages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
             if pod_mount:

@@ -167,7 +167,10 @@ def test_render():
                 for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
                           "app.kubernetes.io/managed-by", "helm.sh/chart"):
                     check(k in labels, "%s: %s %s lacks label %s" % (t, d["kind"], d["metadata"]["name"], k))
-                if d["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
+                if d["kind"] in ("Role", "RoleBinding"):  # the Events' namespace (test_node_policy.py)
+                    check(d["metadata"].get("namespace") == "default", "%s: %s not in default" % (t, d["metadata"]["name"]))
+                elif d["kind"] not in ("ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy",
+                                       "ValidatingAdmissionPolicyBinding"):
                     check(d["metadata"].get("namespace") == "spinlane", "%s: %s not in the release namespace" % (t, d["metadata"]["name"]))
             ds = objs(docs, "DaemonSet")
             if not check(len(ds) == 1, "%s: %d DaemonSets" % (t, len(ds))):
@@ -243,7 +246,7 @@ def test_render():
     base = hash_of()
     check(hash_of("--set", "config.nics.max=2") == base, "a live key (nics.max) changed the restart hash")
     check(hash_of("--set", "config.tuning.irq_core=1") == base, "a live key (tuning.irq_core) changed the restart hash")
-    for k in ("config.resource_prefix=example.com", "config.hugetlbfs.pod_mount=false", "config.cdi.enabled=true",
+    for k in ("config.resource_prefix=example.com", "config.hugetlbfs.pod_mount=true", "config.cdi.enabled=true",
               "config.cores.cpus=2-5", "config.hugetlbfs.mount_point=/dev/hp2"):
         check(hash_of("--set", k) != base, "a start-only key (%s) did not change the restart hash" % k)
     # per-node configs: one DaemonSet each, the main one keeps off those nodes
@@ -552,16 +555,18 @@ def test_policy():
             if docs is None:
                 continue
             t = "%s %s" % (name, " ".join(extra))
-            # RBAC exactly the source's calls
+            # RBAC exactly the source's calls: nodes through the ClusterRole, events through
+            # the Role in the Events' namespace (test_node_policy.py checks which)
             got = set()
-            for cr in objs(docs, "ClusterRole"):
+            for cr in objs(docs, "ClusterRole") + objs(docs, "Role"):
                 for rule in cr["rules"]:
                     for g in rule["apiGroups"]:
                         for r in rule["resources"]:
                             for v in rule["verbs"]:
                                 got.add((g, r, v))
-            check(got == src, "%s: ClusterRole grants %s, the agent calls %s" % (t, sorted(got), sorted(src)))
-            check(not objs(docs, "Role") and not objs(docs, "RoleBinding"), "%s: a namespaced Role" % t)
+            check(got == src, "%s: ClusterRole and Role grant %s, the agent calls %s" % (t, sorted(got), sorted(src)))
+            check(len(objs(docs, "Role")) == 1 and len(objs(docs, "RoleBinding")) == 1,
+                  "%s: one Role and RoleBinding (the Events')" % t)
             for crb in objs(docs, "ClusterRoleBinding"):
                 sa = [s for s in crb["subjects"] if s["kind"] == "ServiceAccount"]
                 check(sa and all(s["namespace"] == "spinlane" for s in sa), "%s: binding subjects %s" % (t, crb["subjects"]))
@@ -1097,7 +1102,8 @@ VALIDATE_JS = r"""
 import * as fs from "node:fs";
 const docs = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const groups = {"v1": "kubernetes-models/v1", "apps/v1": "kubernetes-models/apps/v1",
-  "rbac.authorization.k8s.io/v1": "kubernetes-models/rbac.authorization.k8s.io/v1"};
+  "rbac.authorization.k8s.io/v1": "kubernetes-models/rbac.authorization.k8s.io/v1",
+  "admissionregistration.k8s.io/v1": "kubernetes-models/admissionregistration.k8s.io/v1"};
 let bad = 0, n = 0;
 for (const d of docs) {
   const mod = groups[d.apiVersion];

@@ -170,9 +170,10 @@ capabilities:
 {{- end }}
 {{- end -}}
 
-{{/* The hugepages of a driver container. hugetlbfs.pod_mount true: the device plugin
-     mounts the node's hugetlbfs and sets SPINLANE_HUGEPAGE_DIR, so nothing here. false:
-     the pod brings its own emptyDir of medium HugePages-2Mi. Arg: ctx; "mount" or "volume". */}}
+{{/* The hugepages of a driver container. hugetlbfs.pod_mount false (the default): the
+     pod brings its own emptyDir of medium HugePages-2Mi, private to it. true: the device
+     plugin mounts the node's shared hugetlbfs and sets SPINLANE_HUGEPAGE_DIR, so nothing
+     here. Arg: ctx; "mount" or "volume". */}}
 {{- define "spinlane.driverHugepagesMount" -}}
 {{- if not .Values.config.hugetlbfs.pod_mount }}
 - name: hugepages

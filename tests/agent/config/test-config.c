@@ -31,7 +31,7 @@ static void test_defaults(void)
         CHECK(!c.binding.mana_netdev_down);
         CHECK_INT(c.n_huge, 0);
         CHECK(c.hugetlbfs.mount);
-        CHECK(c.hugetlbfs.pod_mount);
+        CHECK(!c.hugetlbfs.pod_mount); /* private hugepages by default */
         CHECK_STR(c.hugetlbfs.mount_point, "/dev/hugepages");
         CHECK_INT(c.hugetlbfs.page_size_kb, 0);
         CHECK(!c.cores.have_cpus);
@@ -55,7 +55,7 @@ static void test_full(void)
                 "\"binding\":{\"ena\":\"igb_uio\",\"mana_netdev_down\":true},"
                 "\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{\"0\":512,\"1\":0}},"
                 "{\"page_size\":\"1G\",\"per_node\":{\"1\":2}}],"
-                "\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/huge\",\"page_size\":1048576,\"pod_mount\":false},"
+                "\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/huge\",\"page_size\":1048576,\"pod_mount\":true},"
                 "\"cores\":{\"cpus\":\"2-7,10-15\"},"
                 "\"tuning\":{\"interrupt_moderation_off\":true,\"irq_core\":0,\"reapply_on_reset\":false},"
                 "\"cdi\":{\"enabled\":true,\"spec_dir\":\"/etc/cdi\"},"
@@ -91,7 +91,7 @@ static void test_full(void)
         CHECK(!c.huge[1].want[0] && c.huge[1].want[1]);
         CHECK_INT(c.huge[1].pages[1], 2);
         CHECK(!c.hugetlbfs.mount);
-        CHECK(!c.hugetlbfs.pod_mount);
+        CHECK(c.hugetlbfs.pod_mount);
         CHECK_STR(c.hugetlbfs.mount_point, "/mnt/huge");
         CHECK_INT(c.hugetlbfs.page_size_kb, 1048576);
         CHECK(c.cores.have_cpus);
