@@ -299,6 +299,10 @@ int kargs_state_parse(const char *text, size_t len, kargs_state *ret, char *err,
         if (!json_is_boolean(sen))
                 BAD("state file has no \"sentinel_created\" true or false");
         s.sentinel_created = json_is_true(sen);
+        json_t *done = json_object_get(root, "complete");
+        if (!json_is_boolean(done))
+                BAD("state file has no \"complete\" true or false");
+        s.complete = json_is_true(done);
         json_decref(root);
 #undef BAD
         *ret = s;
@@ -310,8 +314,9 @@ char *kargs_state_format(const kargs_state *s)
         json_t *args = json_array();
         for (size_t i = 0; args && i < s->written.n; i++)
                 json_array_append_new(args, json_string(s->written.a[i].text));
-        json_t *root = json_pack("{s:i,s:s,s:o,s:b}", "version", 1, "loader", kargs_loader_name(s->loader), "args",
-                                 args ? args : json_array(), "sentinel_created", s->sentinel_created);
+        json_t *root = json_pack("{s:i,s:s,s:o,s:b,s:b}", "version", 1, "loader", kargs_loader_name(s->loader), "args",
+                                 args ? args : json_array(), "sentinel_created", s->sentinel_created, "complete",
+                                 s->complete);
         if (!root)
                 return NULL;
         char *text = json_dumps(root, JSON_INDENT(2));
@@ -470,11 +475,11 @@ int kargs_check(const config *c, const inventory *inv, const kargs_state *st, ve
                                    "remove these from the node image's boot arguments (or set kernel_args.manage: "
                                    "false and manage them yourself)",
                                    "the kernel command line has %s, not spinlane's, and the config needs %s", conf, want);
-        if (d.add.n || d.remove.n)
+        if (d.add.n || d.remove.n || (st && st->written.n && !st->complete))
                 return verdict_add(l, CHECK_KERNEL_ARGS, VERDICT_WARN, ev,
                                    "the agent writes them at its next preparation (see prep-kernel-args); or add them "
                                    "to the boot loader yourself and reboot",
-                                   "not written to the boot loader yet: %s", *add ? add : "(removals only)");
+                                   "not written to the boot loader yet: %s", *add ? add : want);
         if (d.reboot_pending)
                 return verdict_add(l, CHECK_KERNEL_ARGS, VERDICT_WARN, ev,
                                    "reboot the node (kured does it one node at a time when it sees "

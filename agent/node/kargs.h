@@ -84,6 +84,8 @@ typedef struct kargs_state {
         kargs_loader loader;
         kargs_list written;    /* the arguments in the boot loader now, spinlane's */
         bool sentinel_created; /* the agent created the reboot sentinel (it was absent) */
+        bool complete;         /* the boot loader tool ran through after the last change
+                                  (false: saved before writing, the write is retried) */
 } kargs_state;
 
 /* Pure: parse the state file's text; -EBADMSG with a message in err; *ret untouched. */

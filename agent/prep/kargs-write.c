@@ -69,8 +69,6 @@ static int run_default(void *userdata, const hostfs *h, char *const argv[], char
                 dup2(p[1], 2);
                 if (live && h->root[0] && (chroot(h->root) < 0 || chdir("/") < 0))
                         _exit(126);
-                if (!live && chdir(h->root) < 0)
-                        _exit(126);
                 execve(exe, argv, envp);
                 _exit(127);
         }
@@ -362,7 +360,7 @@ int kargs_apply(const hostfs *h, const kargs_ops *ops, const config *c, const in
                                    "add the arguments to the node image's boot loader yourself (and set "
                                    "kernel_args.manage: false)",
                                    "no boot loader spinlane can write (%s); the config needs %s", why, want);
-        bool need = d.add.n || d.remove.n;
+        bool need = d.add.n || d.remove.n || (st.written.n && !st.complete);
         if (loader == KARGS_LOADER_GRUB_DROPIN) {
                 kargs_dropin_text(&d.keep, dropin, sizeof(dropin));
                 need |= !dropin_is(h, dropin);
@@ -371,6 +369,7 @@ int kargs_apply(const hostfs *h, const kargs_ops *ops, const config *c, const in
                 /* recorded before the first write: whatever happens next, restore knows
                  * every argument that may be in the boot loader */
                 st.loader = loader;
+                st.complete = false;
                 for (size_t i = 0; i < d.add.n; i++)
                         if (kargs_find_equal(&st.written, &d.add.a[i]) < 0 && st.written.n < KARGS_MAX)
                                 st.written.a[st.written.n++] = d.add.a[i];
@@ -416,6 +415,7 @@ int kargs_apply(const hostfs *h, const kargs_ops *ops, const config *c, const in
                                            "see the agent log; `spinlane-agent restore` takes back what is recorded",
                                            "writing the boot loader (%s) failed: %s", kargs_loader_name(loader), out);
                 st.written = d.keep;
+                st.complete = true;
                 ret->wrote = true;
         }
         ret->reboot_pending = d.reboot_pending;

@@ -32,7 +32,7 @@ typedef struct kargs_ops {
  * real root), exec the tool with PATH=/usr/sbin:/usr/bin:/sbin:/bin, so it edits the
  * host's /boot and /etc as the host's own package would. On a fake tree (tests): exec
  * <root><argv[0]> unchrooted (a fake tool the fixture placed there) with
- * SPINLANE_FAKE_ROOT=<root> and the root as its working directory; never a tool of the
+ * SPINLANE_FAKE_ROOT=<root>; never a tool of the
  * machine running the test. Its output is read (bounded) and its exit status waited for. */
 extern const kargs_ops kargs_ops_default;
 
