@@ -360,7 +360,13 @@ int kargs_apply(const hostfs *h, const kargs_ops *ops, const config *c, const in
                                    "add the arguments to the node image's boot loader yourself (and set "
                                    "kernel_args.manage: false)",
                                    "no boot loader spinlane can write (%s); the config needs %s", why, want);
-        bool need = d.add.n || d.remove.n || (st.written.n && !st.complete);
+        bool need = d.add.n || d.remove.n;
+        if (st.written.n && !st.complete) {
+                /* the last write did not run through: all of it again (grubby --args
+                 * replaces an argument of the same name; the drop-in is rewritten whole) */
+                d.add = d.keep;
+                need = true;
+        }
         if (loader == KARGS_LOADER_GRUB_DROPIN) {
                 kargs_dropin_text(&d.keep, dropin, sizeof(dropin));
                 need |= !dropin_is(h, dropin);
