@@ -14,11 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#define RUN_OUT_MAX (64 * 1024) /* a tool's output read at most; the rest is drained */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same number on every architecture (Linux 5.3) */
+#endif
 
 static const char *const grubby_paths[] = {"/usr/sbin/grubby", "/usr/bin/grubby", "/sbin/grubby", NULL};
 static const char *const update_grub_paths[] = {"/usr/sbin/update-grub", "/sbin/update-grub", NULL};
@@ -34,17 +40,87 @@ static void last_line(char *out)
                 memmove(out, nl + 1, strlen(nl + 1) + 1);
 }
 
-static int run_default(void *userdata, const hostfs *h, char *const argv[], char *out, size_t out_size)
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read what is in the pipe now into out (bounded; the rest drained). 1 at EOF, 0 when
+ * nothing more is ready. */
+static int read_ready(int fd, char *out, size_t out_size, size_t *used)
+{
+        char drain[4096];
+        for (;;) {
+                ssize_t n;
+                bool keep = out_size && *used + 1 < out_size;
+                if (keep)
+                        n = read(fd, out + *used, out_size - 1 - *used);
+                else
+                        n = read(fd, drain, sizeof(drain));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return 0; /* EAGAIN; another error ends the reading like EOF does */
+                if (n == 0)
+                        return 1;
+                if (keep) {
+                        *used += (size_t)n;
+                        out[*used] = '\0';
+                }
+        }
+}
+
+/* Wait for pid until deadline (ms, CLOCK_MONOTONIC) while reading its output from fd:
+ * 1 exited (status in *status), 0 the deadline passed, negative errno. The output
+ * stops being read once the tool has exited (a child it left behind may keep the pipe
+ * open). Without a pidfd (a kernel before 5.3, a seccomp profile without pidfd_open)
+ * the exit is looked for every 20 ms. */
+static int wait_tool(pid_t pid, int fd, int64_t deadline, char *out, size_t out_size, size_t *used, int *status)
+{
+        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        bool eof = fd < 0;
+
+        for (;;) {
+                pid_t w = waitpid(pid, status, WNOHANG);
+                if (w == pid) {
+                        if (!eof)
+                                (void)read_ready(fd, out, out_size, used);
+                        return 1;
+                }
+                if (w < 0 && errno != EINTR)
+                        return -errno;
+                int64_t left = deadline - now_ms();
+                if (left <= 0)
+                        return 0;
+                struct pollfd fds[2] = {{.fd = eof ? -1 : fd, .events = POLLIN},
+                                        {.fd = pidfd, .events = POLLIN}};
+                int wait = left > INT_MAX ? INT_MAX : (int)left;
+                if (pidfd < 0 && wait > 20)
+                        wait = 20;
+                if (poll(fds, 2, wait) < 0 && errno != EINTR)
+                        return -errno;
+                if (!eof && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        eof = read_ready(fd, out, out_size, used) == 1;
+        }
+}
+
+static int run_default(void *userdata, const hostfs *h, char *const argv[], unsigned timeout_ms, char *out,
+                       size_t out_size)
 {
         char exe[PATH_MAX], fake_env[PATH_MAX + 32];
         bool live = hostfs_is_live(h);
-        int p[2], status, r;
+        int p[2], status = 0, r;
+        size_t used = 0;
         (void)userdata;
 
         if (out_size)
                 out[0] = '\0';
         if (!argv || !argv[0] || argv[0][0] != '/')
                 return -EINVAL;
+        if (timeout_ms == 0)
+                timeout_ms = KARGS_TOOL_TIMEOUT_MS;
         if (live)
                 snprintf(exe, sizeof(exe), "%s", argv[0]);
         else if ((r = hostfs_path(h, argv[0], exe, sizeof(exe))) < 0)
@@ -53,6 +129,7 @@ static int run_default(void *userdata, const hostfs *h, char *const argv[], char
         char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", live ? NULL : fake_env, NULL};
         if (pipe2(p, O_CLOEXEC) < 0)
                 return -errno;
+        int64_t deadline = now_ms() + timeout_ms;
         pid_t pid = fork();
         if (pid < 0) {
                 r = -errno;
@@ -61,7 +138,9 @@ static int run_default(void *userdata, const hostfs *h, char *const argv[], char
                 return r;
         }
         if (pid == 0) {
-                /* the child: only async-signal-safe calls until exec */
+                /* the child: only async-signal-safe calls until exec; a process group of
+                 * its own, so that a timeout kills whatever the tool started too */
+                (void)setpgid(0, 0);
                 int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (null >= 0)
                         dup2(null, 0);
@@ -72,30 +151,35 @@ static int run_default(void *userdata, const hostfs *h, char *const argv[], char
                 execve(exe, argv, envp);
                 _exit(127);
         }
+        (void)setpgid(pid, pid); /* either side may win the race; both ask the same */
         close(p[1]);
-        size_t used = 0;
-        char drain[4096];
-        for (;;) {
-                ssize_t n;
-                if (out_size && used + 1 < out_size)
-                        n = read(p[0], out + used, out_size - 1 - used);
-                else
-                        n = read(p[0], drain, sizeof(drain));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                if (out_size && used + 1 < out_size) {
-                        used += (size_t)n;
-                        out[used] = '\0';
-                }
-                if (used > RUN_OUT_MAX)
-                        used = RUN_OUT_MAX;
-        }
+        /* the read end only: the tool's stdout stays blocking */
+        (void)fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+        r = wait_tool(pid, p[0], deadline, out, out_size, &used, &status);
         close(p[0]);
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
+        if (r <= 0) {
+                /* past the deadline (or the wait failed): the whole group goes, then the
+                 * tool is reaped (SIGKILL cannot be caught; the bound only guards against
+                 * a process stuck in the kernel) */
+                (void)kill(-pid, SIGKILL);
+                (void)kill(pid, SIGKILL);
+                int w = wait_tool(pid, -1, now_ms() + 10000, NULL, 0, &used, &status);
+                if (out_size) {
+                        char unit[16];
+                        if (timeout_ms % 1000)
+                                snprintf(unit, sizeof(unit), "%u ms", timeout_ms);
+                        else
+                                snprintf(unit, sizeof(unit), "%u s", timeout_ms / 1000);
+                        if (r == 0)
+                                snprintf(out, out_size, "%s did not finish within %s: killed it (SIGKILL to its "
+                                                        "process group)%s",
+                                         argv[0], unit, w == 1 ? "" : ", not reaped yet");
+                        else
+                                snprintf(out, out_size, "waiting for %s failed: %s; killed it", argv[0],
+                                         strerror(-r));
+                }
+                return r == 0 ? -ETIME : r;
+        }
         if (out_size)
                 last_line(out);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -250,7 +334,8 @@ static int run_tool(const hostfs *h, const kargs_ops *ops, const char *tool, con
                     char *out, size_t out_size)
 {
         char *argv[] = {(char *)tool, (char *)a1, (char *)a2, NULL};
-        return ops->run(ops->userdata, h, argv, out, out_size);
+        return ops->run(ops->userdata, h, argv, ops->timeout_ms ? ops->timeout_ms : KARGS_TOOL_TIMEOUT_MS, out,
+                        out_size);
 }
 
 /* The grubby call for args: --args="..." or --remove-args="...". */

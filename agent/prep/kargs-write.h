@@ -21,19 +21,31 @@
 #define KARGS_MSG_LEN 1024
 #define KARGS_TOOL_LEN 64
 
+/* How long a host tool may run before it and its process group are killed (SIGKILL).
+ * update-grub takes seconds on a cloud image (no os-prober), grubby less. The bound stays
+ * under the chart's probes: a pass in the daemon's loop blocks /healthz, and the liveness
+ * probe restarts the agent after about 30 s unanswered (3 x 10 s), the startup probe
+ * after 120 s; a longer bound would let a hung tool turn into a restart loop instead of
+ * a prep-kernel-args FAIL. */
+#define KARGS_TOOL_TIMEOUT_MS 20000
+
 /* How a host tool runs. argv[0] is the tool's host path ("/usr/sbin/update-grub"). 0 when
  * it exited 0; -EIO when it exited otherwise or died (out: the last line it printed, and
- * the status); another negative errno when it could not be started. */
+ * the status); -ETIME when it ran past timeout_ms and was killed (out says so); another
+ * negative errno when it could not be started. */
 typedef struct kargs_ops {
-        int (*run)(void *userdata, const hostfs *h, char *const argv[], char *out, size_t out_size);
+        int (*run)(void *userdata, const hostfs *h, char *const argv[], unsigned timeout_ms, char *out,
+                   size_t out_size);
         void *userdata;
+        unsigned timeout_ms; /* 0: KARGS_TOOL_TIMEOUT_MS (tests set a short one) */
 } kargs_ops;
 /* The real one. On a live root (hostfs_is_live): fork, chroot into the root (none for the
  * real root), exec the tool with PATH=/usr/sbin:/usr/bin:/sbin:/bin, so it edits the
  * host's /boot and /etc as the host's own package would. On a fake tree (tests): exec
  * <root><argv[0]> unchrooted (a fake tool the fixture placed there) with
- * SPINLANE_FAKE_ROOT=<root>; never a tool of the
- * machine running the test. Its output is read (bounded) and its exit status waited for. */
+ * SPINLANE_FAKE_ROOT=<root>; never a tool of the machine running the test. The tool runs
+ * in a process group of its own; its output is read (bounded) and its exit waited for,
+ * both until timeout_ms, after which the group is killed (SIGKILL) and reaped. */
 extern const kargs_ops kargs_ops_default;
 
 /* The boot loader of the host under h: from /etc/os-release (ID, ID_LIKE: debian/ubuntu →
