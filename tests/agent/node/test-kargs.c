@@ -30,8 +30,8 @@ static void test_arg_parse(void)
                 "hugepagesz=2M  hugepages=1", "hugepagesz=2048k hugepages=1", /* not as spinlane writes it */
                 "hugepagesz=0 hugepages=1", "hugepagesz=2M hugepages=-1", "hugepagesz=2M hugepages=99999999999",
                 "hugepagesz=2M hugepages=1 x",
-                "isolcpus=0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,"
-                "0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1", /* longer than a value */
+                ("isolcpus=0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,"
+                 "0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1,0-1"), /* longer than a value */
         };
         for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
                 kargs_arg a;
