@@ -45,11 +45,12 @@ static int page_size_text(uint64_t kb, char *buf, size_t size)
 
 static int set_cpu_arg(kargs_arg *a, const char *name, const char *value)
 {
+        size_t nl = strlen(name), vl = strlen(value);
         memset(a, 0, sizeof(*a));
-        if (strlen(value) >= sizeof(a->value))
+        if (nl >= sizeof(a->name) || vl >= sizeof(a->value))
                 return -E2BIG;
-        snprintf(a->name, sizeof(a->name), "%s", name);
-        snprintf(a->value, sizeof(a->value), "%s", value);
+        memcpy(a->name, name, nl + 1);
+        memcpy(a->value, value, vl + 1);
         if (hostfs_fmt(a->text, sizeof(a->text), "%s=%s", name, value) < 0)
                 return -E2BIG;
         return 0;

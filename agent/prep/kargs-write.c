@@ -224,7 +224,7 @@ static void os_release_get(const char *text, const char *key, char *buf, size_t 
 /* Whether a space-separated list holds one of words. */
 static bool has_word(const char *list, const char *const *words)
 {
-        char buf[256], *save = NULL;
+        char buf[512], *save = NULL; /* holds kargs_detect's "ID ID_LIKE" (< 260) */
         snprintf(buf, sizeof(buf), "%s", list);
         for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
                 for (size_t i = 0; words[i]; i++)
