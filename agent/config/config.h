@@ -130,6 +130,13 @@ typedef struct config {
                 size_t n_entries;
         } addresses;
 
+        /* "kernel_args": the boot arguments the config needs (isolcpus, nohz_full,
+         * rcu_nocbs, irqaffinity for the cores in cores.cpus; hugepagesz/hugepages for
+         * "hugepages"), written into the host's boot loader by the agent (docs/configuration.md). */
+        struct {
+                bool manage; /* default false: the agent only reports what is missing */
+        } kernel_args;
+
         /* "cdi": Container Device Interface specs beside the device plugin's answers. */
         struct {
                 bool enabled;                    /* default false */

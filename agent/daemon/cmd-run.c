@@ -199,10 +199,16 @@ static void verdicts_rescan(run_ctx *ctx, const run_node *node)
         /* The config's NIC selection (the one preparation and the device plugin use) and
          * bind driver. */
         const config *c = live_config(ctx);
+        /* the kernel-args verdict reads what preparation recorded (a garbled record is
+         * prep-kernel-args' FAIL; here it counts as none) */
+        kargs_state kst;
+        char kerr[256];
+        int kr = kargs_state_load(&ctx->h, &kst, kerr, sizeof(kerr));
         checks_options copt = { .nic_selected = selection_nic_hook, .userdata = (void *)&node->sel,
                                 .bind_driver = config_driver_name(c->binding.ena),
                                 .hugetlbfs_pod_mount = c->hugetlbfs.pod_mount,
-                                .hugetlbfs_mount_point = c->hugetlbfs.mount_point };
+                                .hugetlbfs_mount_point = c->hugetlbfs.mount_point,
+                                .config = c, .kargs_state = kr > 0 ? &kst : NULL };
 
         if (checks_node(node->inv, &copt, &vl) < 0) {
                 log_error("node checks failed: out of memory");

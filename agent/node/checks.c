@@ -878,5 +878,7 @@ int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l
             (r = check_write_combining(inv, l)) < 0 || (r = check_numa_alignment(inv, o, l)) < 0 ||
             (r = check_nic_address(inv, o, l)) < 0)
                 return r;
+        if (o->config && (r = kargs_check(o->config, inv, o->kargs_state, l)) < 0)
+                return r;
         return 0;
 }

@@ -90,6 +90,8 @@ typedef struct report_event {
  *   a check still failing with another line         Warning "<Check>Failed", the new line
  *   a check that failed and does not now            Normal "<Check>Recovered", its line
  *   a check that failed and is gone                 Normal "<Check>Recovered", "<id>: no longer checked"
+ *   kernel-args warning now and not before (or with another line): Warning "KernelArgsPending"
+ *   (its WARN asks for a reboot), Normal "KernelArgsRecovered" when it stops warning
  * Checks whose id cannot become a reason are left out. ret holds REPORT_MAX_EVENTS. */
 size_t report_events(const report_checks *old, const report_checks *now, report_event *ret);
 
