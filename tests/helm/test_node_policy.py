@@ -29,6 +29,8 @@ SKIP = 77
 SRC = os.environ.get("SPINLANE_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("SPINLANE_BINARY_DIR") or os.path.join(SRC, "build")
 CHART = os.path.join(SRC, "helm", "spinlane")
+# the chart refuses its placeholder image repositories: render with real-looking ones
+IMAGES = ["-f", os.path.join(SRC, "tests", "helm", "values-images.yaml")]
 NODE_NAME_KEY = "authentication.kubernetes.io/node-name"
 OWN = ["spinlane.io/ready", "spinlane.io/nic-kind", "spinlane.io/dpdk-nics", "spinlane.io/isolated-cores",
        "spinlane.io/pin-mode"]
@@ -218,7 +220,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sl-vap-")
     try:
         for ns, release, extra in (("spinlane", "spinlane", []), ("infra", "dp", ["--set", "serviceAccount.name=sl"])):
-            r = subprocess.run([helm, "template", release, CHART, "-n", ns] + extra, capture_output=True, text=True)
+            r = subprocess.run([helm, "template", release, CHART, "-n", ns] + IMAGES + extra, capture_output=True, text=True)
             if not check(r.returncode == 0, "helm template %s: %s" % (extra, r.stderr.strip())):
                 continue
             docs = [d for d in yaml.safe_load_all(r.stdout) if d]
@@ -229,7 +231,8 @@ def main():
             if spec:
                 evaluate(spec, cases(ns, sa), cel_dir, tmp, tag)
         for sets in (["--set", "rbac.nodePolicy=false"], ["--set", "rbac.create=false"]):
-            r = subprocess.run([helm, "template", "spinlane", CHART, "-n", "spinlane"] + sets, capture_output=True, text=True)
+            r = subprocess.run([helm, "template", "spinlane", CHART, "-n", "spinlane"] + IMAGES + sets, capture_output=True,
+                               text=True)
             kinds = [d["kind"] for d in yaml.safe_load_all(r.stdout) if d] if r.returncode == 0 else None
             check(kinds is not None and "ValidatingAdmissionPolicy" not in kinds, "%s: no policy (%s)" % (sets, kinds))
         # the plain manifests: the base's RBAC, and the policy the overlays add (cluster-
