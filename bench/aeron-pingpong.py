@@ -11,7 +11,7 @@ spinning client beside its driver on one CPU measures time slices). Prints every
 parameter with the results; arms run interleaved, ROUNDS times. Needs root and the environment the tests use (SPINLANE_AERON_BIN,
 SPINLANE_AERON_LIB_RELEASE, SPINLANE_AERON_MSGS), e.g.:
 
-  sudo SPINLANE_AERON_BIN=/opt/aeron/build/binaries \\
+  sudo SPINLANE_AERON_BIN=$(sed -n "s/^SPINLANE_AERON_BIN=//p" build/aeron-demo.env) \\
        SPINLANE_AERON_LIB=build/driver/aeron/libspinlane_aeron.so \\
        SPINLANE_AERON_MSGS=build/tests/driver/aeron/aeron-msgs bench/aeron-pingpong.py [--profile sleeping|noop]
 """
@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "aeron"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "driver", "aeron"))
 from aeronrig import Driver, Env, Fail, Rig, SLEEPING, wait_for  # noqa: E402
 
 PROFILES = {

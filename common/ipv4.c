@@ -110,6 +110,11 @@ bool ipv4_is_unicast(uint32_t addr)
         return first != 0 && first != 127 && first < 224;
 }
 
+bool ipv4_is_link_local(uint32_t addr)
+{
+        return (addr >> 16) == 0xa9feu;
+}
+
 int ipv4_gateway_of(ipv4_cidr subnet, uint32_t *ret)
 {
         if (subnet.prefix_len > 30)

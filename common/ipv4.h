@@ -32,6 +32,8 @@ int ipv4_check_host(uint32_t addr, ipv4_cidr subnet);
 /* An address a host's interface may have: not in 0.0.0.0/8 ("this network"), not
  * loopback (127.0.0.0/8), not multicast or reserved (224.0.0.0 and above). */
 bool ipv4_is_unicast(uint32_t addr);
+/* In 169.254.0.0/16 (IPv4 link-local, RFC 3927; the cloud metadata services live there). */
+bool ipv4_is_link_local(uint32_t addr);
 /* The subnet's base + 1 (the VPC router on AWS, the default gateway on Azure). -EDOM for
  * /31 and /32, which have no such address to spare. */
 int ipv4_gateway_of(ipv4_cidr subnet, uint32_t *ret);

@@ -1,27 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The CDI spec of the NIC resource (dp-cdi.h): its JSON (jansson), its file name, the
- * atomic write (a .tmp file renamed over) and the removal. No sockets, no gRPC, no
- * logging: the daemon decides when and reports what failed. */
+ * atomic write (common/hostfs's, the bind state's too) and the removal. No sockets, no
+ * gRPC, no logging: the daemon decides when and reports what failed. */
 #include "dp-cdi.h"
+
+#include "cleanup.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-/* <dir>/<kind, '/' made '-'>.json under the host tree. */
-static int spec_path(const hostfs *h, const char *dir, const char *kind, char *ret, size_t size)
+/* <dir>/<kind, '/' made '-'>.json: the spec's host path. */
+static int spec_path(const char *dir, const char *kind, char *ret, size_t size)
 {
-        char rel[PATH_MAX];
-        int n = snprintf(rel, sizeof(rel), "%s/%s.json", dir, kind);
-        if (n < 0 || (size_t)n >= sizeof(rel))
+        int n = snprintf(ret, size, "%s/%s.json", dir, kind);
+        if (n < 0 || (size_t)n >= size)
                 return -ENAMETOOLONG;
-        for (char *c = rel + strlen(dir) + 1; *c; c++)
+        for (char *c = ret + strlen(dir) + 1; *c; c++)
                 if (*c == '/')
                         *c = '-';
-        return hostfs_path(h, rel, ret, size);
+        return 0;
 }
 
 static json_t *spec_json(const char *kind, const char *hugetlbfs, const dp_device_list *nics)
@@ -47,34 +47,30 @@ static json_t *spec_json(const char *kind, const char *hugetlbfs, const dp_devic
 int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char *hugetlbfs,
                  const dp_device_list *nics)
 {
-        char path[PATH_MAX], tmp[PATH_MAX + 8];
-        int r = spec_path(h, dir, kind, path, sizeof(path));
+        char path[PATH_MAX];
+        int r = spec_path(dir, kind, path, sizeof(path));
         if (r < 0)
                 return r;
         json_t *spec = spec_json(kind, hugetlbfs, nics);
         if (!spec)
                 return -ENOMEM;
-        /* mkdir -p of the spec dir */
-        snprintf(tmp, sizeof(tmp), "%s", path);
-        for (char *c = tmp + 1; (c = strchr(c, '/')); c++) {
-                *c = '\0';
-                if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                        break;
-                *c = '/';
-        }
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        r = json_dump_file(spec, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ? -EIO : 0;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
+        _cleanup_free_ char *text = json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(spec);
-        return r;
+        if (!text)
+                return -ENOMEM;
+        /* the bind state's write (hostfs_write_atomic): a fresh O_EXCL temporary file beside
+         * it (mkostemp: no planted file or symlink is followed), 0644 whatever the umask,
+         * fsync'ed, renamed over (a symlink at the spec's name is replaced, not followed) */
+        if ((r = hostfs_mkdir_p(h, dir)) < 0)
+                return r;
+        return hostfs_write_atomic(h, path, text, 0644);
 }
 
 int dp_cdi_remove(const hostfs *h, const char *dir, const char *kind)
 {
-        char path[PATH_MAX];
-        int r = spec_path(h, dir, kind, path, sizeof(path));
-        if (r < 0)
+        char rel[PATH_MAX], path[PATH_MAX];
+        int r = spec_path(dir, kind, rel, sizeof(rel));
+        if (r < 0 || (r = hostfs_path(h, rel, path, sizeof(path))) < 0)
                 return r;
         return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }

@@ -12,7 +12,9 @@
 /* The spec of kind (e.g. "spinlane.io/dpdk-nic") in dir (a host path, e.g.
  * /var/run/cdi), as <dir>/<kind with '/' as '-'>.json: one device per NIC (its device
  * nodes), and when hugetlbfs is not "" that host mount bind-mounted at the same path for
- * all. Creates dir; replaces the file atomically. 0, or -ENOMEM, -ENAMETOOLONG, -errno. */
+ * all. Creates dir; replaces the file atomically through hostfs_write_atomic (a fresh
+ * temporary file, mode 0644 whatever the umask, fsync'ed, renamed over: a file or symlink
+ * planted at either name is never written through). 0, or -ENOMEM, -ENAMETOOLONG, -errno. */
 int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char *hugetlbfs,
                  const dp_device_list *nics);
 /* Removes that spec; 0 also when there was none. */

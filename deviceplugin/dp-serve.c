@@ -524,7 +524,9 @@ int dp_serve_bind(dp_plugin *p)
                         (void)unlink(bind_path);
                         return -EIO;
                 }
-        if (rename(bind_path, p->sock_path) < 0 || lstat(p->sock_path, &st) < 0) {
+        /* 0660 before it gets the name the kubelet dials: root (the kubelet) and the
+         * group may connect, no one else, whatever the umask was when gRPC bound it */
+        if (chmod(bind_path, 0660) < 0 || rename(bind_path, p->sock_path) < 0 || lstat(p->sock_path, &st) < 0) {
                 int r = -errno;
                 (void)unlink(bind_path);
                 dp_serve_retire(s);

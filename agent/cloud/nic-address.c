@@ -14,22 +14,58 @@ const char *nic_addr_source_name(nic_addr_source s)
         return (unsigned)s < _NIC_ADDR_SOURCE_MAX ? names[s] : "none";
 }
 
+int nic_addr_check(ipv4_cidr c, char *err, size_t err_size)
+{
+        char a[IPV4_CIDR_STR_MAX];
+
+        if (c.prefix_len < 1 || c.prefix_len > 32) {
+                errbuf_printf(err, err_size, "\"%s\": the prefix must be /1../32", ipv4_cidr_format(c, a));
+                return -EDOM;
+        }
+        if (ipv4_check_host(c.addr, c) < 0) {
+                errbuf_printf(err, err_size, "\"%s\" is the network or broadcast address of its subnet", ipv4_cidr_format(c, a));
+                return -EDOM;
+        }
+        if (!ipv4_is_unicast(c.addr)) {
+                errbuf_printf(err, err_size, "\"%s\" cannot be an interface's address (zero, loopback, multicast or reserved)",
+                        ipv4_cidr_format(c, a));
+                return -EDOM;
+        }
+        return 0;
+}
+
+int nic_addr_check_metadata(ipv4_cidr c, char *err, size_t err_size)
+{
+        char a[IPV4_CIDR_STR_MAX];
+        int r = nic_addr_check(c, err, err_size);
+
+        if (r < 0)
+                return r;
+        if (ipv4_is_link_local(c.addr)) {
+                errbuf_printf(err, err_size, "\"%s\" is link-local (169.254.0.0/16), not a NIC's address", ipv4_cidr_format(c, a));
+                return -EDOM;
+        }
+        if (c.prefix_len < NIC_ADDR_META_PREFIX_MIN || c.prefix_len > NIC_ADDR_META_PREFIX_MAX) {
+                errbuf_printf(err, err_size, "\"%s\": the subnet prefix is outside /%d../%d", ipv4_cidr_format(c, a),
+                        NIC_ADDR_META_PREFIX_MIN, NIC_ADDR_META_PREFIX_MAX);
+                return -EDOM;
+        }
+        return 0;
+}
+
 int nic_addr_static_parse(const char *ipv4, const char *gateway, nic_addr_static *ret, char *err,
                           size_t err_size)
 {
         ipv4_cidr c;
         uint32_t gw = 0;
+        char why[NIC_ADDR_ERR_LEN];
 
         if (!ipv4 || ipv4_cidr_parse(ipv4, strlen(ipv4), &c) < 0 || c.prefix_len < 1) {
                 errbuf_printf(err, err_size, "ipv4: expected \"a.b.c.d/len\" (len 1..32), got \"%.40s\"", ipv4 ? ipv4 : "");
                 return -EINVAL;
         }
-        if (ipv4_check_host(c.addr, c) < 0) {
-                errbuf_printf(err, err_size, "ipv4: \"%.40s\" is the network or broadcast address of its subnet", ipv4);
-                return -EINVAL;
-        }
-        if (!ipv4_is_unicast(c.addr)) {
-                errbuf_printf(err, err_size, "ipv4: \"%.40s\" cannot be an interface's address (zero, loopback or multicast)", ipv4);
+        if (nic_addr_check(c, why, sizeof(why)) < 0) {
+                errbuf_printf(err, err_size, "ipv4: %s", why);
                 return -EINVAL;
         }
         if (gateway) {

@@ -41,8 +41,26 @@ typedef struct nic_addr_static {
         uint32_t gateway; /* 0 = none given */
 } nic_addr_static;
 
-/* Fill ret's address from the config strings ipv4 ("a.b.c.d/len", /1../32, a usable host
- * address) and gateway (NULL = none; else an address inside that subnet, not the NIC's
+/* The rule every NIC address passes, whatever its source: c.addr is a usable host address
+ * of its own subnet (prefix /1../32; for /1../30 neither the network nor the broadcast
+ * address) and unicast (ipv4_is_unicast: not 0/8, not 127/8, not 224.0.0.0 and above).
+ * Static entries and metadata answers both go through it. 0, or -EDOM with a message
+ * naming the address. */
+int nic_addr_check(ipv4_cidr c, char *err, size_t err_size);
+
+/* The subnet prefixes a metadata answer may carry: AWS subnets are /16../28 (EC2
+ * CreateSubnet), Azure's smallest is /29; /8 leaves room for the largest Azure VNets.
+ * Wider or narrower is a broken or hostile answer, not a subnet a NIC sits in. */
+#define NIC_ADDR_META_PREFIX_MIN 8
+#define NIC_ADDR_META_PREFIX_MAX 29
+
+/* What a metadata answer (address with its subnet's prefix) must also be, on top of
+ * nic_addr_check(): not link-local (169.254.0.0/16, where the metadata service itself
+ * answers) and a prefix within NIC_ADDR_META_PREFIX_MIN..MAX. 0, or -EDOM with a message. */
+int nic_addr_check_metadata(ipv4_cidr c, char *err, size_t err_size);
+
+/* Fill ret's address from the config strings ipv4 ("a.b.c.d/len" that passes
+ * nic_addr_check()) and gateway (NULL = none; else an address inside that subnet, not the NIC's
  * own). The match fields (pci, mac) are the caller's. -EINVAL with a message naming the
  * value. */
 int nic_addr_static_parse(const char *ipv4, const char *gateway, nic_addr_static *ret, char *err,

@@ -31,6 +31,7 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 {"log-format", required_argument, NULL, 'l'},
                 {"kubeconfig", required_argument, NULL, 'k'},
                 {"metrics-bind-address", required_argument, NULL, 'm'},
+                {"health-probe-bind-address", required_argument, NULL, 'p'},
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, 'V'},
                 {0},
@@ -68,15 +69,20 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                         break;
                 case 'k':
                 case 'm':
+                case 'p':
                         if (strcmp(argv[0], "run") != 0) {
                                 fprintf(stderr, "spinlane-agent %s: %s belongs to `run`\nusage: %s\n", argv[0],
-                                        c == 'k' ? "--kubeconfig" : "--metrics-bind-address", usage);
+                                        c == 'k' ? "--kubeconfig" : c == 'm' ? "--metrics-bind-address"
+                                                                             : "--health-probe-bind-address",
+                                        usage);
                                 return -EINVAL;
                         }
                         if (c == 'k')
                                 o.kubeconfig = optarg;
-                        else
+                        else if (c == 'm')
                                 o.metrics_bind = optarg;
+                        else
+                                o.probe_bind = optarg;
                         break;
                 case 'h':
                         fprintf(stdout, "usage: %s\n", usage);

@@ -114,10 +114,19 @@ int cmd_preflight(int argc, char **argv)
                 return AGENT_EXIT_ERROR;
         /* The config's NIC selection (the one preparation and the daemon use) and bind
          * driver. */
+        kargs_state kst;
+        char kerr[256];
+        int kr = kargs_state_load(&h, &kst, kerr, sizeof(kerr));
+        if (kr < 0)
+                fprintf(stderr, "spinlane-agent preflight: %s: %s, ignoring\n", KARGS_STATE_PATH, kerr);
         checks_options copt = {
                 .nic_selected = selection_nic_hook,
                 .userdata = &sel,
                 .bind_driver = config_driver_name(cfg.binding.ena),
+                .hugetlbfs_pod_mount = cfg.hugetlbfs.pod_mount,
+                .hugetlbfs_mount_point = cfg.hugetlbfs.mount_point,
+                .config = &cfg,
+                .kargs_state = kr > 0 ? &kst : NULL,
         };
         r = checks_node(inv, &copt, &vl);
         if (r < 0) {

@@ -22,11 +22,13 @@ typedef struct agent_options {
         bool log_json;      /* the same: one format for stdout and stderr */
         const char *kubeconfig;   /* --kubeconfig FILE (run only); NULL = in-cluster */
         const char *metrics_bind; /* --metrics-bind-address HOST:PORT (run only); NULL = default */
+        const char *probe_bind;   /* --health-probe-bind-address HOST:PORT (run only); NULL = default */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
  * --config FILE, --json, --log-format human|json, -h/--help, and --once, --kubeconfig
- * FILE and --metrics-bind-address HOST:PORT for `run` (their values are checked there).
+ * FILE, --metrics-bind-address HOST:PORT and --health-probe-bind-address HOST:PORT for
+ * `run` (their values are checked there).
  * --json and --log-format json both select JSON for verdicts and logs; --json with
  * --log-format human is refused. On a bad option or a stray argument prints usage to
  * stderr and returns -EINVAL; returns 1 after printing usage for --help or the version

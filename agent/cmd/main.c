@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define AGENT_RUN_BINARY "spinlane-agent-run"
@@ -70,6 +71,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+        /* nothing any command creates is writable by others, whatever umask came down
+         * (`run` execs the daemon, which inherits it and sets it again) */
+        umask(022);
         if (argc < 2) {
                 usage(stderr);
                 return AGENT_EXIT_ERROR;

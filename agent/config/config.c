@@ -54,7 +54,7 @@ void config_init(config *c)
         c->nics.kinds[CONFIG_KIND_MANA] = true;
         c->binding.ena = CONFIG_DRIVER_VFIO_PCI;
         c->hugetlbfs.mount = true;
-        c->hugetlbfs.pod_mount = true;
+        c->hugetlbfs.pod_mount = false; /* pods bring their own (private) hugetlbfs */
         snprintf(c->hugetlbfs.mount_point, sizeof(c->hugetlbfs.mount_point), "%s",
                  CONFIG_HUGETLBFS_DEFAULT);
         c->tuning.irq_core = -1;
@@ -493,6 +493,20 @@ static int parse_tuning(ctx *x, const json_t *o, config *c)
         return 0;
 }
 
+static int parse_kernel_args(ctx *x, const json_t *o, config *c)
+{
+        static const char *const keys[] = {"manage", NULL};
+        json_t *v;
+        int r;
+
+        if ((r = get_object(x, "kernel_args", o)) < 0 || (r = check_keys(x, "kernel_args", o, keys)) < 0)
+                return r;
+        if ((v = json_object_get(o, "manage")) &&
+            (r = get_bool(x, "kernel_args.manage", v, &c->kernel_args.manage)) < 0)
+                return r;
+        return 0;
+}
+
 static int parse_cdi(ctx *x, const json_t *o, config *c)
 {
         static const char *const keys[] = {"enabled", "spec_dir", NULL};
@@ -617,7 +631,8 @@ static int parse_addresses(ctx *x, const json_t *o, config *c)
 int config_parse(const char *text, size_t len, config *ret, char *err, size_t err_size)
 {
         static const char *const keys[] = {"resource_prefix", "nics", "binding", "hugepages",
-                                           "hugetlbfs", "cores", "tuning", "cdi", "addresses", NULL};
+                                           "hugetlbfs", "cores", "tuning", "kernel_args", "cdi", "addresses",
+                                           NULL};
         ctx x = {err, err_size};
         json_error_t jerr;
         json_t *v;
@@ -673,8 +688,17 @@ int config_parse(const char *text, size_t len, config *ret, char *err, size_t er
                 goto out;
         if ((v = json_object_get(root, "tuning")) && (r = parse_tuning(&x, v, c)) < 0)
                 goto out;
+        if ((v = json_object_get(root, "kernel_args")) && (r = parse_kernel_args(&x, v, c)) < 0)
+                goto out;
         if ((v = json_object_get(root, "cdi")) && (r = parse_cdi(&x, v, c)) < 0)
                 goto out;
+        /* The arguments isolate the cores of cores.cpus: without it there is nothing to
+         * isolate, and guessing the housekeeping CPUs is not the agent's call. */
+        if (c->kernel_args.manage && !c->cores.have_cpus) {
+                r = fail(&x, -EINVAL, "kernel_args.manage", NULL,
+                         "needs \"cores.cpus\" (the whole cores to isolate at boot; the rest stay housekeeping)");
+                goto out;
+        }
         if ((v = json_object_get(root, "addresses")) && (r = parse_addresses(&x, v, c)) < 0)
                 goto out;
         *ret = *c;
@@ -747,8 +771,8 @@ json_t *config_to_json(const config *c)
                         json_object_set_new(o, "gateway", json_string(ipv4_format(e->gateway, gw)));
                 json_array_append_new(entries, o);
         }
-        return json_pack("{s:s, s:{s:o,s:o,s:o,s:o,s:i}, s:{s:s,s:b}, s:o, s:o, s:o, s:{s:b,s:o,s:b}, s:{s:b,s:s}, "
-                         "s:{s:o,s:o}}",
+        return json_pack("{s:s, s:{s:o,s:o,s:o,s:o,s:i}, s:{s:s,s:b}, s:o, s:o, s:o, s:{s:b,s:o,s:b}, s:{s:b}, "
+                         "s:{s:b,s:s}, s:{s:o,s:o}}",
                          "resource_prefix", c->resource_prefix,
                          "nics", "kinds", kinds, "ids", ids, "pci", pci, "interfaces", ifs, "max",
                          (int)c->nics.max_count,
@@ -758,6 +782,7 @@ json_t *config_to_json(const config *c)
                          "tuning", "interrupt_moderation_off", c->tuning.interrupt_moderation_off,
                          "irq_core", c->tuning.irq_core < 0 ? json_null() : json_integer(c->tuning.irq_core),
                          "reapply_on_reset", c->tuning.reapply_on_reset,
+                         "kernel_args", "manage", c->kernel_args.manage,
                          "cdi", "enabled", c->cdi.enabled, "spec_dir", c->cdi.spec_dir,
                          "addresses", "sources", sources, "static", entries);
 }

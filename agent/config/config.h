@@ -98,8 +98,9 @@ typedef struct config {
         struct {
                 bool mount;                      /* mount when absent; default true */
                 bool pod_mount;                  /* the device plugin bind-mounts mount_point
-                                                    into NIC pods and sets SPINLANE_HUGEPAGE_DIR;
-                                                    default true. false: pods bring their own
+                                                    into NIC pods and sets SPINLANE_HUGEPAGE_DIR
+                                                    (one hugetlbfs shared by all of them).
+                                                    Default false: pods bring their own
                                                     (emptyDir medium HugePages-2Mi) */
                 char mount_point[CONFIG_PATH_LEN]; /* host path; default /dev/hugepages */
                 uint64_t page_size_kb;           /* pagesize= of the mount; 0 = the first
@@ -128,6 +129,13 @@ typedef struct config {
                 nic_addr_static entries[CONFIG_MAX_ADDRESSES]; /* "static": by PCI address and/or MAC */
                 size_t n_entries;
         } addresses;
+
+        /* "kernel_args": the boot arguments the config needs (isolcpus, nohz_full,
+         * rcu_nocbs, irqaffinity for the cores in cores.cpus; hugepagesz/hugepages for
+         * "hugepages"), written into the host's boot loader by the agent (docs/configuration.md). */
+        struct {
+                bool manage; /* default false: the agent only reports what is missing */
+        } kernel_args;
 
         /* "cdi": Container Device Interface specs beside the device plugin's answers. */
         struct {

@@ -199,8 +199,16 @@ static void verdicts_rescan(run_ctx *ctx, const run_node *node)
         /* The config's NIC selection (the one preparation and the device plugin use) and
          * bind driver. */
         const config *c = live_config(ctx);
+        /* the kernel-args verdict reads what preparation recorded (a garbled record is
+         * prep-kernel-args' FAIL; here it counts as none) */
+        kargs_state kst;
+        char kerr[256];
+        int kr = kargs_state_load(&ctx->h, &kst, kerr, sizeof(kerr));
         checks_options copt = { .nic_selected = selection_nic_hook, .userdata = (void *)&node->sel,
-                                .bind_driver = config_driver_name(c->binding.ena) };
+                                .bind_driver = config_driver_name(c->binding.ena),
+                                .hugetlbfs_pod_mount = c->hugetlbfs.pod_mount,
+                                .hugetlbfs_mount_point = c->hugetlbfs.mount_point,
+                                .config = c, .kargs_state = kr > 0 ? &kst : NULL };
 
         if (checks_node(node->inv, &copt, &vl) < 0) {
                 log_error("node checks failed: out of memory");
@@ -493,12 +501,8 @@ static void dp_teardown(run_ctx *ctx, bool exiting)
         dp_device_list_free(&ctx->cores);
 }
 
-static void dp_stop(run_ctx *ctx)
-{
-        dp_teardown(ctx, true);
-}
-
-/* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off). */
+/* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off, or the
+ * agent stops). */
 static void cdi_remove(run_ctx *ctx, const run_settings *s)
 {
         char kind[128];
@@ -506,6 +510,16 @@ static void cdi_remove(run_ctx *ctx, const run_settings *s)
         int r = dp_cdi_remove(&ctx->h, s->cdi_dir, kind);
         if (r < 0)
                 log_errno(LOG_WARN, r, "CDI spec %s under %s: removing it", kind, s->cdi_dir);
+}
+
+/* The exit: the plugins go (their sockets with them, so the kubelet drops the resources)
+ * and so does the CDI spec, which would otherwise keep naming devices no agent serves;
+ * the next agent writes it again at its first scan. */
+static void dp_stop(run_ctx *ctx)
+{
+        dp_teardown(ctx, true);
+        if (ctx->set.cdi)
+                cdi_remove(ctx, &ctx->set);
 }
 
 /* The rebuild: device plugins built with other settings (resource prefix, hugetlbfs, CDI)
@@ -554,7 +568,8 @@ static int report_start(run_ctx *ctx, const run_node *node)
         run_sources src = { .l = ctx->l, .h = &ctx->h, .prefix = ctx->set.prefix, .verdicts = &ctx->verdicts,
                             .have_verdicts = &ctx->have_verdicts, .nics = &ctx->nics, .cores = &ctx->cores,
                             .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
-                            .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind };
+                            .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind,
+                            .probe_bind = ctx->opt.probe_bind };
         (void)node;
         return run_report_new(&src, &ctx->report);
 }
@@ -562,7 +577,7 @@ static int report_start(run_ctx *ctx, const run_node *node)
 static void report_rescan(run_ctx *ctx, const run_node *node)
 {
         (void)node;
-        run_report_changed(ctx->report);
+        run_report_rescanned(ctx->report); /* the labels follow, and the Node is read again */
 }
 
 static void report_stop(run_ctx *ctx)
@@ -925,7 +940,8 @@ static void teardown(run_ctx *ctx, size_t started)
 int cmd_run(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
-                                    "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT]";
+                                    "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT] "
+                                    "[--health-probe-bind-address HOST:PORT]";
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
         run_node node = { 0 };
         size_t started = 0;
@@ -941,12 +957,12 @@ int cmd_run(int argc, char **argv)
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);
         signal(SIGPIPE, SIG_IGN);
         if (ctx.opt.once) /* prepare the node and exit: 0 ok, 1 a step failed, 2 error */
-                return run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0
+                return run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind, ctx.opt.probe_bind) < 0
                                ? AGENT_EXIT_ERROR
                                : prep_once(&ctx.h, ctx.opt.config, prep_scan_inventory, NULL, ctx.opt.json);
         /* the config, once (errors through the logger); node preparation watches it */
         if (prep_config_load(ctx.opt.config, &ctx.cfg, &ctx.cfg_from_file) < 0 ||
-            run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind) < 0)
+            run_report_check(ctx.opt.kubeconfig, ctx.opt.metrics_bind, ctx.opt.probe_bind) < 0)
                 return AGENT_EXIT_ERROR;
         settings_load(&ctx.cfg, &ctx.set);
         if (loop_setup(&ctx) < 0)

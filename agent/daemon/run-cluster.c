@@ -49,7 +49,9 @@ struct run_cluster {
         bool have_want;
         char want_sig[512], sent_sig[512], synced_sig[512];
         bool label_busy;
+        bool label_resync;      /* a re-scan came while a sync was in flight: another follows */
         uint64_t label_due;     /* next sync even without a change */
+        uint64_t label_started; /* loop ms the last sync began (the re-scan floor) */
         /* events */
         kev kev;
         report_checks prev;
@@ -264,15 +266,23 @@ static void labels_done(run_cluster *c, run_cluster_call call, const kube_result
                 c->blocked_label_msg[0] = '\0';
                 snprintf(c->synced_sig, sizeof(c->synced_sig), "%s", c->sent_sig);
                 c->label_due = now + c->resync_ms;
-                return;
-        }
-        if (r->error == -EBUSY) { /* lost the race to other writers of the Node every time */
+        } else if (r->error == -EBUSY) { /* lost the race to other writers of the Node every time */
                 log_info("cluster reporting: %s; trying again", r->message);
                 c->label_due = now + backoff_ms(c, 2);
-                return;
+        } else {
+                blocked(c->blocked_label_msg, sizeof(c->blocked_label_msg), c, call, r);
+                c->label_due = now + c->blocked_ms;
         }
-        blocked(c->blocked_label_msg, sizeof(c->blocked_label_msg), c, call, r);
-        c->label_due = now + c->blocked_ms;
+        /* What changed while this call was in flight (a plugin registered between the GET
+         * and its answer) goes now, whatever this call's outcome: the call carried the
+         * labels as they were when it began. A re-scan that came meanwhile asks for a fresh
+         * GET (the one in flight may have read the Node before someone edited it), not
+         * sooner than the re-scan floor after this call began. */
+        if (strcmp(c->want_sig, c->sent_sig) != 0)
+                c->label_due = 0;
+        else if (c->label_resync && r->error == 0 && c->label_due > c->label_started + RUN_CLUSTER_RESCAN_SYNC_MS)
+                c->label_due = c->label_started + RUN_CLUSTER_RESCAN_SYNC_MS;
+        c->label_resync = false;
 }
 
 static void on_labels(const kube_result *r, void *ud)
@@ -293,6 +303,8 @@ static void start_labels(run_cluster *c)
         char msg[512];
 
         snprintf(c->sent_sig, sizeof(c->sent_sig), "%s", c->want_sig);
+        c->label_started = loop_now_ms();
+        c->label_resync = false;
         int r = kube_node_sync_labels(c->kube, c->node, c->want.l, c->want.n, on_labels, c);
         if (r >= 0) {
                 c->label_busy = true;
@@ -492,6 +504,22 @@ void run_cluster_update(run_cluster *c, const report_labels *labels, const repor
                 }
                 free(copy.items);
         }
+        pump(c);
+}
+
+void run_cluster_resync(run_cluster *c)
+{
+        if (!c || !c->have_want)
+                return;
+        if (c->label_busy) { /* it may have read the Node before the edit: once more after it */
+                c->label_resync = true;
+                return;
+        }
+        if (c->blocked_label_msg[0]) /* refused: its own retry (RUN_CLUSTER_BLOCKED_MS) or a change */
+                return;
+        uint64_t at = c->label_started ? c->label_started + RUN_CLUSTER_RESCAN_SYNC_MS : 0;
+        if (at < c->label_due)
+                c->label_due = at;
         pump(c);
 }
 

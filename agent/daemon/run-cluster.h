@@ -19,6 +19,7 @@
 #define RUN_CLUSTER_BACKOFF_MAX_MS 60000
 #define RUN_CLUSTER_BLOCKED_MS 60000  /* retry of what retrying soon cannot fix */
 #define RUN_CLUSTER_RESYNC_MS 300000  /* labels checked again with no change (SPINLANE_KUBE_RESYNC_MS) */
+#define RUN_CLUSTER_RESCAN_SYNC_MS 1000 /* a re-scan reads the Node again at most this often */
 #define RUN_CLUSTER_EVENT_CALLS 4     /* Event calls in flight at most */
 
 typedef enum run_cluster_call {
@@ -71,6 +72,13 @@ void run_cluster_free(run_cluster *c);
  * (the first call's failing checks raise Warnings). Sends what changed, now or once the
  * API server answers. */
 void run_cluster_update(run_cluster *c, const report_labels *labels, const report_checks *checks);
+
+/* A re-scan (SIGHUP, the periodic one, inotify, uevents): GET the Node again and patch
+ * what differs from the labels last given (someone removed or edited one), not sooner
+ * than RUN_CLUSTER_RESCAN_SYNC_MS after the last sync began; during a sync in flight,
+ * once more after it. While the labels are refused (RBAC, 404, ...) it waits for that
+ * retry. Accepts NULL. */
+void run_cluster_resync(run_cluster *c);
 
 void run_cluster_get_stats(const run_cluster *c, run_cluster_stats *ret);
 

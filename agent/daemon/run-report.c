@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The report service: labels and Events (run-cluster), /metrics /healthz /readyz
- * (run-metrics) and the PodResources poll (agent/podres), fed from the run loop's state.
+/* The report service: labels and Events (run-cluster), /metrics and, on a listener of
+ * their own, /healthz /readyz (run-metrics) and the PodResources poll (agent/podres), fed from the run loop's state.
  * The exposition text is rendered here, on the loop thread, at each scrape. Logs. */
 #include "run-report.h"
 
@@ -17,13 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct run_report {
-        run_sources s;
+/* One HTTP listener: /metrics, or the probes. */
+typedef struct listener {
+        const char *what;         /* "metrics", "probes" */
+        const char *option;       /* its command-line option */
+        const char *spec;         /* its value as given, or the default */
         report_bind bind;
-        run_cluster *cluster;
-        run_metrics *metrics;
+        run_metrics *m;
         int bind_timer;
         char bind_error[256];     /* logged once per distinct failure */
+        struct run_report *r;
+} listener;
+
+enum { LISTEN_METRICS, LISTEN_PROBES, _LISTEN_MAX };
+
+struct run_report {
+        run_sources s;
+        listener listen[_LISTEN_MAX];
+        run_cluster *cluster;
         podres_client *podres;
         podres_table holders;
         bool podres_up, podres_busy;
@@ -33,6 +44,9 @@ struct run_report {
         int podres_timer;
         const char *pin_mode;     /* from the CPU manager checkpoint, NULL unknown */
         bool have_pin_mode;
+        /* the node's readiness as last logged (one line per change) */
+        bool logged, logged_ready;
+        char logged_why[256];
 };
 
 /* ---- state ---- */
@@ -65,17 +79,47 @@ static void read_pin_mode(run_report *r)
 
 /* ---- /readyz and /metrics ---- */
 
+/* The probe fails only while a device plugin is not registered (a node whose checks fail
+ * still serves what it has: its pod stays Ready, a DaemonSet rollout is not held up);
+ * the answer then says why, and why the node is not ready (report_node_ready: the
+ * spinlane.io/ready label) when that is another reason. */
 static bool on_ready(void *ud, char *why, size_t len)
 {
         run_report *r = ud;
         report_input in;
+        char node[256];
         input_of(r, &in);
-        if (!in.nic_registered || !in.core_registered) {
-                snprintf(why, len, "not ready: the %s device plugin is not registered with the kubelet",
-                         !in.nic_registered ? "NIC" : "core");
-                return false;
+        bool node_ready = report_node_ready(&in, node, sizeof(node));
+        if (in.nic_registered && in.core_registered) {
+                /* the agent is ready (a failing check holds no rollout); the label says why not */
+                if (!node_ready)
+                        snprintf(why, len, "ok; %s=false: %s", REPORT_LABEL_READY, node);
+                return true;
         }
-        return true;
+        char plugin[96];
+        snprintf(plugin, sizeof(plugin), "the %s device plugin is not registered with the kubelet",
+                 !in.nic_registered ? "NIC" : "core");
+        if (node_ready || strcmp(node, plugin) == 0)
+                snprintf(why, len, "not ready: %s", plugin);
+        else
+                snprintf(why, len, "not ready: %s; %s=false: %s", plugin, REPORT_LABEL_READY, node);
+        return false;
+}
+
+/* One line per change of the node's readiness (the spinlane.io/ready label), with why. */
+static void log_readiness(run_report *r, const report_input *in)
+{
+        char why[sizeof(r->logged_why)];
+        bool ready = report_node_ready(in, why, sizeof(why));
+        if (r->logged && ready == r->logged_ready && strcmp(why, r->logged_why) == 0)
+                return;
+        if (ready)
+                log_info("node ready (%s=true): no node check fails, both resources advertised", REPORT_LABEL_READY);
+        else
+                log_info("node not ready (%s=false): %s", REPORT_LABEL_READY, why);
+        r->logged = true;
+        r->logged_ready = ready;
+        snprintf(r->logged_why, sizeof(r->logged_why), "%s", why);
 }
 
 typedef struct out {
@@ -269,40 +313,50 @@ static int on_render(void *ud, char **ret, size_t *ret_len)
         return 0;
 }
 
-/* ---- the metrics port ---- */
+/* ---- the HTTP listeners ---- */
 
 static int on_bind_retry(loop *l, void *ud);
 
-static void metrics_start(run_report *r)
+static void listener_start(listener *ls)
 {
         char err[256];
-        run_metrics_ops ops = {.render = on_render, .ready = on_ready, .userdata = r};
-        int k = run_metrics_new(r->s.l, &r->bind, &ops, &r->metrics, err, sizeof(err));
+        run_report *r = ls->r;
+        run_metrics_ops ops = {.userdata = r};
+        if (ls == &r->listen[LISTEN_METRICS]) {
+                ops.render = on_render;
+        } else {
+                ops.ready = on_ready;
+                ops.max_connections = ops.per_ip = RUN_METRICS_PROBE_CONNECTIONS;
+        }
+        int k = run_metrics_new(r->s.l, &ls->bind, &ops, &ls->m, err, sizeof(err));
         if (k >= 0) {
-                log_info("metrics on %s: /metrics, /healthz, /readyz (port %u)",
-                         r->s.metrics_bind ? r->s.metrics_bind : RUN_REPORT_BIND_DEFAULT, run_metrics_port(r->metrics));
-                r->bind_error[0] = '\0';
+                log_info("%s on %s: %s (port %u)", ls->what, ls->spec,
+                         ops.render ? "/metrics" : "/healthz, /readyz", run_metrics_port(ls->m));
+                if (ops.render && !report_bind_is_loopback(&ls->bind))
+                        log_warn("metrics: %s serves /metrics beyond this node, unauthenticated: allow only the "
+                                 "scraper to reach it (docs/observability.md)", ls->spec);
+                ls->bind_error[0] = '\0';
                 return;
         }
-        r->metrics = NULL;
-        if (strcmp(err, r->bind_error) != 0) {
-                log_error("metrics: %s; trying again every %d s (the probes fail until then)", err,
-                          RUN_REPORT_BIND_RETRY_MS / 1000);
-                snprintf(r->bind_error, sizeof(r->bind_error), "%s", err);
+        ls->m = NULL;
+        if (strcmp(err, ls->bind_error) != 0) {
+                log_error("%s: %s; trying again every %d s%s", ls->what, err, RUN_REPORT_BIND_RETRY_MS / 1000,
+                          ops.ready ? " (the probes fail until then)" : "");
+                snprintf(ls->bind_error, sizeof(ls->bind_error), "%s", err);
         }
-        if (r->bind_timer < 0)
-                (void)loop_add_timer(r->s.l, RUN_REPORT_BIND_RETRY_MS, RUN_REPORT_BIND_RETRY_MS, on_bind_retry, r,
-                                     &r->bind_timer);
+        if (ls->bind_timer < 0)
+                (void)loop_add_timer(r->s.l, RUN_REPORT_BIND_RETRY_MS, RUN_REPORT_BIND_RETRY_MS, on_bind_retry, ls,
+                                     &ls->bind_timer);
 }
 
 static int on_bind_retry(loop *l, void *ud)
 {
-        run_report *r = ud;
-        if (!r->metrics)
-                metrics_start(r);
-        if (r->metrics && r->bind_timer >= 0) {
-                (void)loop_remove_timer(l, r->bind_timer);
-                r->bind_timer = -1;
+        listener *ls = ud;
+        if (!ls->m)
+                listener_start(ls);
+        if (ls->m && ls->bind_timer >= 0) {
+                (void)loop_remove_timer(l, ls->bind_timer);
+                ls->bind_timer = -1;
         }
         return 0;
 }
@@ -365,13 +419,15 @@ static unsigned podres_period(void)
 
 /* ---- public ---- */
 
-int run_report_check(const char *kubeconfig, const char *metrics_bind)
+int run_report_check(const char *kubeconfig, const char *metrics_bind, const char *probe_bind)
 {
         char err[KUBE_ERR_LEN];
         report_bind b;
         kube_config cfg = {0};
 
-        if (report_bind_parse(metrics_bind ? metrics_bind : RUN_REPORT_BIND_DEFAULT, &b, err, sizeof(err)) < 0) {
+        if (report_bind_parse(metrics_bind ? metrics_bind : RUN_REPORT_BIND_DEFAULT, &b, err, sizeof(err)) < 0 ||
+            report_bind_parse_named("--health-probe-bind-address", probe_bind ? probe_bind : RUN_REPORT_PROBE_BIND_DEFAULT,
+                                    &b, err, sizeof(err)) < 0) {
                 fprintf(stderr, "spinlane-agent run: %s\n", err);
                 return -EINVAL;
         }
@@ -395,9 +451,10 @@ void run_report_changed(run_report *r)
         if (!r)
                 return;
         read_pin_mode(r);
+        input_of(r, &in);
+        log_readiness(r, &in);
         if (!r->cluster)
                 return;
-        input_of(r, &in);
         report_node_labels(&in, &labels);
         if (in.verdicts && report_checks_from(in.verdicts, &checks) < 0) {
                 log_error("cluster reporting: out of memory");
@@ -405,6 +462,14 @@ void run_report_changed(run_report *r)
         }
         run_cluster_update(r->cluster, &labels, in.verdicts ? &checks : NULL);
         report_checks_free(&checks);
+}
+
+void run_report_rescanned(run_report *r)
+{
+        if (!r)
+                return;
+        run_report_changed(r);
+        run_cluster_resync(r->cluster);
 }
 
 int run_report_new(const run_sources *src, run_report **ret)
@@ -416,23 +481,36 @@ int run_report_new(const run_sources *src, run_report **ret)
         if (!r)
                 return -ENOMEM;
         r->s = *src;
-        r->bind_timer = r->podres_timer = -1;
+        r->podres_timer = -1;
         r->podres_ms = podres_period();
-        if (report_bind_parse(src->metrics_bind ? src->metrics_bind : RUN_REPORT_BIND_DEFAULT, &r->bind, err,
-                              sizeof(err)) < 0) {
-                log_error("%s", err);
-                free(r);
-                return -EINVAL;
+        r->listen[LISTEN_METRICS] = (listener){.what = "metrics", .option = "--metrics-bind-address",
+                                               .spec = src->metrics_bind ? src->metrics_bind : RUN_REPORT_BIND_DEFAULT};
+        r->listen[LISTEN_PROBES] = (listener){.what = "probes", .option = "--health-probe-bind-address",
+                                              .spec = src->probe_bind ? src->probe_bind : RUN_REPORT_PROBE_BIND_DEFAULT};
+        for (int i = 0; i < _LISTEN_MAX; i++) {
+                listener *ls = &r->listen[i];
+                ls->r = r;
+                ls->bind_timer = -1;
+                if (report_bind_parse_named(ls->option, ls->spec, &ls->bind, err, sizeof(err)) < 0) {
+                        log_error("%s", err);
+                        free(r);
+                        return -EINVAL;
+                }
         }
         k = run_cluster_new(src->l, src->kubeconfig, &r->cluster);
         if (k < 0) {
                 free(r);
                 return k;
         }
-        if (r->bind.off)
-                log_info("metrics off (--metrics-bind-address 0): no /metrics, /healthz or /readyz");
-        else
-                metrics_start(r);
+        for (int i = 0; i < _LISTEN_MAX; i++) {
+                listener *ls = &r->listen[i];
+                if (!ls->bind.off)
+                        listener_start(ls);
+                else if (i == LISTEN_METRICS)
+                        log_info("metrics off (--metrics-bind-address 0): no /metrics");
+                else
+                        log_info("probes off (--health-probe-bind-address 0): no /healthz or /readyz");
+        }
         if (hostfs_path(src->h, PODRES_SOCKET, sock, sizeof(sock)) >= 0 &&
             (k = podres_client_new(src->l, sock, &r->podres)) >= 0) {
                 (void)loop_add_timer(src->l, 1, r->podres_ms, on_podres_timer, r, &r->podres_timer);
@@ -451,11 +529,13 @@ void run_report_free(run_report *r)
                 return;
         if (r->podres_timer >= 0)
                 (void)loop_remove_timer(r->s.l, r->podres_timer);
-        if (r->bind_timer >= 0)
-                (void)loop_remove_timer(r->s.l, r->bind_timer);
+        for (int i = 0; i < _LISTEN_MAX; i++) {
+                if (r->listen[i].bind_timer >= 0)
+                        (void)loop_remove_timer(r->s.l, r->listen[i].bind_timer);
+                run_metrics_free(r->listen[i].m);
+        }
         podres_client_free(r->podres);
         podres_table_free(&r->holders);
-        run_metrics_free(r->metrics);
         run_cluster_free(r->cluster);
         free(r);
 }

@@ -112,6 +112,10 @@ static void request_free(http_request *r)
                 return;
         if (r->easy)
                 curl_easy_cleanup(r->easy);
+        /* the header lines may carry a credential (Authorization: Bearer …): wiped */
+        for (struct curl_slist *h = r->headers; h; h = h->next)
+                if (h->data)
+                        explicit_bzero(h->data, strlen(h->data));
         curl_slist_free_all(r->headers);
         free(r->body);
         free(r->hdr);

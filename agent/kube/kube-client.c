@@ -127,7 +127,11 @@ static void finish(call *k, int error, const http_response *resp, const kube_sta
                 r.body_len = resp->body_len;
                 if (ra)
                         kube_retry_after_parse(ra, 3600, &r.retry_after_s);
-                r.retry = resp->error < 0 ? (resp->error != -EKEYREJECTED && resp->error != -ENOKEY && resp->error != -EINVAL)
+                /* not retried soon: a certificate the cluster CA does not trust, an unusable
+                 * CA, a request we made wrong, a reply beyond the 2 MiB cap (asking again
+                 * brings the same reply) */
+                r.retry = resp->error < 0 ? (resp->error != -EKEYREJECTED && resp->error != -ENOKEY &&
+                                             resp->error != -EINVAL && resp->error != -EFBIG)
                                           : (resp->status >= 500 || resp->status == 429);
         }
         k->req = NULL;

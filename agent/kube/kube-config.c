@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void kube_config_clear(kube_config *c)
 {
@@ -122,11 +123,41 @@ static json_t *named(json_t *root, const char *list, const char *field, const ch
         return NULL;
 }
 
-static bool truthy(json_t *v)
+/* insecure-skip-tls-verify may only be absent or false: JSON false or null, or a YAML
+ * false ("false", "no", "off", "n" in any case, as YAML 1.1 and kubectl's parser read
+ * them). true, yes, on, TRUE, and anything that is not a boolean at all, are refused:
+ * failing closed, the agent never guesses what a value meant. */
+static bool skip_verify_off(json_t *v)
 {
-        if (json_is_true(v))
+        static const char *const off[] = {"false", "no", "off", "n"};
+
+        if (!v || json_is_false(v) || json_is_null(v))
                 return true;
-        return json_is_string(v) && (strcmp(json_string_value(v), "true") == 0 || strcmp(json_string_value(v), "True") == 0);
+        if (!json_is_string(v))
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(off); i++)
+                if (strcasecmp(json_string_value(v), off[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* Wipe every string of a parsed kubeconfig (the token is one of them) before it is freed. */
+static void wipe_strings(json_t *v, unsigned depth)
+{
+        const char *key;
+        json_t *x;
+        size_t i;
+
+        if (!v || depth > 64)
+                return;
+        if (json_is_string(v))
+                explicit_bzero((char *)json_string_value(v), json_string_length(v));
+        else if (json_is_object(v))
+                json_object_foreach(v, key, x)
+                        wipe_strings(x, depth + 1);
+        else if (json_is_array(v))
+                json_array_foreach(v, i, x)
+                        wipe_strings(x, depth + 1);
 }
 
 static int b64val(char c)
@@ -259,7 +290,7 @@ static int from_json(json_t *root, const char *base_dir, kube_config *ret, char 
                         errbuf_printf(err, err_size, "kubeconfig: cluster \"%.64s\": %s", cl, cluster_unsupported[i][1]);
                         return -EINVAL;
                 }
-        if (truthy(json_object_get(cluster, "insecure-skip-tls-verify"))) {
+        if (!skip_verify_off(json_object_get(cluster, "insecure-skip-tls-verify"))) {
                 errbuf_printf(err, err_size, "kubeconfig: cluster \"%.64s\": insecure-skip-tls-verify is refused (TLS is always verified)", cl);
                 return -EINVAL;
         }
@@ -349,6 +380,7 @@ int kube_config_parse(const char *text, size_t len, const char *base_dir, kube_c
                 }
         }
         r = from_json(root, base_dir, ret, err, err_size);
+        wipe_strings(root, 0);
         json_decref(root);
         return r;
 }

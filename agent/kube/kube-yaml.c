@@ -183,10 +183,25 @@ static size_t put_utf8(char *o, unsigned cp)
         return 3;
 }
 
+/* A scratch buffer wiped before it is freed: a scalar may be the token. */
+typedef struct wbuf {
+        char *p;
+        size_t n;
+} wbuf;
+
+static void wbuf_wipe(wbuf *b)
+{
+        if (b->p) {
+                explicit_bzero(b->p, b->n);
+                free(b->p);
+        }
+}
+
 /* A scalar (the whole of s) as a new JSON string (or null). */
 static json_t *scalar(yp *p, unsigned no, const char *s, size_t len, bool key)
 {
-        _cleanup_free_ char *buf = NULL;
+        __attribute__((cleanup(wbuf_wipe))) wbuf w = {0};
+        char *buf;
         size_t o = 0;
 
         if (len == 0)
@@ -213,7 +228,8 @@ static json_t *scalar(yp *p, unsigned no, const char *s, size_t len, bool key)
                 fail(p, -EINVAL, no, "a plain scalar cannot start with '%c'", s[0]);
                 return NULL;
         }
-        buf = malloc(len + 1);
+        buf = w.p = malloc(len + 1);
+        w.n = len + 1;
         if (!buf) {
                 fail(p, -ENOMEM, no, "out of memory");
                 return NULL;

@@ -347,7 +347,7 @@ static int check_hugepages(const inventory *inv, const checks_options *o, verdic
 
 /* ---- hugetlbfs ------------------------------------------------------------------ */
 
-static int check_hugetlbfs(const inventory *inv, verdict_list *l)
+static int check_hugetlbfs(const inventory *inv, const checks_options *o, verdict_list *l)
 {
         sbuf msg = {0}, bad = {0};
         size_t nbad = 0;
@@ -387,6 +387,17 @@ static int check_hugetlbfs(const inventory *inv, verdict_list *l)
                                    "pagesize= that has pages",
                                    "hugetlbfs mounted at %s, but no hugepages of its page size are reserved",
                                    sb_str(&msg));
+        json_object_set_new(ev, "pod_mount", json_boolean(o->hugetlbfs_pod_mount));
+        if (o->hugetlbfs_pod_mount) {
+                const char *mp = o->hugetlbfs_mount_point ? o->hugetlbfs_mount_point : "/dev/hugepages";
+                return verdict_add(l, CHECK_HUGETLBFS, VERDICT_WARN, ev,
+                                   "set hugetlbfs.pod_mount to false and give each DPDK pod its own emptyDir with "
+                                   "medium: HugePages-2Mi (and hugepages-2Mi requests == limits)",
+                                   "hugetlbfs at %s; hugetlbfs.pod_mount is true: the node's %s is mounted read-write "
+                                   "into every pod given a NIC, so each such pod can read and write every other one's "
+                                   "hugepage files (DPDK's rtemap_* files: their packet buffers and DPDK memory)",
+                                   sb_str(&msg), mp);
+        }
         return verdict_add(l, CHECK_HUGETLBFS, VERDICT_PASS, ev, NULL, "hugetlbfs at %s", sb_str(&msg));
 }
 
@@ -862,10 +873,12 @@ int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l
 
         if ((r = check_isolated_cpus(inv, l)) < 0 || (r = check_smt_siblings(inv, l)) < 0 ||
             (r = check_nohz_full(inv, l)) < 0 || (r = check_hugepages(inv, o, l)) < 0 ||
-            (r = check_hugetlbfs(inv, l)) < 0 || (r = check_iommu(inv, o, l)) < 0 ||
+            (r = check_hugetlbfs(inv, o, l)) < 0 || (r = check_iommu(inv, o, l)) < 0 ||
             (r = check_nic_binding(inv, o, l)) < 0 || (r = check_primary_nic(inv, o, l)) < 0 ||
             (r = check_write_combining(inv, l)) < 0 || (r = check_numa_alignment(inv, o, l)) < 0 ||
             (r = check_nic_address(inv, o, l)) < 0)
+                return r;
+        if (o->config && (r = kargs_check(o->config, inv, o->kargs_state, l)) < 0)
                 return r;
         return 0;
 }

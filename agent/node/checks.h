@@ -5,7 +5,9 @@
 #ifndef SPIN_AGENT_CHECKS_H
 #define SPIN_AGENT_CHECKS_H
 
+#include "config.h"
 #include "inventory.h"
+#include "kargs.h"
 #include "verdict.h"
 
 /* Check ids, in the order checks_node() emits them. */
@@ -20,6 +22,7 @@
 #define CHECK_WRITE_COMBINING "write-combining"
 #define CHECK_NUMA_ALIGNMENT "numa-alignment"
 #define CHECK_NIC_ADDRESS "nic-address"
+/* CHECK_KERNEL_ARGS "kernel-args" (kargs.h): last, only with checks_options.config */
 
 typedef struct checks_options {
         /* Which NICs the node is meant to hand to DPDK pods. NULL: every ENA or MANA
@@ -30,6 +33,16 @@ typedef struct checks_options {
         /* The driver a selected ENA should be bound to (named in the remedy); NULL means
          * "vfio-pci". */
         const char *bind_driver;
+        /* The config's hugetlbfs.pod_mount: the device plugin bind-mounts the node's
+         * hugetlbfs (at hugetlbfs_mount_point, NULL = "/dev/hugepages") read-write into
+         * every NIC pod. The hugetlbfs check then warns instead of passing: every such pod
+         * can read and write every other one's hugepage files. */
+        bool hugetlbfs_pod_mount;
+        const char *hugetlbfs_mount_point;
+        /* The config in force: adds the kernel-args verdict (kargs_check) with the state
+         * file's record kargs_state (NULL: none). NULL: no kernel-args verdict. */
+        const config *config;
+        const kargs_state *kargs_state;
 } checks_options;
 
 /* The default selection described above. */

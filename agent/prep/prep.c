@@ -37,6 +37,7 @@ void prep_ops_default(const hostfs *h, prep_ops *ret)
         ret->sysfs = bind_ops_default;
         ret->tune = tune_ops_default;
         ret->link_down = real_link_down;
+        ret->kargs = kargs_ops_default;
         if (!hostfs_is_live(h)) {
                 /* ioctls act on this network namespace, not on a fake tree under --root;
                  * under a live --root /host the agent runs with the host's network. */
@@ -261,6 +262,29 @@ static int tune_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                            "%u kernel NIC(s) tuned (see the agent log)", done);
 }
 
+/* kernel_args.manage: the arguments into the boot loader, from a fresh inventory (the
+ * cores, the online CPUs and /proc/cmdline as they are now). */
+static int kargs_step(const hostfs *h, const prep_ops *ops, const config *c, prep_report *rep)
+{
+        inventory *inv = NULL;
+        kargs_result kr;
+        int r;
+
+        if (!c->kernel_args.manage)
+                return 0;
+        if ((r = inventory_scan(h, &inv)) < 0)
+                return r == -ENOMEM ? r
+                                    : verdict_add(&rep->verdicts, PREP_CHECK_KERNEL_ARGS, VERDICT_FAIL, NULL, NULL,
+                                                  "scanning the node failed: %s; nothing written", strerror(-r));
+        r = kargs_apply(h, ops->kargs.run ? &ops->kargs : NULL, c, inv, &rep->verdicts, &kr);
+        inventory_free(inv);
+        for (size_t i = 0; i < kr.n_lines; i++)
+                line(rep, "kernel arguments: %s", kr.lines[i]);
+        rep->kargs_wrote = kr.wrote;
+        rep->kargs_reboot_pending = kr.reboot_pending;
+        return r;
+}
+
 int prep_apply(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nics, size_t n,
                prep_report **ret)
 {
@@ -276,7 +300,7 @@ int prep_apply(const hostfs *h, const prep_ops *ops, const config *c, const prep
                 return -ENOMEM;
         if ((r = bind_step(h, ops, c, nics, n, rep)) < 0 || (r = huge_reserve(h, &ops->sysfs, c, &rep->verdicts)) < 0 ||
             (r = huge_mount(h, &ops->sysfs, c, &rep->verdicts, &rep->hugetlbfs_mounted)) < 0 ||
-            (r = tune_step(h, ops, c, nics, n, rep)) < 0) {
+            (r = tune_step(h, ops, c, nics, n, rep)) < 0 || (r = kargs_step(h, ops, c, rep)) < 0) {
                 prep_report_free(rep);
                 return r;
         }

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "hugepages.h"
 #include "hostfs.h"
+#include "kargs-write.h"
 #include "select.h"
 #include "tune.h"
 #include "verdict.h"
@@ -30,6 +31,8 @@ typedef struct prep_ops {
         /* Set a netdev down (MANA with binding.mana_netdev_down): 0 or -errno. */
         int (*link_down)(void *userdata, const char *ifname);
         void *link_userdata;
+        /* Host tools (update-grub, grubby) for kernel_args.manage. */
+        kargs_ops kargs;
 } prep_ops;
 /* Real writes and ioctls when the root is live (the real root, or --root /host with a
  * procfs at /host/proc: hostfs_is_live); under a fake tree the ioctls (coalescing,
@@ -51,6 +54,8 @@ typedef struct prep_report {
         prep_tuned tuned[PREP_MAX_NICS];
         size_t n_tuned;
         bool hugetlbfs_mounted;
+        bool kargs_wrote;          /* kernel_args.manage changed the boot loader in this pass */
+        bool kargs_reboot_pending; /* ... and the running kernel does not have it yet */
 } prep_report;
 
 /* Apply c to the node. nics is the NIC list of a fresh scan. On success *ret is a new

@@ -166,19 +166,31 @@ static const report_check *find(const report_checks *c, const char *check)
         return NULL;
 }
 
-static bool add_event(report_event *ret, size_t *n, const char *check, bool warning, const char *note)
+static bool add_event_as(report_event *ret, size_t *n, const char *check, bool warning, const char *suffix,
+                         const char *note)
 {
         report_event e;
         if (*n >= REPORT_MAX_EVENTS)
                 return false;
         memset(&e, 0, sizeof(e));
-        if (kube_reason_from_check(check, warning ? "Failed" : "Recovered", e.reason, sizeof(e.reason)) < 0)
+        if (kube_reason_from_check(check, suffix, e.reason, sizeof(e.reason)) < 0)
                 return false;
         snprintf(e.check, sizeof(e.check), "%s", check);
         e.type = warning ? "Warning" : "Normal";
         snprintf(e.note, sizeof(e.note), "%s", note);
         ret[(*n)++] = e;
         return true;
+}
+
+static bool add_event(report_event *ret, size_t *n, const char *check, bool warning, const char *note)
+{
+        return add_event_as(ret, n, check, warning, warning ? "Failed" : "Recovered", note);
+}
+
+/* Checks whose WARN asks someone to act (a reboot), so it raises a Warning of its own. */
+static bool warn_raises(const char *check)
+{
+        return strcmp(check, "kernel-args") == 0;
 }
 
 size_t report_events(const report_checks *old, const report_checks *now, report_event *ret)
@@ -188,9 +200,13 @@ size_t report_events(const report_checks *old, const report_checks *now, report_
         for (size_t i = 0; now && i < now->n; i++) {
                 const report_check *c = &now->items[i], *o = find(old, c->check);
                 bool was = o && o->level == VERDICT_FAIL, is = c->level == VERDICT_FAIL;
+                bool was_w = o && o->level == VERDICT_WARN && warn_raises(c->check),
+                     is_w = c->level == VERDICT_WARN && warn_raises(c->check);
                 if (is && (!was || strcmp(o->line, c->line) != 0))
                         add_event(ret, &n, c->check, true, c->line);
-                else if (was && !is)
+                else if (is_w && (!was_w || strcmp(o->line, c->line) != 0))
+                        add_event_as(ret, &n, c->check, true, "Pending", c->line);
+                else if ((was && !is) || (was_w && !is_w && c->level != VERDICT_FAIL))
                         add_event(ret, &n, c->check, false, c->line);
         }
         for (size_t i = 0; old && i < old->n; i++) {
@@ -249,6 +265,11 @@ static int port_parse(const char *s, uint16_t *ret)
 
 int report_bind_parse(const char *s, report_bind *ret, char *err, size_t err_size)
 {
+        return report_bind_parse_named("--metrics-bind-address", s, ret, err, err_size);
+}
+
+int report_bind_parse_named(const char *name, const char *s, report_bind *ret, char *err, size_t err_size)
+{
         report_bind b;
         char host[64];
         const char *colon;
@@ -292,9 +313,9 @@ int report_bind_parse(const char *s, report_bind *ret, char *err, size_t err_siz
         return 0;
 bad:
         snprintf(err, err_size,
-                 "--metrics-bind-address: expected \"0\" (off), \":PORT\", \"IPv4:PORT\", \"[IPv6]:PORT\" or "
+                 "%s: expected \"0\" (off), \":PORT\", \"IPv4:PORT\", \"[IPv6]:PORT\" or "
                  "\"localhost:PORT\" with PORT 1..65535, got \"%.80s\"",
-                 s);
+                 name, s);
         return -EINVAL;
 }
 
@@ -332,4 +353,15 @@ void report_prom_escape(const char *s, char *buf, size_t len)
                 end = start;
         }
         buf[end] = '\0';
+}
+
+bool report_bind_is_loopback(const report_bind *b)
+{
+        static const uint8_t v6_loopback[16] = {[15] = 1};
+
+        if (!b || b->off || b->any)
+                return false;
+        if (b->family == AF_INET)
+                return b->addr[0] == 127;
+        return b->family == AF_INET6 && memcmp(b->addr, v6_loopback, 16) == 0;
 }

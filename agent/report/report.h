@@ -90,6 +90,8 @@ typedef struct report_event {
  *   a check still failing with another line         Warning "<Check>Failed", the new line
  *   a check that failed and does not now            Normal "<Check>Recovered", its line
  *   a check that failed and is gone                 Normal "<Check>Recovered", "<id>: no longer checked"
+ *   kernel-args warning now and not before (or with another line): Warning "KernelArgsPending"
+ *   (its WARN asks for a reboot), Normal "KernelArgsRecovered" when it stops warning
  * Checks whose id cannot become a reason are left out. ret holds REPORT_MAX_EVENTS. */
 size_t report_events(const report_checks *old, const report_checks *now, report_event *ret);
 
@@ -108,6 +110,11 @@ typedef struct report_bind {
         uint16_t port;
 } report_bind;
 int report_bind_parse(const char *s, report_bind *ret, char *err, size_t err_size);
+/* The same for another option: its name (e.g. "--health-probe-bind-address") starts the
+ * message. */
+int report_bind_parse_named(const char *name, const char *s, report_bind *ret, char *err, size_t err_size);
+/* A loopback address (127.0.0.0/8 or ::1), not ":PORT". */
+bool report_bind_is_loopback(const report_bind *b);
 
 /* A Prometheus label value, escaped (\\, \", \n) and cut to fit len (never in the middle
  * of an escape or a UTF-8 sequence). Bytes below 0x20 other than \n become '?'. */

@@ -615,7 +615,7 @@ static int check_hugepages(ctx *c, verdict_list *vl)
         if (!mnt) {
                 lreport_add(&rep, VERDICT_FAIL, "no hugetlbfs is mounted at %s (" ALLOC_ENV_HUGEPAGE_DIR ") in this container",
                             env->huge_dir);
-                lreport_remedy(&rep, "Request a spinlane.io/dpdk-nic (the device plugin mounts the node's hugetlbfs with it), or, when the agent's hugetlbfs.pod_mount is false, mount an emptyDir with medium: HugePages-2Mi at " ALLOC_ENV_HUGEPAGE_DIR " (default /dev/hugepages); request hugepages-2Mi (requests == limits) either way.");
+                lreport_remedy(&rep, "Mount an emptyDir with medium: HugePages-2Mi at " ALLOC_ENV_HUGEPAGE_DIR " (default /dev/hugepages) and request hugepages-2Mi (requests == limits): the pod's own hugetlbfs (the agent's default, hugetlbfs.pod_mount false); only with hugetlbfs.pod_mount true does the device plugin mount the node's shared one with a spinlane.io/dpdk-nic.");
                 return lreport_emit(&rep, vl, "hugepages", ev, "");
         }
         r = lcg_hugetlbfs_pagesize_kb(mnt->super, &kb);

@@ -132,6 +132,38 @@ int main(void)
         CHECK_INT(hostfs_write_atomic(&h, "/nodir/state", "x", 0644), -ENOENT);
         CHECK_INT(hostfs_exists(&h, "/nodir"), 0);
 
+        /* planted symlinks (at the name and at a would-be temporary name) are never
+         * written through: the name gets a regular file of the mode asked for, under
+         * umask 000 too, and what the links point at is left as it was */
+        {
+                char victim[PATH_MAX], link[PATH_MAX], tmpl[PATH_MAX + 8];
+                struct stat st;
+                mode_t old_umask = umask(0);
+                snprintf(victim, sizeof(victim), "%s/victim", root);
+                snprintf(link, sizeof(link), "%s/a/b/spec.json", root);
+                snprintf(tmpl, sizeof(tmpl), "%s.tmp", link);
+                FILE *f = fopen(victim, "w");
+                CHECK(f != NULL);
+                if (f) {
+                        fputs("secret\n", f);
+                        fclose(f);
+                }
+                CHECK_INT(chmod(victim, 0600), 0);
+                CHECK_INT(symlink(victim, link), 0);
+                CHECK_INT(symlink(victim, tmpl), 0);
+                CHECK_INT(hostfs_write_atomic(&h, "/a/b/spec.json", "{}\n", 0644), 0);
+                CHECK_INT(lstat(link, &st), 0);
+                CHECK(S_ISREG(st.st_mode));
+                CHECK_INT(st.st_mode & 0777, 0644);
+                CHECK_INT(hostfs_read_str(&h, "/victim", buf, sizeof(buf)), 0);
+                CHECK_STR(buf, "secret");
+                CHECK_INT(stat(victim, &st), 0);
+                CHECK_INT(st.st_mode & 0777, 0600);
+                CHECK_INT(lstat(tmpl, &st), 0);
+                CHECK(S_ISLNK(st.st_mode));
+                umask(old_umask);
+        }
+
         /* printf-append: what fits stays, a cut is reported */
         {
                 char small[8] = "ab";

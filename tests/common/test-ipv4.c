@@ -107,6 +107,10 @@ static void test_math(void)
         CHECK_STR(ipv4_format(0xffffffff, b), "255.255.255.255");
         CHECK_STR(ipv4_cidr_format((ipv4_cidr){0x0a000111, 24}, b), "10.0.1.17/24");
         CHECK_STR(ipv4_cidr_format((ipv4_cidr){0xffffffff, 32}, b), "255.255.255.255/32");
+        /* link-local: 169.254.0.0/16 exactly */
+        CHECK(ipv4_is_link_local(0xa9fea9fe));
+        CHECK(ipv4_is_link_local(0xa9fe0000) && ipv4_is_link_local(0xa9feffff));
+        CHECK(!ipv4_is_link_local(0xa9fdffff) && !ipv4_is_link_local(0xa9ff0000) && !ipv4_is_link_local(0x0a000001));
 }
 
 int main(void)

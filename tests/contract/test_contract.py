@@ -13,8 +13,11 @@ Mounts with a mountinfo line, a cgroup v2 with no quota whose cpuset is the gran
 CPUs, the host's topology and isolated files, the envs as the launcher's environment);
 run `spinlane-launch --check-only --json` on it and require the contract's checks to
 pass, then `spinlane-launch -- /usr/bin/env` and compare SPINLANE_EAL_ARGS with the one
-written down here. Also: the config's NIC selection decides what is advertised, and
-hugetlbfs.pod_mount=false hands out no mount and no SPINLANE_HUGEPAGE_DIR.
+written down here. With hugetlbfs.pod_mount false (the default) the allocation carries no
+mount and no SPINLANE_HUGEPAGE_DIR and the container's hugetlbfs is the pod's own
+emptyDir (medium HugePages-2Mi, as the kubelet mounts it); graviton runs again with
+pod_mount true, where the plugin hands out the node's shared hugetlbfs. Also: the
+config's NIC selection decides what is advertised.
 
 usage: test_contract.py --agent PATH --launch PATH --proto-dir DIR --make-node PATH
 Exit 0 passed, 1 a check failed, 77 skipped (grpcio/grpc_tools missing)."""
@@ -206,6 +209,12 @@ def container_view(node_root, view, nic_resp, core_resp):
         write(view, d.container_path, "")
     mountinfo = "70 60 0:30 / /sys/fs/cgroup ro,nosuid,nodev,noexec,relatime - cgroup2 cgroup rw,nsdelegate\n"
     node_mounts = read(node_root, "/proc/mounts")
+    if not nic_resp.mounts:
+        # hugetlbfs.pod_mount false: the pod's own emptyDir of medium HugePages-2Mi at
+        # /dev/hugepages (deploy/examples/aeron-media-driver.yaml), a hugetlbfs of its
+        # own that the kubelet mounted with pagesize=2M
+        os.makedirs(os.path.join(view, "dev/hugepages"), exist_ok=True)
+        mountinfo += "89 60 0:49 / /dev/hugepages rw,relatime - hugetlbfs nodev rw,pagesize=2M\n"
     for i, m in enumerate(nic_resp.mounts):
         host = [ln.split() for ln in node_mounts.splitlines() if ln.split()[1:2] == [m.host_path]]
         check(host and host[0][2] == "hugetlbfs", "Mount host_path %s is a hugetlbfs on the node" % m.host_path)
@@ -248,9 +257,13 @@ def launch(args, view, env, extra):
     return subprocess.run([args.launch, "--root", view] + extra, capture_output=True, text=True, env=e, timeout=60)
 
 
-def test_fixture(args, api, tmp, name):
+def test_fixture(args, api, tmp, name, shared=False):
+    """shared: hugetlbfs.pod_mount true (the node's hugetlbfs mounted by the plugin)."""
     want = FIXTURES[name]
-    node = Node(args, api, tmp, name, want["config"])
+    config = dict(want["config"], hugetlbfs={"pod_mount": True}) if shared else want["config"]
+    node = Node(args, api, tmp, name, config)
+    if shared:
+        name += " (pod_mount true)"
     try:
         nics = node.devices(node.nic_watch)
         cores = node.devices(node.core_watch)
@@ -268,7 +281,15 @@ def test_fixture(args, api, tmp, name):
                     for i in range(len(want["nics"]))]
         check(got_addr == list(zip(want["ipv4"], want["gateway"])),
               "%s: SPINLANE_NIC_<i>_IPV4/_GATEWAY %s, want %s" % (name, got_addr, list(zip(want["ipv4"], want["gateway"]))))
-        view = os.path.join(tmp, name + "-container")
+        if shared:
+            check(len(nic_resp.mounts) == 1 and nic_resp.mounts[0].host_path == "/dev/hugepages" and
+                  nic_resp.mounts[0].container_path == "/dev/hugepages" and
+                  nic_resp.envs.get("SPINLANE_HUGEPAGE_DIR") == "/dev/hugepages",
+                  "%s: the node's hugetlbfs mounted and named (got %s)" % (name, list(nic_resp.mounts)))
+        else:
+            check(not nic_resp.mounts and "SPINLANE_HUGEPAGE_DIR" not in nic_resp.envs,
+                  "%s: pod_mount false: no mount, no SPINLANE_HUGEPAGE_DIR (got %s)" % (name, list(nic_resp.mounts)))
+        view = os.path.join(tmp, name.split()[0] + ("-shared" if shared else "") + "-container")
         env, cpus = container_view(node.root, view, nic_resp, core_resp)
         if args.bindings_lib:
             env["SPINLANE_AERON_LIBRARY"] = args.bindings_lib
@@ -306,7 +327,7 @@ def test_fixture(args, api, tmp, name):
 
         r = launch(args, view, env, ["--", "/usr/bin/env"])
         got = dict(ln.split("=", 1) for ln in r.stdout.splitlines() if "=" in ln and not ln.startswith("{"))
-        huge = env.get("SPINLANE_HUGEPAGE_DIR")
+        huge = env.get("SPINLANE_HUGEPAGE_DIR", "/dev/hugepages")  # the launcher's default
         check(huge == "/dev/hugepages", "%s: SPINLANE_HUGEPAGE_DIR=%r" % (name, huge))
         eal = "-l %s --main-lcore %d --file-prefix spinlane-%s --huge-dir %s --socket-mem %d%s" % (
             cpulist(cpus), min(cpus), POD_UID, huge, MEMORY_MB, "".join(" -a " + d for d in want["devargs"]))
@@ -344,20 +365,6 @@ def test_selection(args, api, tmp):
             node.stop()
 
 
-def test_pod_mount_off(args, api, tmp):
-    """hugetlbfs.pod_mount=false: no Mount, no SPINLANE_HUGEPAGE_DIR (the pod brings its own)."""
-    node = Node(args, api, tmp, "graviton", dict(FIXTURES["graviton"]["config"], hugetlbfs={"pod_mount": False}))
-    try:
-        nics = node.devices(node.nic_watch)
-        if check(nics and "0000:00:06.0" in nics, "graviton with pod_mount=false advertises its NIC"):
-            resp = node.nic.alloc(["0000:00:06.0"]).container_responses[0]
-            check(not resp.mounts, "pod_mount=false: no mounts (got %s)" % [m.container_path for m in resp.mounts])
-            check("SPINLANE_HUGEPAGE_DIR" not in resp.envs, "pod_mount=false: no SPINLANE_HUGEPAGE_DIR")
-            check(resp.envs.get("SPINLANE_DPDK_NICS") == "0000:00:06.0", "pod_mount=false: NIC env still there")
-    finally:
-        node.stop()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
@@ -375,8 +382,8 @@ def main():
     try:
         for name in FIXTURES:
             test_fixture(args, api, tmp, name)
+        test_fixture(args, api, tmp, "graviton", shared=True)
         test_selection(args, api, tmp)
-        test_pod_mount_off(args, api, tmp)
     finally:
         imds.close()
         shutil.rmtree(tmp, ignore_errors=True)

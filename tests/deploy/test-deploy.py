@@ -32,6 +32,8 @@ TARGETS = {  # kustomize dir -> fixture node it is meant for
     "deploy/overlays/aks": "aks-mana",
 }
 DP_DIR = "/var/lib/kubelet/device-plugins"
+# the eks-x86 fixture's two secondary ENAs (on vfio-pci) by the names AL2023 gives them
+ENA_NAMES = {"0000:00:06.0": "ens6", "0000:00:07.0": "ens7"}
 
 failures = []
 
@@ -89,7 +91,9 @@ def one(docs, kind, name=None):
     return found[0] if found else None
 
 
-def fixture(tmp, name):
+def fixture(tmp, name, names=None):
+    """A fixture node; names: PCI address -> the netdev name recorded in the bind state for
+    the NICs on vfio-pci (what the agent keeps selecting by nics.interfaces)."""
     r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "tests", "fixtures", "make-node.py"), tmp, name],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -104,7 +108,8 @@ def fixture(tmp, name):
         os.makedirs(os.path.join(root, "var/lib/spinlane"), exist_ok=True)
         with open(os.path.join(root, "var/lib/spinlane/bind-state.json"), "w") as f:
             json.dump({"version": 1, "count": len(vfio), "nics": [
-                {"pci": d, "original_driver": "ena", "driver": "vfio-pci", "netdev": "", "mac": "0a:00:00:00:%02x:%02x" % (i, i)}
+                {"pci": d, "original_driver": "ena", "driver": "vfio-pci", "netdev": (names or {}).get(d, ""),
+                 "mac": "0a:00:00:00:%02x:%02x" % (i, i)}
                 for i, d in enumerate(vfio)]}, f)
     return root
 
@@ -163,7 +168,11 @@ def test_render():
             check(ns["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged",
                   "%s: namespace spinlane does not allow privileged pods" % target)
         for d in docs:
-            if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):  # cluster-scoped
+            if d["kind"] in ("Role", "RoleBinding"):  # the Events' namespace
+                check(d["metadata"].get("namespace") == "default",
+                      "%s: %s %s not in namespace default" % (target, d["kind"], d["metadata"]["name"]))
+            elif d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy",
+                                   "ValidatingAdmissionPolicyBinding"):  # cluster-scoped
                 check(d["metadata"].get("namespace") == "spinlane",
                       "%s: %s %s not in namespace spinlane" % (target, d["kind"], d["metadata"]["name"]))
         ds, spec, c = agent_pod(docs)
@@ -210,9 +219,20 @@ def test_render():
         got = host_mounts(spec, c)
         check(got == AGENT_HOST_MOUNTS, "%s: host mounts %s, want %s" % (t, got, AGENT_HOST_MOUNTS))
         for m in c.get("volumeMounts", []):
-            check(m.get("mountPropagation", "None") == "None" or m["mountPath"] == "/host/dev",
-                  "%s: %s has mountPropagation %s (only /host/dev needs it)" % (t, m["mountPath"], m.get("mountPropagation")))
-        check(config_of(docs, spec, c) is not None, "%s: config.json not found" % t)
+            want = AGENT_HOST_MOUNTS.get(m["mountPath"], (None, None, "None"))[2]
+            check(m.get("mountPropagation", "None") == want,
+                  "%s: %s has mountPropagation %s, want %s" % (t, m["mountPath"], m.get("mountPropagation"), want))
+        text = config_of(docs, spec, c)
+        check(text is not None, "%s: config.json not found" % t)
+        if target == "deploy/overlays/eks" and text:
+            # no selection would let the agent take any unaddressed ENA, one the VPC CNI
+            # has just attached included: the same explicit selection as the chart's preset
+            nics = json.loads(text)["nics"]
+            yaml = need_yaml()
+            with open(os.path.join(SRC, "helm", "spinlane", "values-eks.yaml")) as f:
+                preset = yaml.safe_load(f)["config"]["nics"]
+            check(nics.get("interfaces") == preset["interfaces"] and nics.get("kinds") == ["ena"],
+                  "%s: nics %s do not select %s as values-eks.yaml does" % (t, nics, preset["interfaces"]))
         # Every hostPath is an absolute path; Bidirectional needs privileged (checked above).
         for v in vols.values():
             if "hostPath" in v:
@@ -227,7 +247,9 @@ AGENT_HOST_MOUNTS = {
     "/host/sys": ("/sys", False, "None"),
     "/host/dev": ("/dev", False, "Bidirectional"),
     "/host/var/lib/spinlane": ("/var/lib/spinlane", False, "None"),
-    "/host/var/lib/kubelet": ("/var/lib/kubelet", True, "None"),
+    # HostToContainer: the pod volumes the kubelet mounts later reach the agent and leave
+    # with their unmount (with None the agent keeps copies of those mounted at its start)
+    "/host/var/lib/kubelet": ("/var/lib/kubelet", True, "HostToContainer"),
     "/host" + DP_DIR: (DP_DIR, False, "None"),
 }
 
@@ -262,11 +284,14 @@ def pod_shape(spec, c):
             "volumes": sorted(vols.values(), key=repr), "mounts": mounts}
 
 
-# What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC).
-RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
-              {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+# What agent/kube/kube-client.c calls, and nothing else (docs/observability.md, RBAC):
+# Nodes through the ClusterRole, Events through a Role in "default", where the agent posts
+# them (KUBE_EVENT_NAMESPACE; tests/helm/test_node_policy.py checks the policy around it).
+RBAC_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+EVENT_RULES = [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-METRICS_PORT = 9470  # the agent's default --metrics-bind-address :9470
+METRICS_PORT = 9470  # the agent's default --metrics-bind-address 127.0.0.1:9470
+PROBE_PORT = 9471    # the agent's default --health-probe-bind-address 127.0.0.1:9471
 
 
 def check_cluster_reporting(t, docs, spec, c, vols, mounts):
@@ -282,8 +307,14 @@ def check_cluster_reporting(t, docs, spec, c, vols, mounts):
               "%s: ClusterRoleBinding roleRef %s" % (t, crb["roleRef"]))
         check(crb.get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "spinlane"}],
               "%s: ClusterRoleBinding subjects %s" % (t, crb.get("subjects")))
-    check(not [d for d in docs if d["kind"] in ("Role", "RoleBinding")] and
-          len([d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]) == 2,
+    roles = [d for d in docs if d["kind"] == "Role"]
+    rbs = [d for d in docs if d["kind"] == "RoleBinding"]
+    check(len(roles) == 1 and roles[0]["metadata"].get("namespace") == "default" and roles[0].get("rules") == EVENT_RULES,
+          "%s: one Role in default with %s: %s" % (t, EVENT_RULES, [(r["metadata"], r.get("rules")) for r in roles]))
+    check(len(rbs) == 1 and rbs[0]["metadata"].get("namespace") == "default" and
+          rbs[0].get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "spinlane"}],
+          "%s: one RoleBinding in default for %s: %s" % (t, sa, rbs))
+    check(len([d for d in docs if d["kind"] in ("ClusterRole", "ClusterRoleBinding")]) == 2,
           "%s: exactly one ClusterRole and one binding" % t)
     env = {e["name"]: e for e in c.get("env", [])}
     check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
@@ -300,12 +331,19 @@ def check_cluster_reporting(t, docs, spec, c, vols, mounts):
     check(spec.get("automountServiceAccountToken") is False, "%s: no second, automounted token" % t)
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"), ("startupProbe", "/healthz")):
         g = c.get(probe, {}).get("httpGet", {})
-        check(g.get("path") == path and g.get("port") in (METRICS_PORT, "metrics"), "%s: %s %s" % (t, probe, g))
+        check(g.get("path") == path and g.get("port") in (PROBE_PORT, "probes") and g.get("host") == "127.0.0.1",
+              "%s: %s on 127.0.0.1, the probe port: %s" % (t, probe, g))
     ports = [p for p in c.get("ports", []) if p.get("containerPort") == METRICS_PORT]
     check(len(ports) == 1 and ports[0].get("name") == "metrics", "%s: containerPort %d named metrics" % (t, METRICS_PORT))
+    ports = [p for p in c.get("ports", []) if p.get("containerPort") == PROBE_PORT]
+    check(len(ports) == 1 and ports[0].get("name") == "probes", "%s: containerPort %d named probes" % (t, PROBE_PORT))
     argv = c.get("command", []) + c.get("args", [])
-    check("--metrics-bind-address" not in argv or argv[argv.index("--metrics-bind-address") + 1] == ":%d" % METRICS_PORT,
-          "%s: the probes' port is the one the agent binds" % t)
+    check("--metrics-bind-address" not in argv or
+          argv[argv.index("--metrics-bind-address") + 1] == "127.0.0.1:%d" % METRICS_PORT,
+          "%s: /metrics on 127.0.0.1:%d" % (t, METRICS_PORT))
+    check("--health-probe-bind-address" not in argv or
+          argv[argv.index("--health-probe-bind-address") + 1] == "127.0.0.1:%d" % PROBE_PORT,
+          "%s: the probes' port is the one the agent binds, on 127.0.0.1" % t)
 
 
 # ---------------------------------------------------------------- probes
@@ -346,7 +384,7 @@ def test_probes():
         argv[argv.index("--root") + 1] = root
         argv[argv.index("--config") + 1] = cfg
         port = free_port()
-        argv += ["--metrics-bind-address", "127.0.0.1:%d" % port]
+        argv += ["--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:%d" % port]
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
         env["NODE_NAME"] = "ip-10-0-1-17.ec2.internal"  # what spec.nodeName gives on EKS
         log = os.path.join(tmp, "agent.log")
@@ -401,7 +439,7 @@ def test_config():
             with open(cfg, "w") as f:
                 f.write(text)
             # 1. preflight accepts it (exit 2 = bad config) and the matching node passes.
-            root = fixture(os.path.join(tmp, target.replace("/", "-")), fx)
+            root = fixture(os.path.join(tmp, target.replace("/", "-")), fx, ENA_NAMES)
             r = subprocess.run([AGENT, "preflight", "--config", cfg, "--root", root], capture_output=True, text=True)
             print("%s on %s: preflight exit %d, %s" % (target, fx, r.returncode, r.stdout.strip().splitlines()[-1:]))
             check(r.returncode == 0, "%s: preflight --config on %s: exit %d\n%s%s" % (target, fx, r.returncode, r.stdout, r.stderr))
@@ -443,8 +481,10 @@ def test_config():
             print("advertised %s on %s: %s" % (k[0], k[1], v))
         nic, core = "spinlane.io/dpdk-nic", "spinlane.io/isolated-core"
         if counts:
-            # EKS: the two secondary ENAs, never the primary; AKS: the one non-primary MANA VF.
-            check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(nic) == 2, "eks overlay: 2 ENAs expected")
+            # EKS: the one ENA the overlay names (ens6; the base takes both secondary ENAs),
+            # never the primary; AKS: the one non-primary MANA VF.
+            check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(nic) == 1, "eks overlay: 1 ENA (ens6) expected")
+            check(counts.get(("deploy/base", "eks-x86"), {}).get(nic) == 2, "base: 2 ENAs expected")
             check(counts.get(("deploy/overlays/aks", "aks-mana"), {}).get(nic) == 1, "aks overlay: 1 MANA VF expected")
             check(counts.get(("deploy/overlays/eks", "eks-x86"), {}).get(core) == 6, "eks-x86 has 6 isolated cores")
     finally:
@@ -481,7 +521,9 @@ def test_chart():
     h = helm()
     for target, values in CHART_VALUES.items():
         docs = render(target)
-        r = subprocess.run([h, "template", "spinlane", os.path.join(SRC, "helm", "spinlane"), "-n", "spinlane"] + values,
+        # (the chart refuses values.yaml's placeholder images: test-helm's real-looking ones)
+        images = ["-f", os.path.join(SRC, "tests", "helm", "values-images.yaml")]
+        r = subprocess.run([h, "template", "spinlane", os.path.join(SRC, "helm", "spinlane"), "-n", "spinlane"] + images + values,
                            capture_output=True, text=True)
         if not check(r.returncode == 0, "helm template %s: exit %d: %s" % (values, r.returncode, r.stderr.strip())):
             continue
@@ -538,14 +580,14 @@ def test_example():
         cfgf = os.path.join(tmp, "config.json")
         with open(cfgf, "w") as f:
             f.write(text)
-        res = inventory(fixture(tmp, "eks-x86"), cfgf)
+        res = inventory(fixture(tmp, "eks-x86", ENA_NAMES), cfgf)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     advertised = set(res)
     threads = max((len(d.get("cpus", [])) for d in res.get("spinlane.io/isolated-core", [])), default=2)
     hp_dir = cfg.get("hugetlbfs", {}).get("mount_point", "/dev/hugepages")
     hp_size = cfg.get("hugetlbfs", {}).get("page_size", "2M")
-    pod_mount = cfg.get("hugetlbfs", {}).get("pod_mount", True)
+    pod_mount = cfg.get("hugetlbfs", {}).get("pod_mount", False)
 
     exdir = os.path.join(SRC, "deploy", "examples")
     pods = []
@@ -586,11 +628,12 @@ def test_example():
                     check(n.encode() in launch_strings, "%s: env %s is not a variable spinlane-launch reads" % (tc, n))
             uid = env.get("SPINLANE_POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
             check(uid == "metadata.uid", "%s: SPINLANE_POD_UID is not the downward-API metadata.uid" % tc)
-            # Hugepages. hugetlbfs.pod_mount true (default): the device plugin mounts the
-            # host's hugetlbfs at mount_point and sets SPINLANE_HUGEPAGE_DIR, so the pod
+            # Hugepages. hugetlbfs.pod_mount false (default): the pod brings an emptyDir of
+            # the hugetlbfs page size where SPINLANE_HUGEPAGE_DIR points (default
+            # /dev/hugepages), private to it. true: the device plugin mounts the host's
+            # shared hugetlbfs at mount_point and sets SPINLANE_HUGEPAGE_DIR, so the pod
             # must mount nothing there (two mounts at one path fail container creation)
-            # nor set the variable. false: the pod brings an emptyDir of the hugetlbfs
-            # page size where SPINLANE_HUGEPAGE_DIR points (default /dev/hugepages).
+            # nor set the variable.
             mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
             medium = "HugePages-" + hp_size.replace("M", "Mi").replace("G", "Gi")
             if pod_mount:

@@ -79,13 +79,13 @@ def specs(resp, i=0):
 
 
 class Agent:
-    def __init__(self, binary, root, log, extra=(), env=None):
+    def __init__(self, binary, root, log, extra=(), env=None, umask=-1):
         self.log = open(log, "w")
         self.path = log
         e = dict(os.environ)
         e.update(env or {})
         self.p = subprocess.Popen(WRAPPER + [binary, "run", "--root", root] + list(extra), stdout=self.log,
-                                  stderr=subprocess.STDOUT, env=e)
+                                  stderr=subprocess.STDOUT, env=e, umask=umask)
 
     def text(self):
         with open(self.path) as f:
@@ -184,7 +184,8 @@ def test_all(args, api, root):
               e.get("SPINLANE_NIC_2_MAC") == "00:0d:3a:11:22:33" and
               e.get("SPINLANE_NIC_2_DEVARGS") == "7870:00:00.0,mac=00:0d:3a:11:22:33" and
               e.get("SPINLANE_NIC_2_DEVICES") == "/dev/infiniband/uverbs0", "MANA env %s" % e)
-        check(e.get("SPINLANE_HUGEPAGE_DIR") == "/dev/hugepages", "hugepage dir env")
+        # hugetlbfs.pod_mount false (the default): the pod brings its own hugetlbfs
+        check("SPINLANE_HUGEPAGE_DIR" not in e, "no hugepage dir env by default")
         check(e.get("SPINLANE_NIC_0_IPV4") == "10.0.6.10/24" and e.get("SPINLANE_NIC_0_GATEWAY") == "10.0.6.1" and
               e.get("SPINLANE_NIC_0_MAC") == "0a:00:00:00:00:06" and e.get("SPINLANE_NIC_2_IPV4") == "10.1.0.4/24",
               "NIC addresses (from the metadata stand-in) and the recorded MAC %s" % e)
@@ -194,8 +195,7 @@ def test_all(args, api, root):
                     "/dev/infiniband/uverbs0": ("/dev/infiniband/uverbs0", "rw")},
               "device specs (host paths without --root) %s" % s)
         m = r.container_responses[0].mounts
-        check(len(m) == 1 and m[0].host_path == "/dev/hugepages" and m[0].container_path == "/dev/hugepages",
-              "hugetlbfs mount %s" % m)
+        check(len(m) == 0, "no hugetlbfs mount by default (the node's is not shared) %s" % m)
         check(dict(r.container_responses[0].annotations).get("spinlane.io/dpdk-nics") ==
               "0000:00:06.0,0000:00:07.0,7870:00:00.0", "annotation")
         check(all(root not in v for v in list(e.values()) + [h for h, _ in s.values()]), "no --root in answers")
@@ -342,14 +342,30 @@ def test_all(args, api, root):
 
 
 def test_cdi(args, api, root):
-    """CDI on: Allocate names CDI devices; the spec under <root>/var/run/cdi lists them."""
+    """CDI on: Allocate names CDI devices; the spec under <root>/var/run/cdi lists them.
+    Started under umask 000 with symlinks planted at the spec's name and at the old
+    temporary name (<spec>.tmp) pointing at a root-only file: the file stays as it was,
+    the spec is a regular file of mode 0644, the plugin sockets are 0660, and the spec is
+    gone once the agent stops."""
     import json
+    import stat
     cfg = os.path.join(root, "cdi-config.json")
     with open(cfg, "w") as f:
         json.dump({"cdi": {"enabled": True}}, f)
+    spec_dir = os.path.join(root, "var/run/cdi")
+    spec_path = os.path.join(spec_dir, "spinlane.io-dpdk-nic.json")
+    victim = os.path.join(root, "root-only")
+    with open(victim, "w") as f:
+        f.write("secret\n")
+    os.chmod(victim, 0o600)
+    os.makedirs(spec_dir, exist_ok=True)
+    for name in (spec_path, spec_path + ".tmp"):
+        if os.path.lexists(name):
+            os.unlink(name)
+        os.symlink(victim, name)
     kubelet = Kubelet(api, root)
     kubelet.start(wipe=True)
-    agent = Agent(args.agent, root, os.path.join(root, "agent-cdi.log"), ["--config", cfg])
+    agent = Agent(args.agent, root, os.path.join(root, "agent-cdi.log"), ["--config", cfg], umask=0)
     try:
         kubelet.wait_registrations(2, T)
         nic = Plugin(api, root, NIC_SOCK)
@@ -361,16 +377,30 @@ def test_cdi(args, api, root):
         check([d.name for d in c.cdi_devices] == ["spinlane.io/dpdk-nic=0000:00:07.0"] and not c.devices and
               not c.mounts, "CDI Allocate answer %s" % c)
         check(dict(c.envs).get("SPINLANE_DPDK_NICS") == "0000:00:07.0", "CDI answer keeps the env")
-        spec_path = os.path.join(root, "var/run/cdi/spinlane.io-dpdk-nic.json")
-        spec = json.load(open(spec_path)) if wait_for(lambda: os.path.exists(spec_path), T) else {}
+        spec = json.load(open(spec_path)) if wait_for(lambda: not os.path.islink(spec_path), T) else {}
         devs = {d["name"]: d["containerEdits"]["deviceNodes"] for d in spec.get("devices", [])}
         check(spec.get("kind") == "spinlane.io/dpdk-nic" and set(devs) == {"0000:00:06.0", "0000:00:07.0",
                                                                               "7870:00:00.0"}, "CDI spec %s" % spec)
         check({"path": "/dev/vfio/3", "hostPath": "/dev/vfio/noiommu-3", "permissions": "rw"} in
               devs.get("0000:00:07.0", []), "CDI no-IOMMU node mapping")
+        st = os.lstat(spec_path)
+        check(stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o644,
+              "CDI spec: a regular file of mode 0644 under umask 000 (mode %o)" % st.st_mode)
+        with open(victim) as f:
+            check(f.read() == "secret\n" and stat.S_IMODE(os.stat(victim).st_mode) == 0o600,
+                  "CDI: the file behind the planted symlinks is untouched")
+        for sock in (NIC_SOCK, CORE_SOCK):
+            m = stat.S_IMODE(os.lstat(os.path.join(root, PLUGIN_DIR, sock)).st_mode)
+            check(m == 0o660, "plugin socket %s: mode 0660 under umask 000 (mode %o)" % (sock, m))
         nic.close()
         rc = agent.stop()
         check(rc == 0, "CDI agent exit %s" % rc)
+        check(not os.path.lexists(spec_path), "CDI spec removed when the agent stops")
+        # (a rewrite may be in flight while the agent runs; once it is gone nothing but
+        # the planted symlink may be left)
+        check(os.listdir(spec_dir) == ["spinlane.io-dpdk-nic.json.tmp"] and os.path.islink(spec_path + ".tmp"),
+              "CDI: no temporary file left beside the spec (%s)" % os.listdir(spec_dir))
+        os.unlink(spec_path + ".tmp")
     finally:
         if agent.p.poll() is None:
             agent.p.kill()

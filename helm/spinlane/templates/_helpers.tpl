@@ -47,13 +47,27 @@ app.kubernetes.io/component: node-agent
 {{- end -}}
 {{- end -}}
 
-{{/* repository:tag or repository@digest; tag defaults to appVersion. Arg: dict img, ctx. */}}
+{{/* repository:tag or repository@digest; tag defaults to appVersion. Arg: dict img, ctx,
+     key (the values key, for the messages; default "image"). Fails on the placeholder
+     repository of values.yaml and on a repository that carries a tag. */}}
 {{- define "spinlane.image" -}}
 {{- $img := .img -}}
+{{- $key := .key | default "image" -}}
+{{- include "spinlane.checkRepository" (dict "repo" $img.repository "key" (printf "%s.repository" $key)) -}}
 {{- if $img.digest -}}
 {{- printf "%s@%s" $img.repository $img.digest -}}
 {{- else -}}
 {{- printf "%s:%s" $img.repository (default .ctx.Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Fails unless repo is a real repository without a tag. Arg: dict repo, key. */}}
+{{- define "spinlane.checkRepository" -}}
+{{- if hasPrefix "registry.example.com/" .repo -}}
+{{- fail (printf "%s is the placeholder %s: push the image to your registry and set --set %s=<registry>/..." .key .repo .key) -}}
+{{- end -}}
+{{- if contains ":" (last (splitList "/" .repo)) -}}
+{{- fail (printf "%s %s carries a tag (a ':' after the last '/'): give the repository only and the tag in %s.tag (or a digest in %s.digest)" .key .repo (trimSuffix ".repository" .key) (trimSuffix ".repository" .key)) -}}
 {{- end -}}
 {{- end -}}
 
@@ -156,9 +170,10 @@ capabilities:
 {{- end }}
 {{- end -}}
 
-{{/* The hugepages of a driver container. hugetlbfs.pod_mount true: the device plugin
-     mounts the node's hugetlbfs and sets SPINLANE_HUGEPAGE_DIR, so nothing here. false:
-     the pod brings its own emptyDir of medium HugePages-2Mi. Arg: ctx; "mount" or "volume". */}}
+{{/* The hugepages of a driver container. hugetlbfs.pod_mount false (the default): the
+     pod brings its own emptyDir of medium HugePages-2Mi, private to it. true: the device
+     plugin mounts the node's shared hugetlbfs and sets SPINLANE_HUGEPAGE_DIR, so nothing
+     here. Arg: ctx; "mount" or "volume". */}}
 {{- define "spinlane.driverHugepagesMount" -}}
 {{- if not .Values.config.hugetlbfs.pod_mount }}
 - name: hugepages

@@ -2,6 +2,7 @@
 /* Fuzz target: the AWS IMDSv2 reply parsers (token, local-ipv4s, subnet-ipv4-cidr-block)
  * and the address they make. The first byte picks the parser, the rest is the body. */
 #include "imds-parse.h"
+#include "nic-address.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,12 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 1:
                 if (imds_aws_ipv4s_parse(body, size, &a, err, sizeof(err)) == 0 &&
                     imds_addr_make(a, (ipv4_cidr){a & 0xffffff00u, 24}, &r, err, sizeof(err)) == 0 &&
-                    (r.gateway != (a & 0xffffff00u) + 1 || r.ipv4 != a))
+                    (r.gateway != (a & 0xffffff00u) + 1 || r.ipv4 != a || !ipv4_is_unicast(a) || ipv4_is_link_local(a)))
                         abort();
                 break;
         default:
                 if (imds_aws_subnet_parse(body, size, &c, err, sizeof(err)) == 0 &&
-                    (c.prefix_len < 1 || c.prefix_len > 30 || ipv4_network(c) != c.addr))
+                    (c.prefix_len < NIC_ADDR_META_PREFIX_MIN || c.prefix_len > NIC_ADDR_META_PREFIX_MAX ||
+                     ipv4_network(c) != c.addr))
                         abort();
         }
         return 0;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The AWS IMDSv2 and Azure IMDS reply parsers: the documented shapes, and every bad reply
  * the metadata service or something in front of it can give (HTML, truncated JSON, huge
- * bodies, addresses outside their subnet, wrong MAC forms). Outputs untouched on failure. */
+ * bodies, addresses outside their subnet, wrong MAC forms), and addresses no NIC can have
+ * (the static entries' unicast rule, link-local, absurd prefixes) on both clouds' paths.
+ * Outputs untouched on failure. */
 #include "imds-parse.h"
 
 #include "cleanup.h"
@@ -215,6 +217,96 @@ static void test_azure(void)
         CHECK_INT(imds_azure_parse(many, n, MAC1, &a, err, sizeof(err)), -E2BIG);
 }
 
+/* One metadata answer "a.b.c.d/len" through each cloud's path as the daemon takes it:
+ * AWS local-ipv4s + subnet-ipv4-cidr-block (the subnet is the address's network) then
+ * imds_addr_make; Azure's network document. The verdict of each (0 or the error). */
+static int aws_path(const char *cidr, imds_addr *ret, char *err, size_t err_size)
+{
+        ipv4_cidr c, subnet;
+        char a[IPV4_STR_MAX], sub[IPV4_CIDR_STR_MAX];
+        uint32_t first;
+        int r;
+
+        CHECK_INT(ipv4_cidr_parse(cidr, strlen(cidr), &c), 0);
+        ipv4_format(c.addr, a);
+        ipv4_cidr_format((ipv4_cidr){ipv4_network(c), c.prefix_len}, sub);
+        if ((r = imds_aws_ipv4s_parse(a, strlen(a), &first, err, err_size)) < 0 ||
+            (r = imds_aws_subnet_parse(sub, strlen(sub), &subnet, err, err_size)) < 0)
+                return r;
+        return imds_addr_make(first, subnet, ret, err, err_size);
+}
+
+static int azure_path(const char *cidr, imds_addr *ret, char *err, size_t err_size)
+{
+        ipv4_cidr c;
+        char a[IPV4_STR_MAX], net[IPV4_STR_MAX], doc[512];
+
+        CHECK_INT(ipv4_cidr_parse(cidr, strlen(cidr), &c), 0);
+        snprintf(doc, sizeof(doc),
+                 "{\"interface\":[{\"ipv4\":{\"ipAddress\":[{\"privateIpAddress\":\"%s\"}],"
+                 "\"subnet\":[{\"address\":\"%s\",\"prefix\":\"%u\"}]},\"macAddress\":\"000D3AF806EC\"}]}",
+                 ipv4_format(c.addr, a), ipv4_format(ipv4_network(c), net), (unsigned)c.prefix_len);
+        return imds_azure_parse(doc, strlen(doc), MAC1, ret, err, err_size);
+}
+
+static void test_metadata_unicast(void)
+{
+        static const struct {
+                const char *cidr;
+                bool ok;
+        } t[] = {
+                /* what the review saw go Healthy, refused now on both paths */
+                {"127.0.0.5/8", false},        /* loopback */
+                {"224.0.0.5/4", false},        /* multicast */
+                {"0.0.0.5/8", false},          /* "this network" */
+                {"240.0.0.5/4", false},        /* reserved */
+                {"169.254.169.254/16", false}, /* link-local: the metadata service's own */
+                {"169.254.7.9/24", false},
+                {"10.0.0.5/1", false},         /* a /1 subnet (0.0.0.0/1) */
+                {"130.0.0.5/1", false},        /* 128.0.0.0/1 */
+                {"10.0.0.5/7", false},         /* wider than /8 */
+                {"10.0.1.5/30", false},        /* narrower than /29 */
+                {"223.255.255.5/24", true},    /* the last unicast /8 */
+                {"10.0.1.17/24", true},
+                {"172.31.32.5/20", true},      /* an AWS default subnet */
+                {"10.2.0.9/16", true},
+                {"10.0.0.4/8", true},
+                {"192.168.7.10/29", true},     /* Azure's smallest subnet */
+                {"100.64.3.3/28", true},       /* AWS's smallest subnet */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                char err[IMDS_ERR_LEN] = "";
+                imds_addr a = {7, 7, 7}, b = {7, 7, 7};
+                int ra = aws_path(t[i].cidr, &a, err, sizeof(err));
+                if ((ra == 0) != t[i].ok)
+                        fprintf(stderr, "AWS %s: %d \"%s\"\n", t[i].cidr, ra, err);
+                CHECK((ra == 0) == t[i].ok);
+                err[0] = '\0';
+                int rb = azure_path(t[i].cidr, &b, err, sizeof(err));
+                if ((rb == 0) != t[i].ok)
+                        fprintf(stderr, "Azure %s: %d \"%s\"\n", t[i].cidr, rb, err);
+                CHECK((rb == 0) == t[i].ok);
+                if (t[i].ok) {
+                        CHECK(a.ipv4 == b.ipv4 && a.prefix_len == b.prefix_len && a.gateway == b.gateway);
+                } else {
+                        CHECK(ra == -EDOM || ra == -EBADMSG);
+                        CHECK(rb == -EDOM || rb == -EBADMSG);
+                        CHECK(a.ipv4 == 7 && b.ipv4 == 7 && b.gateway == 7);
+                }
+        }
+        /* the messages say which rule */
+        char err[IMDS_ERR_LEN];
+        imds_addr a;
+        CHECK_INT(imds_addr_make(0x7f000005, (ipv4_cidr){0x7f000000, 8}, &a, err, sizeof(err)), -EDOM);
+        CHECK_STR(err, "address 127.0.0.5 of subnet 127.0.0.0/8: \"127.0.0.5/8\" cannot be an interface's address "
+                       "(zero, loopback, multicast or reserved)");
+        CHECK_INT(imds_addr_make(0xa9fea9fe, (ipv4_cidr){0xa9fe0000, 16}, &a, err, sizeof(err)), -EDOM);
+        CHECK_STR(err, "address 169.254.169.254 of subnet 169.254.0.0/16: \"169.254.169.254/16\" is link-local "
+                       "(169.254.0.0/16), not a NIC's address");
+        CHECK_INT(imds_addr_make(0x0a000005, (ipv4_cidr){0, 1}, &a, err, sizeof(err)), -EDOM);
+        CHECK_STR(err, "address 10.0.0.5 of subnet 0.0.0.0/1: \"10.0.0.5/1\": the subnet prefix is outside /8../29");
+}
+
 int main(void)
 {
         test_macs();
@@ -223,5 +315,6 @@ int main(void)
         test_subnet();
         test_addr_make();
         test_azure();
+        test_metadata_unicast();
         return test_done();
 }

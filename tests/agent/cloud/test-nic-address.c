@@ -122,8 +122,45 @@ static void test_duplicates(void)
         CHECK_INT(nic_addr_find_duplicate(a + 3, 2, &i, &j), 0); /* unknown is no claim */
 }
 
+/* The one rule (nic_addr_check) and metadata's stricter one (nic_addr_check_metadata). */
+static void test_check(void)
+{
+        static const struct {
+                const char *cidr;
+                int any, meta; /* nic_addr_check, nic_addr_check_metadata */
+        } t[] = {
+                {"127.0.0.5/8", -EDOM, -EDOM},
+                {"224.0.0.5/4", -EDOM, -EDOM},
+                {"0.0.0.5/8", -EDOM, -EDOM},
+                {"240.0.0.5/4", -EDOM, -EDOM},
+                {"255.255.255.255/32", -EDOM, -EDOM},
+                {"10.0.0.0/24", -EDOM, -EDOM},         /* network */
+                {"10.0.0.255/24", -EDOM, -EDOM},       /* broadcast */
+                {"10.0.0.5/0", -EDOM, -EDOM},
+                {"169.254.169.254/16", 0, -EDOM},      /* static entries may name link-local peers */
+                {"10.0.0.5/1", 0, -EDOM},
+                {"10.0.0.5/30", 0, -EDOM},
+                {"10.0.0.5/32", 0, -EDOM},
+                {"10.0.0.5/8", 0, 0},
+                {"10.0.1.17/24", 0, 0},
+                {"192.168.7.10/29", 0, 0},
+        };
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+                ipv4_cidr c;
+                char err[NIC_ADDR_ERR_LEN];
+                CHECK_INT(ipv4_cidr_parse(t[i].cidr, strlen(t[i].cidr), &c), 0);
+                err[0] = '\0';
+                CHECK_INT(nic_addr_check(c, err, sizeof(err)), t[i].any);
+                CHECK((t[i].any == 0) == (err[0] == '\0'));
+                err[0] = '\0';
+                CHECK_INT(nic_addr_check_metadata(c, err, sizeof(err)), t[i].meta);
+                CHECK(t[i].meta == 0 || strstr(err, t[i].cidr) != NULL);
+        }
+}
+
 int main(void)
 {
+        test_check();
         test_static_parse();
         test_resolve();
         test_duplicates();

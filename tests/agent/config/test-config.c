@@ -31,7 +31,7 @@ static void test_defaults(void)
         CHECK(!c.binding.mana_netdev_down);
         CHECK_INT(c.n_huge, 0);
         CHECK(c.hugetlbfs.mount);
-        CHECK(c.hugetlbfs.pod_mount);
+        CHECK(!c.hugetlbfs.pod_mount); /* private hugepages by default */
         CHECK_STR(c.hugetlbfs.mount_point, "/dev/hugepages");
         CHECK_INT(c.hugetlbfs.page_size_kb, 0);
         CHECK(!c.cores.have_cpus);
@@ -39,6 +39,7 @@ static void test_defaults(void)
         CHECK_INT(c.tuning.irq_core, -1);
         CHECK(c.tuning.reapply_on_reset);
         CHECK(!c.cdi.enabled);
+        CHECK(!c.kernel_args.manage);
         CHECK_STR(c.cdi.spec_dir, "/var/run/cdi");
         CHECK_INT(c.addresses.n_sources, 2);
         CHECK_INT(c.addresses.sources[0], CONFIG_ADDR_STATIC);
@@ -55,10 +56,10 @@ static void test_full(void)
                 "\"binding\":{\"ena\":\"igb_uio\",\"mana_netdev_down\":true},"
                 "\"hugepages\":[{\"page_size\":\"2M\",\"per_node\":{\"0\":512,\"1\":0}},"
                 "{\"page_size\":\"1G\",\"per_node\":{\"1\":2}}],"
-                "\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/huge\",\"page_size\":1048576,\"pod_mount\":false},"
+                "\"hugetlbfs\":{\"mount\":false,\"mount_point\":\"/mnt/huge\",\"page_size\":1048576,\"pod_mount\":true},"
                 "\"cores\":{\"cpus\":\"2-7,10-15\"},"
                 "\"tuning\":{\"interrupt_moderation_off\":true,\"irq_core\":0,\"reapply_on_reset\":false},"
-                "\"cdi\":{\"enabled\":true,\"spec_dir\":\"/etc/cdi\"},"
+                "\"cdi\":{\"enabled\":true,\"spec_dir\":\"/etc/cdi\"},\"kernel_args\":{\"manage\":true},"
                 "\"addresses\":{\"sources\":[\"metadata\",\"static\"],\"static\":["
                 "{\"pci\":\"0000:00:06.0\",\"ipv4\":\"10.0.1.20/24\",\"gateway\":\"10.0.1.1\"},"
                 "{\"mac\":\"0A:1b:2c:3d:4e:5f\",\"ipv4\":\"192.168.7.9/32\"},"
@@ -91,7 +92,7 @@ static void test_full(void)
         CHECK(!c.huge[1].want[0] && c.huge[1].want[1]);
         CHECK_INT(c.huge[1].pages[1], 2);
         CHECK(!c.hugetlbfs.mount);
-        CHECK(!c.hugetlbfs.pod_mount);
+        CHECK(c.hugetlbfs.pod_mount);
         CHECK_STR(c.hugetlbfs.mount_point, "/mnt/huge");
         CHECK_INT(c.hugetlbfs.page_size_kb, 1048576);
         CHECK(c.cores.have_cpus);
@@ -101,6 +102,7 @@ static void test_full(void)
         CHECK_INT(c.tuning.irq_core, 0);
         CHECK(!c.tuning.reapply_on_reset);
         CHECK(c.cdi.enabled);
+        CHECK(c.kernel_args.manage);
         CHECK_STR(c.cdi.spec_dir, "/etc/cdi");
         CHECK_INT(c.addresses.n_sources, 2);
         CHECK_INT(c.addresses.sources[0], CONFIG_ADDR_METADATA);
@@ -212,6 +214,13 @@ static const struct {
         {"{\"tuning\":{\"interrupt_moderation_off\":1}}", -EINVAL,
          "config: \"tuning.interrupt_moderation_off\": expected true or false, got 1"},
         {"{\"cdi\":{\"enabled\":\"on\"}}", -EINVAL, "config: \"cdi.enabled\": expected true or false, got \"on\""},
+        {"{\"kernel_args\":{\"manage\":\"yes\"}}", -EINVAL,
+         "config: \"kernel_args.manage\": expected true or false, got \"yes\""},
+        {"{\"kernel_args\":{\"reboot\":true}}", -EINVAL, "config: \"kernel_args.reboot\": unknown key"},
+        {"{\"kernel_args\":true}", -EINVAL, "config: \"kernel_args\": expected an object, got true"},
+        {"{\"kernel_args\":{\"manage\":true}}", -EINVAL,
+         "config: \"kernel_args.manage\": needs \"cores.cpus\" (the whole cores to isolate at boot; the rest stay "
+         "housekeeping)"},
         {"{\"resource_prefix\":\"Spinlane.IO\"}", -EINVAL,
          "config: \"resource_prefix\": expected a DNS subdomain such as \"spinlane.io\", got \"Spinlane.IO\""},
         {"{\"resource_prefix\":\"a..b\"}", -EINVAL,

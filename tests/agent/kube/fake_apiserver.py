@@ -12,6 +12,10 @@ Prints "READY port=P dir=D" (D/ca.pem is the CA, D/otherca.pem another one). Com
 stdin, each answered by one line:
   tokens T1,T2         the bearer tokens accepted from now on                -> ok
   label KEY VALUE      someone else sets a label on the Node (rv changes)    -> ok
+  unlabel KEY          someone else removes a label of the Node (rv changes) -> ok
+  hold METHOD PREFIX   the next request matching waits, unanswered, for
+                       "release" (at most 300 s)                             -> ok
+  release              the held request goes on                              -> ok
   conflict N           the next N Node PATCHes lose a race: 409              -> ok
   fail METHOD PREFIX KIND [N] [RETRY_AFTER]
                        the next N requests matching answer KIND: a status
@@ -21,8 +25,9 @@ stdin, each answered by one line:
   event NAME           the stored Event as JSON (or null)
   count                {"requests": N, "unauth": N, "gets": N, "patches": N}
   requests             every API request since the last "requests", a JSON list of
-                       {"method","path","ctype","body","auth","answer"} (answer: the status
-                       sent, or the injected KIND)
+                       {"method","path","ctype","body","auth","answer","t"} (answer: the
+                       status sent, or the injected KIND; t: time.monotonic() when it came)
+  held                 {"held": N}: requests that have waited for "release" so far
   events               every stored Event, a JSON object name -> Event
   down                 the server goes away: the port refuses, open connections are cut -> ok
   up                   back on the same port                                   -> ok
@@ -42,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.parse
 
 lock = threading.RLock()
@@ -59,7 +65,10 @@ state = {
     "last": None,
     "count": {"requests": 0, "unauth": 0, "gets": 0, "patches": 0},
     "log": [],
+    "hold": None,
+    "held": 0,
 }
+released = threading.Event()
 conns = set()  # open client connections (cut by "down")
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -226,12 +235,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
             state["count"]["requests"] += 1
             state["last"] = {"method": self.command, "path": self.path,
                              "ctype": self.headers.get("Content-Type"), "body": body.decode("latin-1"), "auth": tok}
-            state["log"].append(dict(state["last"], answer=None))
+            state["log"].append(dict(state["last"], answer=None, t=time.monotonic()))
             ok = tok in state["tokens"]
             if not ok:
                 state["count"]["unauth"] += 1
+            h = state["hold"]
+            hold = ok and h is not None and h["method"] == self.command and self.path.startswith(h["prefix"])
+            if hold:
+                state["hold"] = None
+                state["held"] += 1
         if not ok:
             return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
+        if hold:
+            released.wait(300)
         if self.injected():
             return
         u = urllib.parse.urlsplit(self.path).path
@@ -365,6 +381,20 @@ def main():
                     md.setdefault("labels", {})[w[1]] = w[2]
                     md["resourceVersion"] = str(int(md["resourceVersion"]) + 1)
                     out("ok")
+                elif w[0] == "unlabel":
+                    md = state["node"]["metadata"]
+                    md.setdefault("labels", {}).pop(w[1], None)
+                    md["resourceVersion"] = str(int(md["resourceVersion"]) + 1)
+                    out("ok")
+                elif w[0] == "hold":
+                    released.clear()
+                    state["hold"] = {"method": w[1], "prefix": w[2]}
+                    out("ok")
+                elif w[0] == "release":
+                    released.set()
+                    out("ok")
+                elif w[0] == "held":
+                    out(json.dumps({"held": state["held"]}))
                 elif w[0] == "conflict":
                     state["conflicts"] = int(w[1])
                     out("ok")
@@ -413,6 +443,7 @@ def main():
                     s = serve(port)
                 out("ok")
         stop.set()
+        released.set()  # a held request goes on and ends
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -364,6 +364,7 @@ static void test_errors(kube_client *c)
         r = sync_labels(c, want, 1);
         CHECK_INT(r->error, -EFBIG);
         CHECK(strstr(r->msg, "limit of 2097152 bytes") != NULL);
+        CHECK(!r->retry); /* the same reply would come again: not retried soon */
         r = sync_labels(c, want, 1); /* and all is well after */
         CHECK_INT(r->error, 0);
 }

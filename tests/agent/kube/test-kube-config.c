@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 
 #define KC(user, cluster)                                                                  \
@@ -63,6 +64,16 @@ static void test_kubeconfig(void)
         CHECK_STR(c.server, "https://h:1");
         kube_config_clear(&c);
 
+        /* insecure-skip-tls-verify may be there when it is false, in any of YAML's spellings */
+        static const char *const off[] = {"false", "False", "FALSE", "no", "NO", "off", "Off", "n", "\"false\"", "null", "~"};
+        for (size_t i = 0; i < ELEMENTSOF(off); i++) {
+                char text[512];
+                snprintf(text, sizeof(text), KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n"
+                                                               "    insecure-skip-tls-verify: %s\n"), off[i]);
+                CHECK_INT(parse(text, &c, err), 0);
+                kube_config_clear(&c);
+        }
+
         static const struct {
                 const char *text, *msg;
         } bad[] = {
@@ -73,6 +84,24 @@ static void test_kubeconfig(void)
                 {KC("    auth-provider:\n      name: gcp\n", "    server: https://h\n    certificate-authority: /ca\n"), "auth-provider"},
                 {KC("    username: a\n    password: b\n", "    server: https://h\n    certificate-authority: /ca\n"), "basic authentication"},
                 {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: true\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: TRUE\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: yes\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: Yes\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: YES\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: on\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: y\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: \"true\"\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: maybe\n"),
+                 "insecure-skip-tls-verify is refused"},
+                {KC("    token: t\n", "    server: https://h\n    certificate-authority: /ca\n    insecure-skip-tls-verify: 1\n"),
                  "insecure-skip-tls-verify is refused"},
                 {KC("    token: t\n", "    server: http://h\n    certificate-authority: /ca\n"), "only https:// URLs"},
                 {KC("    token: t\n", "    server: https://h\n"), "no certificate-authority or certificate-authority-data"},
@@ -164,8 +193,52 @@ static void test_tokens(void)
         rmdir(dir);
 }
 
+/* jansson's allocations through a counting allocator that looks for the token in every
+ * block it frees: the parsed kubeconfig's strings are wiped before they go. */
+static const char wipe_token[] = "sekret.tok-4242";
+static unsigned unwiped;
+
+static void *spy_malloc(size_t n)
+{
+        size_t *p = malloc(sizeof(size_t) + n);
+        if (!p)
+                return NULL;
+        *p = n;
+        return p + 1;
+}
+
+static void spy_free(void *q)
+{
+        if (!q)
+                return;
+        size_t *p = (size_t *)q - 1;
+        if (memmem(q, *p, wipe_token, sizeof(wipe_token) - 1))
+                unwiped++;
+        free(p);
+}
+
+static void test_wiped(void)
+{
+        kube_config c = {0};
+        char err[KUBE_ERR_LEN];
+        static const char json[] =
+                "{\"current-context\":\"c\",\"contexts\":[{\"name\":\"c\",\"context\":{\"cluster\":\"c\",\"user\":\"u\"}}],"
+                "\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"https://h:1\",\"certificate-authority\":\"/ca\"}}],"
+                "\"users\":[{\"name\":\"u\",\"user\":{\"token\":\"sekret.tok-4242\"}}]}";
+
+        json_set_alloc_funcs(spy_malloc, spy_free);
+        CHECK_INT(parse(KC("    token: sekret.tok-4242\n", "    server: https://h\n    certificate-authority: /ca\n"), &c, err), 0);
+        CHECK_STR(c.token, wipe_token);
+        kube_config_clear(&c);
+        CHECK_INT(parse(json, &c, err), 0);
+        kube_config_clear(&c);
+        json_set_alloc_funcs(malloc, free);
+        CHECK_INT(unwiped, 0);
+}
+
 int main(void)
 {
+        test_wiped();
         test_kubeconfig();
         test_in_cluster();
         test_tokens();

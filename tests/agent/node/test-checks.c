@@ -68,6 +68,22 @@ static void test_eks(void)
         run("eks-x86", NULL, e, ELEMENTSOF(e), &l);
         CHECK_INT(verdict_exit_code(&l), 0);
         verdict_list_free(&l);
+
+        /* hugetlbfs.pod_mount on: the same node, the hugetlbfs verdict a warning that says
+         * what the pods can then read; the rest as before */
+        expect w[ELEMENTSOF(e)];
+        memcpy(w, e, sizeof(w));
+        w[4] = (expect){"hugetlbfs", VERDICT_WARN,
+                        "hugetlbfs at /dev/hugepages (pagesize 2048 kB); hugetlbfs.pod_mount is true: the node's "
+                        "/dev/hugepages is mounted read-write into every pod given a NIC, so each such pod can read "
+                        "and write every other one's hugepage files (DPDK's rtemap_* files: their packet buffers and "
+                        "DPDK memory)"};
+        checks_options shared = {.hugetlbfs_pod_mount = true, .hugetlbfs_mount_point = "/dev/hugepages"};
+        run("eks-x86", &shared, w, ELEMENTSOF(w), &l);
+        CHECK_INT(verdict_exit_code(&l), 0);
+        CHECK(strstr(l.items[4].remedy, "hugetlbfs.pod_mount to false") != NULL);
+        CHECK(json_is_true(json_object_get(l.items[4].evidence, "pod_mount")));
+        verdict_list_free(&l);
 }
 
 static void test_graviton(void)

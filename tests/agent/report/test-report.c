@@ -125,6 +125,16 @@ static void test_events(void)
                 {"hugepages=f:none", "hugepages=w:low", "Normal HugepagesRecovered"},
                 {"hugepages=f:none;iommu=w:x", "iommu=w:x", "Normal HugepagesRecovered"},
                 {"a-b=f:x;c=f:y", "c=p:ok;a-b=f:x;d=f:z", "Normal CRecovered|Warning DFailed"},
+                /* kernel-args: its WARN asks for a reboot, so it raises a Warning of its own */
+                {NULL, "kernel-args=s:manage is off", ""},
+                {NULL, "kernel-args=w:reboot pending", "Warning KernelArgsPending"},
+                {"kernel-args=s:off", "kernel-args=w:not written yet", "Warning KernelArgsPending"},
+                {"kernel-args=w:not written yet", "kernel-args=w:reboot pending", "Warning KernelArgsPending"},
+                {"kernel-args=w:reboot pending", "kernel-args=w:reboot pending", ""},
+                {"kernel-args=w:reboot pending", "kernel-args=p:running", "Normal KernelArgsRecovered"},
+                {"kernel-args=w:reboot pending", "kernel-args=f:conflict", "Warning KernelArgsFailed"},
+                {"kernel-args=f:conflict", "kernel-args=w:reboot pending", "Warning KernelArgsPending"},
+                {"iommu=p:ok", "iommu=w:x", ""}, /* other checks' warnings raise nothing */
         };
         report_event *ev = calloc(REPORT_MAX_EVENTS, sizeof(*ev));
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

@@ -18,6 +18,8 @@ real DPDK vdevs. Cases (argv[1]):
            with noop sender/receiver): every check passes, the driver serves both ways."""
 
 import os
+import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -383,9 +385,61 @@ def case_memcheck(env):
     return c.done()
 
 
+def case_install(env):
+    """`cmake --install` of this build tree into a fresh prefix P: P/bin/aeronmd, Aeron's
+    two libraries and libspinlane_aeron.so in P/lib, found through their $ORIGIN runpaths
+    and nothing else (no LD_LIBRARY_PATH); the installed aeronmd loads P's bindings and
+    carries traffic both ways with a stock driver on kernel UDP."""
+    c = Check()
+    build = os.environ.get("SPINLANE_BUILD_DIR", "")
+    cmake = os.environ.get("SPINLANE_CMAKE", "cmake")
+    if not os.path.isfile(os.path.join(build, "cmake_install.cmake")):
+        raise Fail("SPINLANE_BUILD_DIR=%r is not a build tree" % build)
+    rig = Rig(env, "n")
+    prefix = os.path.join(rig.tmp, "prefix")
+    r = subprocess.run([cmake, "--install", build, "--prefix", prefix], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    c.ok(r.returncode == 0, "cmake --install %s --prefix P" % build, r.stdout[-3000:])
+    want = ["bin/aeronmd", "bin/spinlane-launch", "lib/libaeron_driver.so", "lib/libaeron.so",
+            "lib/libspinlane_aeron.so"]
+    for f in want:
+        c.ok(os.path.isfile(os.path.join(prefix, f)), "P/%s is installed" % f)
+    if not c.ok(all(os.path.isfile(os.path.join(prefix, f)) for f in want), "the prefix is complete"):
+        return c.done()
+    clean = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    ldd = subprocess.run(["ldd", os.path.join(prefix, "bin/aeronmd")], stdout=subprocess.PIPE, text=True,
+                         env=clean).stdout
+    for lib in ("libaeron_driver.so", "libaeron.so"):
+        m = re.search(r"^\s*%s => (\S+)" % re.escape(lib), ldd, re.M)
+        c.ok(m is not None and os.path.realpath(m.group(1)) == os.path.realpath(os.path.join(prefix, "lib", lib)),
+             "the installed aeronmd finds P/lib/%s by its runpath" % lib, ldd)
+    ldd = subprocess.run(["ldd", os.path.join(prefix, "lib/libspinlane_aeron.so")], stdout=subprocess.PIPE,
+                         text=True, env=clean).stdout
+    c.ok("not found" not in ldd, "every library of P/lib/libspinlane_aeron.so resolves", ldd)
+
+    ns_a, ns_b = rig.netns("A"), rig.netns("B")
+    va, _ = rig.veth(ns_a, ns_b, addr_b=B_IP + "/24")
+    nics, vdev = shared_nic(va, A_IP)
+    build_tool = env.tool
+    env.tool = lambda name: os.path.join(prefix, "bin", name) if name == "aeronmd" else build_tool(name)
+    try:
+        a = Driver(rig, ns_a, "A", nics, vdev, lib=os.path.join(prefix, "lib/libspinlane_aeron.so")).ready()
+    finally:
+        env.tool = build_tool
+    with open("/proc/%d/maps" % a.proc.p.pid) as f:
+        maps = f.read()
+    for lib in ("libspinlane_aeron.so", "libaeron_driver.so", "libaeron.so"):
+        c.ok(os.path.join(prefix, "lib", lib) in maps, "the installed aeronmd runs with P/lib/%s" % lib)
+    b = Driver(rig, ns_b, "B").ready()
+    both_ways(c, rig, a, b, "installed", n=500)
+    healthy(c, "installed", a, b)
+    stop_all(c, "installed", a, b)
+    return c.done()
+
+
 def main():
     cases = {"interop": case_interop, "memif": case_memif, "bad": case_bad, "launch": case_launch,
-             "memcheck": case_memcheck}
+             "memcheck": case_memcheck, "install": case_install}
     if len(sys.argv) != 2 or sys.argv[1] not in cases:
         print("usage: test_aeron.py %s" % "|".join(cases), file=sys.stderr)
         return 64
