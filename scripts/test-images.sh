@@ -145,7 +145,10 @@ step "driver image (buildah bud)"
 bud driver "$base13" "${aeron_arg[@]}" -t localhost/spinlane-test/driver:latest >"$tmp/driver-build.log" 2>&1 ||
   { tail -40 "$tmp/driver-build.log"; fail "building deploy/driver.Dockerfile"; }
 grep -E '^-- (Aeron|  Found libdpdk)' "$tmp/driver-build.log" || true
-# the build stage, for Aeron's samples and tools (all its layers are cached: no rebuild)
+# the build stages (all their layers are cached: no rebuild), for Aeron's samples and
+# tools, and to check that the images ship what their build stage built
+bud agent "$base12" --target build -t localhost/spinlane-test/agent-build:latest \
+  >"$tmp/agent-build-stage.log" 2>&1 || { tail -40 "$tmp/agent-build-stage.log"; fail "the agent's build stage"; }
 bud driver "$base13" "${aeron_arg[@]}" --target build -t localhost/spinlane-test/driver-build:latest \
   >"$tmp/driver-build-stage.log" 2>&1 || { tail -40 "$tmp/driver-build-stage.log"; fail "the driver's build stage"; }
 
@@ -159,6 +162,24 @@ mount_image localhost/spinlane-test/agent:latest agent
 agent_root=$mi_root
 mount_image localhost/spinlane-test/driver:latest driver
 driver_root=$mi_root
+mount_image localhost/spinlane-test/agent-build:latest agent-build
+agent_build_root=$mi_root
+mount_image localhost/spinlane-test/driver-build:latest build
+build_root=$mi_root
+
+# The images ship the binaries their build stage just built (buildah's layer cache must not
+# hand out a runtime stage's COPY --from of an earlier build)
+same_build() { # same_build IMAGE_ROOT BUILD_ROOT FILE...
+  local root=$1 broot=$2 f
+  shift 2
+  for f in "$@"; do
+    cmp -s "$root$f" "$broot$f" || fail "$f of the image is not the one its build stage built (stale layer cache?)"
+  done
+}
+same_build "$agent_root" "$agent_build_root" /usr/local/bin/spinlane-agent /usr/local/bin/spinlane-agent-run
+same_build "$driver_root" "$build_root" /usr/local/bin/spinlane-launch /usr/local/bin/aeronmd \
+  /usr/local/lib/libspinlane_aeron.so /usr/local/lib/libaeron_driver.so /usr/local/lib/libaeron.so
+echo "the images ship the binaries of their build stages"
 
 # elf_files ROOT: every ELF file of the image (regular files whose first bytes are ELF's
 # magic), as paths inside it
@@ -249,8 +270,6 @@ test_c=$mi_c test_root=$mi_root
 buildah run --isolation chroot "$test_c" -- sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq --no-install-recommends librte-net-af-packet25 >/dev/null && rm -rf /var/lib/apt/lists/*' ||
   fail "installing librte-net-af-packet25 into the test container"
-mount_image localhost/spinlane-test/driver-build:latest build
-build_root=$mi_root
 mkdir -p "$test_root/opt/aeron-tools"
 cp "$build_root"/opt/aeron-tools/* "$test_root/opt/aeron-tools/"
 bind_sys "$test_root"
