@@ -117,7 +117,7 @@ if(NOT SPINLANE_AERON_CC OR NOT SPINLANE_AERON_CXX)
 endif()
 execute_process(COMMAND ${SPINLANE_AERON_CC} --version OUTPUT_VARIABLE cc_version ERROR_QUIET)
 string(REGEX REPLACE "\n.*" "" cc_version "${cc_version}")
-string(SHA256 cc_hash "${SPINLANE_AERON_CC};${cc_version}")
+string(SHA256 cc_hash "${SPINLANE_AERON_CC};${cc_version};${CMAKE_HOST_SYSTEM_PROCESSOR}") # gcc says the same on arm64
 string(SUBSTRING "${cc_hash}" 0 10 cc_hash)
 string(SUBSTRING "${SPINLANE_AERON_COMMIT}" 0 12 commit12)
 set(key "aeron-${SPINLANE_AERON_VERSION}-${commit12}-cc${cc_hash}")

@@ -2,7 +2,9 @@
 # Every test: install what is missing; the plain RelWithDebInfo build (gcc) and the
 # valgrind memcheck label; the Release build (-O3, what users and packagers build) and the
 # unit tests on it; ASan+UBSan (gcc) and the whole ctest suite; the fuzz targets with
-# libFuzzer (clang), briefly. Warnings are fatal in every build here (SPINLANE_WERROR).
+# libFuzzer (clang), briefly; then both container images, built from the repository with
+# mmdebstrap and buildah and proven (scripts/test-images.sh). Warnings are fatal in every
+# build here (SPINLANE_WERROR). Each step prints its time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,3 +36,13 @@ if command -v clang >/dev/null 2>&1; then
   cmake --build build-fuzz -j"$jobs"
   (cd build-fuzz && SPINLANE_FUZZ_SECONDS=${SPINLANE_FUZZ_SECONDS:-10} ctest --output-on-failure -L fuzz)
 fi
+echo "test.sh: builds and ctest done at $(( $(date +%s) - t0 )) s"
+
+# The images (exit 77: the machine lacks a tool, said why; with CI=true that fails too)
+t1=$(date +%s)
+rc=0
+bash scripts/test-images.sh || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+  exit "$rc"
+fi
+echo "test.sh: images $( [ "$rc" = 0 ] && echo passed || echo skipped ) in $(( $(date +%s) - t1 )) s; all in $(( $(date +%s) - t0 )) s"
