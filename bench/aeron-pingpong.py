@@ -18,12 +18,11 @@ SPINLANE_AERON_LIB_RELEASE, SPINLANE_AERON_MSGS), e.g.:
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "driver", "aeron"))
-from aeronrig import Driver, Env, Fail, Rig, SLEEPING, wait_for  # noqa: E402
+from aeronrig import Driver, Env, Fail, Rig, SLEEPING, cping_percentiles, wait_for  # noqa: E402
 
 PROFILES = {
     # 2 CPUs: one thread per driver (SHARED) sleeping 20 us when idle; cping/cpong spin
@@ -34,22 +33,6 @@ PROFILES = {
              "AERON_RECEIVER_IDLE_STRATEGY": "noop", "AERON_CONDUCTOR_IDLE_STRATEGY": "sleep-ns",
              "AERON_CONDUCTOR_IDLE_STRATEGY_INIT_ARGS": "1ms"},
 }
-
-
-def percentiles(out):
-    """p50/p90/p99/p99.9/max (us) and the count from cping's HdrHistogram table."""
-    rows = []
-    for m in re.finditer(r"^\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+|inf)\s*$", out, re.M):
-        rows.append((float(m.group(2)), float(m.group(1))))
-    mx = re.search(r"Max\s*=\s*([\d.]+),\s*Total count\s*=\s*(\d+)", out)
-    if not rows or not mx:
-        raise Fail("no histogram in cping's output:\n" + out[-2000:])
-    res = {}
-    for p in (0.5, 0.9, 0.99, 0.999):
-        res["p%g" % (p * 100)] = next(v for q, v in rows if q >= p)
-    res["max"] = float(mx.group(1))
-    res["count"] = int(mx.group(2))
-    return res
 
 
 def run_arm(rig, arm, profile, args, cpus, rnd):
@@ -113,7 +96,7 @@ def run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag):
         d.stop()
     if rc != 0:
         raise Fail("cping exited %d:\n%s" % (rc, out[-2000:]))
-    r = percentiles(out)
+    r = cping_percentiles(out)
     r["errors"] = errs
     return r
 

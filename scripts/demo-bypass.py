@@ -19,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "driver", "aeron"))
-from aeronrig import Driver, Fail, Rig, SLEEPING  # noqa: E402
+from aeronrig import Driver, Fail, Rig, SLEEPING, cping_percentiles  # noqa: E402
 
 MESSAGES = 5        # basic_publisher sends one a second
 PINGS, WARMUP = 5000, 500
@@ -56,17 +56,6 @@ class DemoEnv:
 
     def tool(self, name):
         return os.path.join(self.bin, name)
-
-
-def percentiles(out):
-    rows = []
-    for m in re.finditer(r"^\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+|inf)\s*$", out, re.M):
-        rows.append((float(m.group(2)), float(m.group(1))))
-    mx = re.search(r"Max\s*=\s*([\d.]+),\s*Total count\s*=\s*(\d+)", out)
-    if not rows or not mx:
-        raise Fail("no histogram in cping's output:\n" + out[-2000:])
-    res = [("p%g" % (p * 100), next(v for q, v in rows if q >= p)) for p in (0.5, 0.9, 0.99, 0.999)]
-    return res, float(mx.group(1)), int(mx.group(2))
 
 
 def main():
@@ -141,11 +130,13 @@ def main():
     pong.stop(20)
     if rc != 0:
         raise Fail("cping exited %d:\n%s" % (rc, ping.tail()))
-    pcts, mx, count = percentiles(ping.output())
+    r = cping_percentiles(ping.output())
+    count = r["count"]
     print("== cping in A <-> cpong in B, 32-byte messages, %d round trips after %d warm-up (sleeping idle "
           "strategies: more spinning threads than this machine has CPUs would measure its scheduler):" %
           (count, WARMUP))
-    print("   RTT " + ", ".join("%s %.1f us" % (k, v) for k, v in pcts) + ", max %.1f us" % mx)
+    print("   RTT " + ", ".join("%s %.1f us" % (k, r[k]) for k in ("p50", "p90", "p99", "p99.9")) +
+          ", max %.1f us" % r["max"])
 
     # 3. what the bindings counted
     print("== spinlane counters (AeronStat):")

@@ -445,3 +445,19 @@ class Check:
     def done(self):
         print("%d checks, %d failed" % (self.passed + self.failed, self.failed), flush=True)
         return 1 if self.failed else 0
+
+
+def cping_percentiles(out):
+    """p50/p90/p99/p99.9/max (us) and the count from cping's HdrHistogram table."""
+    rows = []
+    for m in re.finditer(r"^\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+|inf)\s*$", out, re.M):
+        rows.append((float(m.group(2)), float(m.group(1))))
+    mx = re.search(r"Max\s*=\s*([\d.]+),\s*Total count\s*=\s*(\d+)", out)
+    if not rows or not mx:
+        raise Fail("no histogram in cping's output:\n" + out[-2000:])
+    res = {}
+    for p in (0.5, 0.9, 0.99, 0.999):
+        res["p%g" % (p * 100)] = next(v for q, v in rows if q >= p)
+    res["max"] = float(mx.group(1))
+    res["count"] = int(mx.group(2))
+    return res
