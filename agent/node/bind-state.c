@@ -28,9 +28,35 @@ bool bind_driver_name_valid(const char *s)
 
 /* ---- state file ---- */
 
-int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, size_t err_size)
+int state_json_open(const char *text, size_t len, size_t max_len, json_t **ret, char *err, size_t err_size)
 {
         json_error_t jerr;
+        json_t *root;
+
+        if (len > max_len) {
+                if (err && err_size)
+                        snprintf(err, err_size, "state file is %zu bytes, more than %zu", len, max_len);
+                return -EBADMSG;
+        }
+        root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root) {
+                if (err && err_size)
+                        snprintf(err, err_size, "state file is truncated or garbled: %s (line %d, column %d)", jerr.text,
+                                 jerr.line, jerr.column);
+                return -EBADMSG;
+        }
+        if (!json_is_object(root) || json_integer_value(json_object_get(root, "version")) != 1) {
+                if (err && err_size)
+                        snprintf(err, err_size, "state file has no \"version\": 1");
+                json_decref(root);
+                return -EBADMSG;
+        }
+        *ret = root;
+        return 0;
+}
+
+int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, size_t err_size)
+{
         json_t *nics, *e;
         size_t i;
 
@@ -42,17 +68,10 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
                 return -EBADMSG;                                                           \
         } while (0)
 
-        if (len > BIND_STATE_MAX_TEXT) {
-                if (err && err_size)
-                        snprintf(err, err_size, "state file is %zu bytes, more than %d", len, BIND_STATE_MAX_TEXT);
-                return -EBADMSG;
-        }
-        json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!root)
-                BAD("state file is truncated or garbled: %s (line %d, column %d)", jerr.text, jerr.line,
-                    jerr.column);
-        if (!json_is_object(root) || json_integer_value(json_object_get(root, "version")) != 1)
-                BAD("state file has no \"version\": 1");
+        json_t *root;
+        int r = state_json_open(text, len, BIND_STATE_MAX_TEXT, &root, err, err_size);
+        if (r < 0)
+                return r;
         nics = json_object_get(root, "nics");
         if (!json_is_array(nics) || json_array_size(nics) > BIND_STATE_MAX)
                 BAD("state file has no \"nics\" array of at most %d entries", BIND_STATE_MAX);

@@ -36,6 +36,13 @@ typedef struct bind_state {
 
 /* Pure: parse the state file's text. A truncated or garbled file is -EBADMSG with a
  * message in err naming what is wrong; *ret untouched on failure. */
+/* The opening every state file under /var/lib/spinlane shares (the bind state, the
+ * kernel-args record): at most max_len bytes of one JSON object with "version": 1, no
+ * duplicate keys. 0 and the object in *ret (the caller's reference), or -EBADMSG with why
+ * in err; pure. */
+struct json_t;
+int state_json_open(const char *text, size_t len, size_t max_len, struct json_t **ret, char *err, size_t err_size);
+
 int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, size_t err_size);
 /* Its text (malloc'ed, NUL-terminated) or NULL on -ENOMEM. */
 char *bind_state_format(const bind_state *s);

@@ -4,6 +4,7 @@
  * and the `kernel-args` verdict. Pure but kargs_state_load/_save; never logs. */
 #include "kargs.h"
 
+#include "bind-state.h"
 #include "cleanup.h"
 #include "parse.h"
 
@@ -256,7 +257,6 @@ int kargs_arg_parse(const char *text, kargs_arg *ret)
 
 int kargs_state_parse(const char *text, size_t len, kargs_state *ret, char *err, size_t err_size)
 {
-        json_error_t jerr;
         json_t *root, *args, *e;
         kargs_state s = {0};
         size_t i;
@@ -270,14 +270,9 @@ int kargs_state_parse(const char *text, size_t len, kargs_state *ret, char *err,
                 return -EBADMSG;                                                           \
         } while (0)
 
-        root = NULL;
-        if (len > KARGS_STATE_MAX_TEXT)
-                BAD("state file is %zu bytes, more than %d", len, KARGS_STATE_MAX_TEXT);
-        root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!root)
-                BAD("state file is truncated or garbled: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
-        if (!json_is_object(root) || json_integer_value(json_object_get(root, "version")) != 1)
-                BAD("state file has no \"version\": 1");
+        int r = state_json_open(text, len, KARGS_STATE_MAX_TEXT, &root, err, err_size);
+        if (r < 0)
+                return r;
         const char *ln = json_string_value(json_object_get(root, "loader"));
         for (int k = 0; ln && k < _KARGS_LOADER_MAX; k++)
                 if (strcmp(ln, loader_names[k]) == 0)
