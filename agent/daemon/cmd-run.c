@@ -108,7 +108,10 @@ struct run_ctx {
                                      with the same settings (a kubelet restart) */
         uint64_t kubelet_rebuild_ms; /* loop_now_ms() of the last rebuild a kubelet restart caused */
         unsigned rescan_ms;
-        const char *debounce_why; /* what armed the debounce timer (for the debug log) */
+        /* what armed the debounce timer since it last fired, each reason once (static
+         * strings, for the debug log): one re-scan answers them all */
+        const char *debounce_why[6];
+        unsigned n_debounce_why;
         bool stopping;
         /* verdicts */
         verdict_list verdicts;
@@ -737,15 +740,31 @@ static int on_debounce(loop *l, void *ud)
         (void)l;
         if (ctx->stopping)
                 return 0;
-        log_debug("re-scan (%s)", ctx->debounce_why ? ctx->debounce_why : "start");
-        ctx->debounce_why = NULL;
+        char why[256];
+        size_t len = 0;
+        why[0] = '\0';
+        for (unsigned i = 0; i < ctx->n_debounce_why && len < sizeof(why); i++) {
+                int n = snprintf(why + len, sizeof(why) - len, "%s%s", i ? ", " : "", ctx->debounce_why[i]);
+                if (n < 0)
+                        break;
+                len += (size_t)n;
+        }
+        log_debug("re-scan (%s)", ctx->n_debounce_why ? why : "start");
+        ctx->n_debounce_why = 0;
         rescan(ctx);
         return 0;
 }
 
 static void debounce(run_ctx *ctx, const char *why)
 {
-        arm_event(ctx, ctx->debounce_fd, &ctx->debounce_why, why, RUN_DEBOUNCE_MS);
+        if (ctx->stopping)
+                return;
+        bool known = false;
+        for (unsigned i = 0; i < ctx->n_debounce_why; i++)
+                known = known || strcmp(ctx->debounce_why[i], why) == 0;
+        if (!known && ctx->n_debounce_why < sizeof(ctx->debounce_why) / sizeof(ctx->debounce_why[0]))
+                ctx->debounce_why[ctx->n_debounce_why++] = why;
+        (void)loop_timer_set(ctx->l, ctx->debounce_fd, RUN_DEBOUNCE_MS, 0);
 }
 
 static int on_watch(loop *l, int fd, uint32_t events, void *ud)
