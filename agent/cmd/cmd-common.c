@@ -43,6 +43,8 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
 
         optind = 1;
         opterr = 0;
+        bool explain = strcmp(argv[0], "explain") == 0;
+again:
         while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'r': o.root = optarg; break;
@@ -95,6 +97,11 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                                 argv[optind - 1], usage);
                         return -EINVAL;
                 }
+        }
+        /* explain takes one device: a NIC's PCI address or a core's id, before or after the options */
+        if (optind < argc && explain && !o.device) {
+                o.device = argv[optind++];
+                goto again;
         }
         if (optind < argc) {
                 fprintf(stderr, "spinlane-agent %s: unexpected argument '%s'\nusage: %s\n", argv[0], argv[optind],

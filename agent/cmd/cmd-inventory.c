@@ -4,6 +4,7 @@
 #include "cmd.h"
 
 #include "config.h"
+#include "device-map.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "select.h"
@@ -35,7 +36,9 @@ int cmd_inventory(int argc, char **argv)
         if (agent_scan("inventory", &h, &cfg, &inv, &sel) < 0)
                 return AGENT_EXIT_ERROR;
         /* resources: what the daemon advertises under this config */
-        json_t *j = inventory_to_json(inv, &sel, cfg.resource_prefix);
+        device_map map = { 0 };
+        json_t *j = device_map_build(&sel, NULL, &map) < 0 ? NULL : inventory_to_json(inv, &map, cfg.resource_prefix);
+        device_map_free(&map);
         selection_free(&sel);
         char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
         if (s)

@@ -7,6 +7,7 @@
 #include "checks.h"
 #include "cleanup.h"
 #include "config.h"
+#include "device-map.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "ipv4.h"
@@ -32,7 +33,7 @@ static json_t *node_summary(const inventory *inv)
         json_t *nics = json_array();
         for (size_t i = 0; i < inv->n_nics; i++) {
                 const inv_nic *n = &inv->nics[i];
-                nready += inv_nic_advertisable(n);
+                nready += device_map_nic_ready(n);
                 json_array_append_new(nics, json_pack("{s:s,s:s,s:s,s:s,s:b,s:b}", "pci", n->pci, "kind",
                                                       inv_nic_kind_name(n->kind), "driver", n->driver, "netdev",
                                                       n->netdev, "primary", n->primary, "dpdk_ready", n->dpdk_ready));

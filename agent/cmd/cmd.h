@@ -23,12 +23,13 @@ typedef struct agent_options {
         const char *kubeconfig;   /* --kubeconfig FILE (run only); NULL = in-cluster */
         const char *metrics_bind; /* --metrics-bind-address HOST:PORT (run only); NULL = default */
         const char *probe_bind;   /* --health-probe-bind-address HOST:PORT (run only); NULL = default */
+        const char *device;       /* explain only: the one NIC (PCI address) or core (id) asked about */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
  * --config FILE, --json, --log-format human|json, -h/--help, and --once, --kubeconfig
  * FILE, --metrics-bind-address HOST:PORT and --health-probe-bind-address HOST:PORT for
- * `run` (their values are checked there).
+ * `run` (their values are checked there), and one device argument for `explain`.
  * --json and --log-format json both select JSON for verdicts and logs; --json with
  * --log-format human is refused. On a bad option or a stray argument prints usage to
  * stderr and returns -EINVAL; returns 1 after printing usage for --help or the version
@@ -69,6 +70,7 @@ int agent_scan(const char *cmd, const struct hostfs *h, const struct config *c, 
 
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 /* The daemon (cmd-run.c): verdicts at start and on change, the kubelet device plugins. */
 int cmd_run(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);

@@ -56,6 +56,7 @@ typedef struct agent_command {
 static const agent_command commands[] = {
         {"preflight", cmd_preflight, "inventory of this node and the node verdicts"},
         {"inventory", cmd_inventory, "the node inventory as one JSON document"},
+        {"explain", cmd_explain, "each NIC and core: advertised to the kubelet, or why not"},
         {"run", cmd_run_exec, "the daemon: node verdicts and the kubelet device plugins"},
         {"prepare", cmd_prepare, "prepare the node once (NICs, hugepages, hugetlbfs, tuning) and exit"},
         {"restore", cmd_restore, "give every NIC spinlane bound back to its original driver"},

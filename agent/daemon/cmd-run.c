@@ -18,6 +18,7 @@
 #include "checks.h"
 #include "cleanup.h"
 #include "config.h"
+#include "device-map.h"
 #include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
@@ -121,6 +122,7 @@ struct run_ctx {
         dp_plugin *nic_plugin, *core_plugin;
         bool listed;
         dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
+        device_map map;               /* the device map they came from: the history of the next */
         /* the counters of the plugins a rebuild tore down, for the new ones of the same
          * resource names (the metrics stay monotonic) */
         bool carry;
@@ -255,46 +257,46 @@ static int cmp_core(const void *a, const void *b)
         return x != y ? (x < y ? -1 : 1) : strcmp(((const dp_device *)a)->id, ((const dp_device *)b)->id);
 }
 
-/* Devices that were advertised but are gone from the scan stay, Unhealthy. */
-static void keep_vanished(const dp_device_list *old, dp_device_list *l)
+/* The device map (agent/node/device-map.h, the one rule) as the device plugins' lists:
+ * every device it lists, with its health. A NIC no longer bound keeps the device nodes the
+ * pod was given; a vanished device keeps its last entry, Unhealthy. */
+static void devices_from_map(const run_ctx *ctx, const inventory *inv, const device_map *map, dp_device_list *ret_nics,
+                             dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
 {
-        for (size_t i = 0; i < old->n; i++)
-                if (!dp_device_list_find(l, old->items[i].id, strlen(old->items[i].id))) {
-                        dp_device d = old->items[i];
-                        d.healthy = false;
-                        (void)dp_device_list_add(l, &d);
-                }
-}
-
-/* NICs: exactly the ones the config selects that are DPDK-ready and not the primary
- * (agent/node/select.h, as node preparation); one advertised before that no longer is stays
- * listed, Unhealthy. Cores: the ones the selection takes (the isolated pool, narrowed by
- * "cores.cpus"), likewise. */
-static void devices_from_node(run_ctx *ctx, const run_node *node, dp_device_list *ret_nics,
-                              dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
-{
-        const inventory *inv = node->inv;
-        const selection *sel = &node->sel;
         uint64_t numa = 0;
 
-        for (size_t i = 0; i < inv->n_nics; i++) {
-                const inv_nic *n = &inv->nics[i];
-                bool known = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci)) != NULL;
-                bool advertise = selection_advertises_nic(sel, n);
-                /* a NIC without an address is listed, Unhealthy: the nic-address verdict says why */
-                bool addressed = n->addr.state == INV_ADDR_KNOWN;
-                if (n->primary || !(advertise || known))
-                        continue;
+        for (size_t i = 0; i < map->n; i++) {
+                const devmap_entry *e = &map->items[i];
+                bool nic = e->res == DEVMAP_NIC;
+                const dp_device *old = dp_device_list_find(nic ? &ctx->nics : &ctx->cores, e->id, strlen(e->id));
                 dp_device d;
+                if (!devmap_listed(e))
+                        continue;
+                if (e->index < 0) { /* vanished */
+                        if (!old)
+                                continue;
+                        d = *old;
+                        d.healthy = false;
+                        (void)dp_device_list_add(nic ? ret_nics : ret_cores, &d);
+                        continue;
+                }
                 memset(&d, 0, sizeof(d));
-                snprintf(d.id, sizeof(d.id), "%s", n->pci);
+                snprintf(d.id, sizeof(d.id), "%s", e->id);
+                d.healthy = e->state == DEVMAP_HEALTHY;
+                if (!nic) {
+                        const inv_core *c = &inv->cores[e->index];
+                        d.numa_node = c->numa_node;
+                        d.cpus = c->cpus;
+                        (void)dp_device_list_add(ret_cores, &d);
+                        continue;
+                }
+                const inv_nic *n = &inv->nics[e->index];
                 snprintf(d.pci, sizeof(d.pci), "%s", n->pci);
                 snprintf(d.mac, sizeof(d.mac), "%s", n->mac);
                 snprintf(d.nic_kind, sizeof(d.nic_kind), "%s", inv_nic_kind_name(n->kind));
                 snprintf(d.driver, sizeof(d.driver), "%s", n->driver);
                 d.numa_node = n->numa_node;
-                d.healthy = advertise && addressed;
-                if (addressed) {
+                if (n->addr.state == INV_ADDR_KNOWN) {
                         ipv4_cidr_format((ipv4_cidr){ n->addr.ipv4, n->addr.prefix_len }, d.ipv4);
                         if (n->addr.gateway)
                                 ipv4_format(n->addr.gateway, d.gateway);
@@ -304,8 +306,7 @@ static void devices_from_node(run_ctx *ctx, const run_node *node, dp_device_list
                         snprintf(d.devnodes[k].container, DP_DEVPATH_LEN, "%s", n->devnodes[k].container);
                         d.n_devnodes++;
                 }
-                if (known && d.n_devnodes == 0) { /* unbound: keep what the pod would have needed */
-                        const dp_device *old = dp_device_list_find(&ctx->nics, n->pci, strlen(n->pci));
+                if (old && d.n_devnodes == 0) { /* unbound: keep what the pod would have needed */
                         memcpy(d.devnodes, old->devnodes, sizeof(d.devnodes));
                         d.n_devnodes = old->n_devnodes;
                 }
@@ -313,27 +314,24 @@ static void devices_from_node(run_ctx *ctx, const run_node *node, dp_device_list
                         numa |= 1ULL << d.numa_node;
                 (void)dp_device_list_add(ret_nics, &d);
         }
-        for (size_t i = 0; i < inv->n_cores; i++) {
-                const inv_core *c = &inv->cores[i];
-                bool known = dp_device_list_find(&ctx->cores, c->id, strlen(c->id)) != NULL;
-                bool pooled = selection_has_core(sel, c);
-                if (!pooled && !known)
-                        continue;
-                dp_device d;
-                memset(&d, 0, sizeof(d));
-                snprintf(d.id, sizeof(d.id), "%s", c->id);
-                d.numa_node = c->numa_node;
-                d.healthy = pooled;
-                d.cpus = c->cpus;
-                (void)dp_device_list_add(ret_cores, &d);
-        }
-        keep_vanished(&ctx->nics, ret_nics);
-        keep_vanished(&ctx->cores, ret_cores);
         if (ret_nics->n) /* items is NULL for an empty list */
                 qsort(ret_nics->items, ret_nics->n, sizeof(dp_device), cmp_nic);
         if (ret_cores->n)
                 qsort(ret_cores->items, ret_cores->n, sizeof(dp_device), cmp_core);
         *ret_numa_with_nics = numa;
+}
+
+/* The map's line of every device whose state or reason changed (all of them the first
+ * time): what `spinlane-agent explain` prints. */
+static void log_map_changes(const run_ctx *ctx, const device_map *prev, const device_map *now)
+{
+        char line[DEVMAP_DETAIL_LEN + 256];
+        for (size_t i = 0; i < now->n; i++) {
+                if (!devmap_entry_changed(prev, &now->items[i]))
+                        continue;
+                devmap_entry_line(&now->items[i], ctx->set.prefix, line, sizeof(line));
+                log_info("%s", line);
+        }
 }
 
 static void alloc_config(const run_ctx *ctx, dp_alloc_config *cfg)
@@ -373,13 +371,21 @@ static void dp_rescan(run_ctx *ctx, const run_node *node)
 {
         dp_device_list nics = { 0 }, cores = { 0 };
         dp_alloc_config cfg;
+        device_map map;
         uint64_t numa;
         char res[128];
         int r;
 
         if (!ctx->dp)
                 return;
-        devices_from_node(ctx, node, &nics, &cores, &numa);
+        if (device_map_build(&node->sel, ctx->listed ? &ctx->map : NULL, &map) < 0) {
+                log_error("device map: out of memory; the devices stay as they were");
+                return;
+        }
+        log_map_changes(ctx, ctx->listed ? &ctx->map : NULL, &map);
+        devices_from_map(ctx, node->inv, &map, &nics, &cores, &numa);
+        device_map_free(&ctx->map);
+        ctx->map = map;
         alloc_config(ctx, &cfg);
         dp_plugin_set_config(ctx->nic_plugin, &cfg);
         cfg.numa_with_nics = numa;
@@ -502,6 +508,7 @@ static void dp_teardown(run_ctx *ctx, bool exiting)
         ctx->listed = false;
         dp_device_list_free(&ctx->nics);
         dp_device_list_free(&ctx->cores);
+        device_map_free(&ctx->map);
 }
 
 /* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off, or the

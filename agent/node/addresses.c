@@ -4,6 +4,7 @@
  * callback); never logs. */
 #include "addresses.h"
 
+#include "device-map.h"
 #include "ipv4.h"
 #include "parse.h"
 
@@ -142,7 +143,7 @@ void addresses_apply(inventory *inv, const addresses_options *o)
                 inv_nic *n = &inv->nics[i];
                 /* the NICs the device plugin lists: selected and DPDK-ready (a NIC still on its
                  * kernel driver is not asked about before it is bound) */
-                if (!inv_nic_advertisable(n) || (o->selected && !o->selected(n, o->sel_userdata)))
+                if (!device_map_nic_ready(n) || (o->selected && !o->selected(n, o->sel_userdata)))
                         continue;
                 resolve(n, o);
         }

@@ -39,7 +39,7 @@ typedef struct addresses_options {
         const config *cfg;      /* addresses.sources and addresses.static; required */
         const bind_state *state; /* MACs recorded before unbinding; NULL: none */
         /* Which NICs get an address (the config's selection); NULL: all. Only NICs the
-         * device plugin may list are resolved (inv_nic_advertisable: DPDK-ready, never
+         * device plugin may list are resolved (device_map_nic_ready: DPDK-ready, never
          * the primary); the others stay UNRESOLVED. */
         bool (*selected)(const inv_nic *nic, void *userdata);
         void *sel_userdata;

@@ -4,6 +4,8 @@
 #include "checks.h"
 
 #include "cleanup.h"
+#include "device-map.h"
+#include "errbuf.h"
 #include "ipv4.h"
 
 #include <errno.h>
@@ -12,35 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A bounded text accumulator for messages and remedies: appends past the end are
- * dropped and the text ends in "..." so a huge node cannot make a huge line. */
-typedef struct sbuf {
-        char s[1536];
-        size_t n;
-        bool cut;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(sbuf *b, const char *fmt, ...)
-{
-        va_list ap;
-        int k;
-
-        if (b->cut)
-                return;
-        va_start(ap, fmt);
-        k = vsnprintf(b->s + b->n, sizeof(b->s) - b->n, fmt, ap);
-        va_end(ap);
-        if (k < 0 || (size_t)k >= sizeof(b->s) - b->n) {
-                b->cut = true;
-                memcpy(b->s + sizeof(b->s) - 4, "...", 4);
-                b->n = sizeof(b->s) - 1;
-                return;
-        }
-        b->n += (size_t)k;
-}
-
-static const char *sb_str(const sbuf *b) { return b->s; }
 
 static void fmt_cpus(const cpuset *s, char *buf, size_t size)
 {
@@ -123,7 +96,7 @@ static bool nic_selected(const checks_options *o, const inv_nic *nic)
 /* NICs a DPDK pod may be given (and that the configuration selects). */
 static bool nic_dpdk(const checks_options *o, const inv_nic *nic)
 {
-        return inv_nic_advertisable(nic) && nic_selected(o, nic);
+        return device_map_nic_ready(nic) && nic_selected(o, nic);
 }
 
 static bool nic_on_dpdk_driver(const inv_nic *n)
@@ -506,7 +479,7 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                                       inv_nic_kind_name(n->kind), "driver", n->driver, "netdev", n->netdev, "reason",
                                       n->dpdk_reason, "in_use", n->in_use < 0 ? json_null() : json_boolean(n->in_use),
                                       "in_use_reason", *n->in_use_reason ? n->in_use_reason : NULL);
-                if (inv_nic_advertisable(n)) {
+                if (device_map_nic_ready(n)) {
                         sb_add(&ready, "%s%s (%s)", nready ? ", " : "", n->pci, n->driver);
                         json_array_append_new(jready, j);
                         nready++;

@@ -5,7 +5,7 @@
 
 #include "cleanup.h"
 #include "ipv4.h"
-#include "select.h"
+#include "device-map.h"
 
 #include <errno.h>
 #include <string.h>
@@ -138,8 +138,7 @@ static json_t *nic_object(const inv_nic *n, bool *oom)
         return o;
 }
 
-/* resources: what the device plugin would advertise, by the selection (or, without one,
- * every advertisable NIC and isolated core) */
+/* resources: what the device plugin advertises (the device map) */
 static json_t *resource_nic_object(const inv_nic *n, bool *oom)
 {
         json_t *o = new_object(oom); /* NULL: every set() below fails too */
@@ -164,7 +163,8 @@ static json_t *resource_core_object(const inv_core *c, bool *oom)
         return o;
 }
 
-static json_t *resources_json(const inventory *inv, const selection *sel, const char *resource_prefix, bool *oom)
+/* What the daemon advertises (device-map.h): every device the map lists, Healthy or not. */
+static json_t *resources_json(const inventory *inv, const device_map *map, const char *resource_prefix, bool *oom)
 {
         char name[256];
         json_t *res = new_object(oom), *rn, *rc;
@@ -176,15 +176,14 @@ static json_t *resources_json(const inventory *inv, const selection *sel, const 
         rc = new_array(oom);
         snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_CORE);
         set(res, name, rc, oom);
-        for (size_t i = 0; rn && !*oom && i < inv->n_nics; i++) {
-                const inv_nic *n = &inv->nics[i];
-                if (sel ? selection_advertises_nic(sel, n) : inv_nic_advertisable(n))
-                        push(rn, resource_nic_object(n, oom), oom);
-        }
-        for (size_t i = 0; rc && !*oom && i < inv->n_cores; i++) {
-                const inv_core *c = &inv->cores[i];
-                if (sel ? selection_has_core(sel, c) : c->isolated)
-                        push(rc, resource_core_object(c, oom), oom);
+        for (size_t i = 0; rn && rc && !*oom && i < map->n; i++) {
+                const devmap_entry *e = &map->items[i];
+                if (!devmap_listed(e) || e->index < 0) /* a vanished device has no inventory entry */
+                        continue;
+                if (e->res == DEVMAP_NIC && (size_t)e->index < inv->n_nics)
+                        push(rn, resource_nic_object(&inv->nics[e->index], oom), oom);
+                else if (e->res == DEVMAP_CORE && (size_t)e->index < inv->n_cores)
+                        push(rc, resource_core_object(&inv->cores[e->index], oom), oom);
         }
         return res;
 }
@@ -306,7 +305,7 @@ static json_t *problem_object(const inv_problem *p, bool *oom)
         return o;
 }
 
-json_t *inventory_to_json(const inventory *inv, const selection *sel, const char *resource_prefix)
+json_t *inventory_to_json(const inventory *inv, const device_map *map, const char *resource_prefix)
 {
         json_t *cores, *numa, *nics, *probs;
         bool oom = false;
@@ -317,7 +316,7 @@ json_t *inventory_to_json(const inventory *inv, const selection *sel, const char
         if (!root)
                 return NULL;
 
-        set(root, "resources", resources_json(inv, sel, resource_prefix, &oom), &oom);
+        set(root, "resources", resources_json(inv, map, resource_prefix, &oom), &oom);
         set(root, "cpus", cpus_json(inv, &oom), &oom);
         cores = new_array(&oom);
         set(root, "cores", cores, &oom);

@@ -1105,7 +1105,6 @@ uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb)
         return 0;
 }
 
-bool inv_nic_advertisable(const inv_nic *nic) { return nic->dpdk_ready && !nic->primary; }
 
 bool inv_driver_userspace(const char *d)
 {

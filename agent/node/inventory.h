@@ -249,12 +249,11 @@ void inventory_free(inventory *inv);
  *   "<prefix>/isolated-core": [{"id","cpus":[2,10],"numa_node"}]},
  *  "cpus": {...}, "cores": [...], "numa": [...], "nics": [...], "memory": {...},
  *  "kernel": {...}, "problems": [...]}
- * "resources" holds what the daemon advertises: the NICs sel selects that are DPDK-ready
- * and not the primary, the cores sel selects (agent/node/select.h); sel NULL: every such NIC
- * and every isolated core (no config). resource_prefix NULL means
- * INV_RESOURCE_PREFIX_DEFAULT. */
-struct selection;
-json_t *inventory_to_json(const inventory *inv, const struct selection *sel, const char *resource_prefix);
+ * "resources" holds what the daemon advertises: the devices map lists (agent/node/
+ * device-map.h: selected, DPDK-ready, not the primary; the selected cores), required.
+ * resource_prefix NULL means INV_RESOURCE_PREFIX_DEFAULT. */
+struct device_map;
+json_t *inventory_to_json(const inventory *inv, const struct device_map *map, const char *resource_prefix);
 
 /* Lookups (NULL / -1 when absent). */
 const inv_nic *inventory_find_nic(const inventory *inv, const char *pci);
@@ -264,10 +263,6 @@ const inv_numa *inventory_find_numa(const inventory *inv, int id);
 const char *inventory_cmdline(const inventory *inv, const char *name);
 /* Free hugepages of size_kb on NUMA node (node < 0: whole node total). 0 if unknown. */
 uint64_t inventory_huge_free(const inventory *inv, int node, uint64_t size_kb);
-/* A NIC a DPDK pod may be given: dpdk_ready and not primary. (A NIC the node uses is on
- * its kernel driver, so not dpdk_ready, unless it is a MANA VF, which DPDK shares with
- * its kernel driver.) */
-bool inv_nic_advertisable(const inv_nic *nic);
 /* MANA: the index N of /dev/infiniband/uverbsN that belongs to the PCI device pci (the
  * one lookup: the device's infiniband_verbs, its children's - mana_ib registers on the
  * auxiliary mana.rdma.N - then /sys/class/infiniband_verbs/uverbs*\/device). 0, or

@@ -66,25 +66,36 @@ static bool was_listed(const config *c, const select_nic *nic, const bind_state 
         return e && inv_driver_userspace(nic->driver) && if_listed(c, e->netdev);
 }
 
-size_t select_nics(const config *c, const select_nic *nics, size_t n, const bind_state *st, size_t *ret_idx)
+static select_why nic_why(const config *c, const select_nic *nic, const bind_state *st)
+{
+        if (nic->primary)
+                return SELECT_PRIMARY;
+        if (nic->kind < 0 || nic->kind >= _CONFIG_KIND_MAX || !c->nics.kinds[nic->kind])
+                return SELECT_KIND;
+        if (c->nics.n_ids && !id_listed(c, nic))
+                return SELECT_ID;
+        if (c->nics.n_pci && !pci_listed(c, nic))
+                return SELECT_PCI;
+        /* A NIC spinlane already bound has no netdev any more: it stays selected by the
+         * netdev name the bind state remembers. */
+        if (c->nics.n_interfaces && !if_listed(c, nic->netdev) && !was_listed(c, nic, st))
+                return SELECT_INTERFACE;
+        return SELECT_TAKEN;
+}
+
+size_t select_nics(const config *c, const select_nic *nics, size_t n, const bind_state *st, size_t *ret_idx,
+                   select_why *ret_why)
 {
         size_t k = 0;
 
         for (size_t i = 0; i < n; i++) {
-                const select_nic *nic = &nics[i];
-                if (nic->primary || nic->kind < 0 || nic->kind >= _CONFIG_KIND_MAX || !c->nics.kinds[nic->kind])
-                        continue;
-                if (c->nics.n_ids && !id_listed(c, nic))
-                        continue;
-                if (c->nics.n_pci && !pci_listed(c, nic))
-                        continue;
-                /* A NIC spinlane already bound has no netdev any more: it stays selected
-                 * by the netdev name the bind state remembers. */
-                if (c->nics.n_interfaces && !if_listed(c, nic->netdev) && !was_listed(c, nic, st))
-                        continue;
-                if (c->nics.max_count && k >= c->nics.max_count)
-                        break;
-                ret_idx[k++] = i;
+                select_why w = nic_why(c, &nics[i], st);
+                if (w == SELECT_TAKEN && c->nics.max_count && k >= c->nics.max_count)
+                        w = SELECT_MAX;
+                if (ret_why)
+                        ret_why[i] = w;
+                if (w == SELECT_TAKEN)
+                        ret_idx[k++] = i;
         }
         return k;
 }
@@ -100,18 +111,20 @@ int selection_new(const config *c, const inventory *inv, const bind_state *st, s
         _cleanup_free_ select_nic *nics = calloc(n ? n : 1, sizeof(*nics));
         _cleanup_free_ size_t *idx = calloc(n ? n : 1, sizeof(*idx));
         _cleanup_free_ bool *sel = calloc(n ? n : 1, sizeof(*sel));
+        _cleanup_free_ select_why *why = calloc(n ? n : 1, sizeof(*why));
         _cleanup_free_ bool *cores = calloc(inv->n_cores ? inv->n_cores : 1, sizeof(*cores));
 
-        if (!nics || !idx || !sel || !cores)
+        if (!nics || !idx || !sel || !why || !cores)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 select_nic_from_inv(&inv->nics[i], &nics[i]);
-        size_t k = select_nics(c, nics, n, st, idx);
+        size_t k = select_nics(c, nics, n, st, idx, why);
         for (size_t i = 0; i < k; i++)
                 sel[idx[i]] = true;
         for (size_t i = 0; i < inv->n_cores; i++)
                 cores[i] = select_core(c, &inv->cores[i]);
-        *ret = (selection){ .inv = inv, .nics = TAKE_PTR(sel), .cores = TAKE_PTR(cores) };
+        *ret = (selection){ .inv = inv, .cfg = c, .nics = TAKE_PTR(sel), .nic_why = TAKE_PTR(why),
+                            .cores = TAKE_PTR(cores) };
         return 0;
 }
 
@@ -120,6 +133,7 @@ void selection_free(selection *s)
         if (!s)
                 return;
         free(s->nics);
+        free(s->nic_why);
         free(s->cores);
         *s = (selection){ 0 };
 }
@@ -138,9 +152,11 @@ bool selection_has_core(const selection *s, const inv_core *core)
         return s->cores[core - s->inv->cores];
 }
 
-bool selection_advertises_nic(const selection *s, const inv_nic *nic)
+select_why selection_nic_why(const selection *s, const inv_nic *nic)
 {
-        return inv_nic_advertisable(nic) && selection_has_nic(s, nic);
+        if (!s->inv || !s->nic_why || nic < s->inv->nics || nic >= s->inv->nics + s->inv->n_nics)
+                return SELECT_KIND;
+        return s->nic_why[nic - s->inv->nics];
 }
 
 bool selection_nic_hook(const inv_nic *nic, void *userdata)

@@ -112,7 +112,7 @@ static int bind_step(const hostfs *h, const prep_ops *ops, const config *c, cons
                                    "them back by hand, then remove the state file",
                                    "%s: %s; no NIC was touched", BIND_STATE_PATH, err);
         }
-        size_t k = select_nics(c, nics, n, st, idx);
+        size_t k = select_nics(c, nics, n, st, idx, NULL);
         /* Which NICs the node itself uses, read once for all: when that cannot be read
          * whole, no NIC is taken. */
         bool binds = false;

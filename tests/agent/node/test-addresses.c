@@ -7,6 +7,7 @@
 
 #include "checks.h"
 #include "cleanup.h"
+#include "devmap-json.h"
 #include "testutil.h"
 
 #include <errno.h>
@@ -161,7 +162,7 @@ static void test_static_and_recorded_mac(void)
                   " 192.168.8.2/24, no gateway (static)");
 
         /* inventory --json carries it */
-        json_t *j = inventory_to_json(inv, NULL, NULL);
+        json_t *j = inventory_json_under(inv, NULL, NULL);
         json_t *r = json_array_get(json_object_get(json_object_get(j, "resources"), "spinlane.io/dpdk-nic"), 0);
         CHECK_STR(json_string_value(json_object_get(r, "ipv4")), "10.0.6.10/24");
         CHECK_STR(json_string_value(json_object_get(r, "gateway")), "10.0.6.1");

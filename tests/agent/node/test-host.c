@@ -3,6 +3,7 @@
  * machine and print a summary. The machine need not be DPDK-ready: only that every
  * check answers, the JSON document is whole and the exit code is 0 or 1, is asserted. */
 #include "checks.h"
+#include "devmap-json.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "testutil.h"
@@ -27,7 +28,7 @@ int main(void)
         CHECK_INT(l.n, 11);
         for (size_t i = 0; i < l.n; i++)
                 CHECK((unsigned)l.items[i].level < _VERDICT_MAX);
-        json_t *j = inventory_to_json(inv, NULL, NULL);
+        json_t *j = inventory_json_under(inv, NULL, NULL);
         CHECK(j && json_object_get(j, "resources") && json_object_get(j, "nics") && json_object_get(j, "cores"));
         printf("this host: %zu CPUs online in %zu cores, %zu NUMA nodes, %zu NICs, %zu hugepage sizes, %zu "
                "problems\n",

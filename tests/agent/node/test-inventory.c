@@ -5,6 +5,7 @@
  * and no link usage at all. */
 #include "fixture.h"
 #include "hostfs.h"
+#include "devmap-json.h"
 #include "inventory.h"
 
 #include <errno.h>
@@ -22,7 +23,7 @@ static json_t *scan(const char *name, inventory **ret_inv)
         CHECK_INT(inventory_scan(&h, &inv), 0);
         if (!inv)
                 exit(1);
-        json_t *j = inventory_to_json(inv, NULL, NULL);
+        json_t *j = inventory_json_under(inv, NULL, NULL);
         CHECK(j != NULL);
         if (ret_inv)
                 *ret_inv = inv;
@@ -116,7 +117,7 @@ static void test_eks(void)
         CHECK_INT(inv->cpu_core[15], inv->cpu_core[7]);
 
         /* a configured prefix names the resources */
-        json_t *j2 = inventory_to_json(inv, NULL, "example.com");
+        json_t *j2 = inventory_json_under(inv, NULL, "example.com");
         json_t *res = json_object_get(j2, "resources");
         CHECK(json_object_get(res, "example.com/dpdk-nic") != NULL);
         CHECK(json_object_get(res, "example.com/isolated-core") != NULL);

@@ -108,27 +108,27 @@ static void test_select(void)
         size_t idx[4];
         bind_state st = {.n = 1, .e = {{ENA1, "ena", "vfio-pci", "eth1"}}};
         config c = test_config("{}");
-        CHECK_INT(select_nics(&c, nics, 4, NULL, idx), 2);
+        CHECK_INT(select_nics(&c, nics, 4, NULL, idx, NULL), 2);
         CHECK_INT(idx[0], 1);
         CHECK_INT(idx[1], 2);
         c = test_config("{\"nics\":{\"max\":1}}");
-        CHECK_INT(select_nics(&c, nics, 4, NULL, idx), 1);
+        CHECK_INT(select_nics(&c, nics, 4, NULL, idx, NULL), 1);
         CHECK_INT(idx[0], 1);
         c = test_config("{\"nics\":{\"ids\":[\"1d0f:ec21\"]}}");
-        CHECK_INT(select_nics(&c, nics, 4, NULL, idx), 1);
+        CHECK_INT(select_nics(&c, nics, 4, NULL, idx, NULL), 1);
         CHECK_INT(idx[0], 2);
         c = test_config("{\"nics\":{\"pci\":[\"" PRIM "\",\"" ENA2 "\"]}}"); /* the primary never */
-        CHECK_INT(select_nics(&c, nics, 4, NULL, idx), 1);
+        CHECK_INT(select_nics(&c, nics, 4, NULL, idx, NULL), 1);
         CHECK_INT(idx[0], 2);
         c = test_config("{\"nics\":{\"interfaces\":[\"eth0\",\"eth1\",\"eth2\"]}}");
-        CHECK_INT(select_nics(&c, nics, 4, NULL, idx), 1);
+        CHECK_INT(select_nics(&c, nics, 4, NULL, idx, NULL), 1);
         CHECK_INT(idx[0], 2);
-        CHECK_INT(select_nics(&c, nics, 4, &st, idx), 2); /* ENA1: bound by us earlier */
+        CHECK_INT(select_nics(&c, nics, 4, &st, idx, NULL), 2); /* ENA1: bound by us earlier */
         c = test_config("{\"nics\":{\"kinds\":[\"other\"]}}");
-        CHECK_INT(select_nics(&c, nics, 4, NULL, idx), 1);
+        CHECK_INT(select_nics(&c, nics, 4, NULL, idx, NULL), 1);
         CHECK_INT(idx[0], 3);
         c = test_config("{\"nics\":{\"kinds\":[\"mana\"]}}");
-        CHECK_INT(select_nics(&c, nics, 4, NULL, idx), 0);
+        CHECK_INT(select_nics(&c, nics, 4, NULL, idx, NULL), 0);
 }
 
 static void test_eks(void)

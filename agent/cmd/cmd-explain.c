@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `spinlane-agent explain [NIC|CORE] [--root DIR] [--config FILE] [--json]`: the device
+ * map (agent/node/device-map.h) as a person reads it: one line per NIC and core of the
+ * node, advertised to the kubelet (Healthy or Unhealthy) or the one reason why not. With
+ * a PCI address or a core id, that device's line only. Read-only. Exit 0; 1 when the
+ * device asked about is not advertised Healthy; 2 on a usage or internal error or an
+ * unknown device. */
+#include "cmd.h"
+
+#include "config.h"
+#include "device-map.h"
+#include "hostfs.h"
+#include "inventory.h"
+#include "select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void print_entry(const agent_options *o, const config *c, const devmap_entry *e)
+{
+        if (o->json) {
+                json_t *j = devmap_entry_json(e, c->resource_prefix);
+                char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+                if (s)
+                        printf("%s\n", s);
+                free(s);
+                json_decref(j);
+                return;
+        }
+        char line[DEVMAP_DETAIL_LEN + 256];
+        devmap_entry_line(e, c->resource_prefix, line, sizeof(line));
+        printf("%s\n", line);
+}
+
+int cmd_explain(int argc, char **argv)
+{
+        static const char usage[] = "spinlane-agent explain [NIC|CORE] [--root DIR] [--config FILE] [--json]";
+        agent_options o;
+        hostfs h;
+        inventory *inv = NULL;
+        int r;
+
+        r = agent_setup(argc, argv, usage, &o, &h);
+        if (r != 0)
+                return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
+        config cfg;
+        if (agent_config(&o, &cfg) < 0)
+                return AGENT_EXIT_ERROR;
+        selection sel;
+        if (agent_scan("explain", &h, &cfg, &inv, &sel) < 0)
+                return AGENT_EXIT_ERROR;
+        device_map map = { 0 };
+        int rc = AGENT_EXIT_OK;
+        if (device_map_build(&sel, NULL, &map) < 0) {
+                agent_error(&o, "explain: out of memory");
+                rc = AGENT_EXIT_ERROR;
+        } else if (o.device) {
+                const devmap_entry *e = device_map_find(&map, DEVMAP_NIC, o.device);
+                if (!e)
+                        e = device_map_find(&map, DEVMAP_CORE, o.device);
+                if (!e) {
+                        agent_error(&o, "explain: this node has no NIC with PCI address %s and no core %s (`explain` "
+                                        "without an argument lists them all)", o.device, o.device);
+                        rc = AGENT_EXIT_ERROR;
+                } else {
+                        print_entry(&o, &cfg, e);
+                        rc = e->state == DEVMAP_HEALTHY ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
+                }
+        } else {
+                for (size_t i = 0; i < map.n; i++)
+                        print_entry(&o, &cfg, &map.items[i]);
+        }
+        fflush(stdout);
+        device_map_free(&map);
+        selection_free(&sel);
+        inventory_free(inv);
+        return rc;
+}
