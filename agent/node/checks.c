@@ -7,6 +7,7 @@
 #include "device-map.h"
 #include "errbuf.h"
 #include "ipv4.h"
+#include "select.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -82,15 +83,10 @@ static json_t *nic_listing_problems_json(const inventory *inv, size_t *ret_n, co
         return a;
 }
 
-bool checks_nic_selected_default(const inv_nic *nic, void *userdata)
-{
-        (void)userdata;
-        return nic->kind != INV_NIC_OTHER && !nic->primary;
-}
-
+/* checks_node gives every check a selection hook (the default config's when none). */
 static bool nic_selected(const checks_options *o, const inv_nic *nic)
 {
-        return o->nic_selected ? o->nic_selected(nic, o->userdata) : checks_nic_selected_default(nic, NULL);
+        return o->nic_selected(nic, o->userdata);
 }
 
 /* NICs a DPDK pod may be given (and that the configuration selects). */
@@ -512,7 +508,7 @@ static int check_nic_binding(const inventory *inv, const checks_options *o, verd
                 size_t nexcl = 0;
                 for (size_t i = 0; nnot == 0 && i < inv->n_nics; i++) {
                         const inv_nic *n = &inv->nics[i];
-                        if (n->primary || (n->kind == INV_NIC_OTHER && !o->nic_selected))
+                        if (n->primary)
                                 continue;
                         sb_add(&excluded, "%s%s (%s%s%s)", nexcl++ ? ", " : "", n->pci, inv_nic_kind_name(n->kind),
                                n->netdev[0] ? ", " : "", n->netdev);
@@ -569,7 +565,7 @@ static int check_primary_nic(const inventory *inv, const checks_options *o, verd
                         prim = n;
                 /* a MANA VF stays on mana and is "ready" without being taken: only a bind
                  * or an explicit selection hands the primary away */
-                if (nic_on_dpdk_driver(n) || (o->nic_selected && nic_selected(o, n)))
+                if (nic_on_dpdk_driver(n) || nic_selected(o, n))
                         bad = n;
         }
         json_t *ev = json_pack("{s:s?,s:s?,s:s?,s:o,s:s,s:s?}", "pci", prim ? prim->pci : NULL, "netdev",
@@ -840,9 +836,20 @@ static int check_nic_address(const inventory *inv, const checks_options *o, verd
 
 int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l)
 {
-        static const checks_options defaults = {0};
-        const checks_options *o = opt ? opt : &defaults;
+        checks_options with = opt ? *opt : (checks_options){ 0 };
+        const checks_options *o = &with;
+        _cleanup_(selection_free) selection sel = { 0 };
+        config def;
         int r;
+
+        /* No selection given: the default config's, by the one rule (select.h) */
+        if (!with.nic_selected) {
+                config_init(&def);
+                if ((r = selection_new(&def, inv, NULL, &sel)) < 0)
+                        return r;
+                with.nic_selected = selection_nic_hook;
+                with.userdata = &sel;
+        }
 
         if ((r = check_isolated_cpus(inv, l)) < 0 || (r = check_smt_siblings(inv, l)) < 0 ||
             (r = check_nohz_full(inv, l)) < 0 || (r = check_hugepages(inv, o, l)) < 0 ||

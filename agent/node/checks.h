@@ -25,9 +25,8 @@
 /* CHECK_KERNEL_ARGS "kernel-args" (kargs.h): last, only with checks_options.config */
 
 typedef struct checks_options {
-        /* Which NICs the node is meant to hand to DPDK pods. NULL: every ENA or MANA
-         * device that does not carry the default route. Node preparation (#4) plugs the
-         * config's NIC selectors in here. */
+        /* Which NICs the node is meant to hand to DPDK pods: selection_nic_hook with the
+         * config's selection (select.h). NULL: the default config's selection. */
         bool (*nic_selected)(const inv_nic *nic, void *userdata);
         void *userdata;
         /* The driver a selected ENA should be bound to (named in the remedy); NULL means
@@ -44,9 +43,6 @@ typedef struct checks_options {
         const config *config;
         const kargs_state *kargs_state;
 } checks_options;
-
-/* The default selection described above. */
-bool checks_nic_selected_default(const inv_nic *nic, void *userdata);
 
 /* Append every node check's verdict to *l (opt may be NULL for the defaults). Returns 0
  * or -ENOMEM (the list then holds the verdicts added so far). */

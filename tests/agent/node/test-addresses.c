@@ -295,10 +295,13 @@ static void test_no_mac_and_cli(void)
         CHECK(strstr(v->message, ENA1 ": address from AWS IMDS: known only to the running agent") != NULL);
         CHECK(strstr(v->message, "; known: " ENA2 " 10.0.7.10/24, no gateway (static)") != NULL);
 
-        /* not selected: left alone */
-        addresses_apply(inv, &(addresses_options){.cfg = &c, .state = st, .selected = checks_nic_selected_default,
-                                                   .metadata = md_fn, .md_userdata = &t});
+        /* not selected (the default nics.kinds leaves out the virtio NIC): left alone */
+        selection sel = {0};
+        CHECK_INT(selection_new(&c, inv, NULL, &sel), 0);
+        addresses_apply(inv, &(addresses_options){.cfg = &c, .state = st, .selected = selection_nic_hook,
+                                                   .sel_userdata = &sel, .metadata = md_fn, .md_userdata = &t});
         CHECK_INT(nic(inv, OTHER)->addr.state, INV_ADDR_UNRESOLVED);
+        selection_free(&sel);
 
         /* nothing advertised */
         for (size_t i = 0; i < inv->n_nics; i++)
