@@ -249,6 +249,10 @@ def test_all(args, api, root):
         check(got is not None, "NIC Unhealthy after its device node went")
         if got:
             print("NIC Unhealthy %.3f s after its device node went" % (got[0] - t0), flush=True)
+        # the agent says why, in the line `spinlane-agent explain` prints
+        line = "spinlane.io/dpdk-nic 0000:00:06.0: advertised, Unhealthy (not-ready): "
+        check(wait_for(lambda: line in agent.text(), T), "the agent logs why the NIC is Unhealthy: %s" %
+              [x for x in agent.text().splitlines() if "0000:00:06.0: " in x][-3:])
         code, msg = status_of(lambda: nic.alloc(["0000:00:06.0"]))
         check(code == grpc.StatusCode.INVALID_ARGUMENT and "unhealthy" in msg, "Allocate unhealthy -> %s" % msg)
         n0 = len(nw.lists)
@@ -486,6 +490,10 @@ def test_config_change(args, api, root):
         os.rename(cfg + ".tmp", cfg)
         got = w.wait(lambda d: d.get("0000:00:07.0", ("",))[0] == "Unhealthy", T, since=n0)
         check(got is not None, "NIC left out by the changed config is Unhealthy (the re-scan timer is at 600 s)")
+        line = ("spinlane.io/dpdk-nic 0000:00:07.0: advertised, Unhealthy (not-selected): nics.pci does not list "
+                "0000:00:07.0; kept listed")
+        check(wait_for(lambda: line in agent.text(), T), "the agent logs why 0000:00:07.0 is left out: %s" %
+              [x for x in agent.text().splitlines() if "0000:00:07.0: " in x][-3:])
         if got:
             print("config change reached the device plugin in %.3f s" % (got[0] - t0), flush=True)
         with open(cfg + ".tmp", "w") as f:
