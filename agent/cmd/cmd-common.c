@@ -207,3 +207,23 @@ int agent_scan(const char *cmd, const hostfs *h, const config *c, inventory **re
         *ret_inv = inv;
         return 0;
 }
+
+int agent_begin(int argc, char **argv, const char *usage, agent_cmd *ret)
+{
+        *ret = (agent_cmd){ 0 };
+        int r = agent_setup(argc, argv, usage, &ret->o, &ret->h);
+        if (r != 0)
+                return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
+        if (agent_config(&ret->o, &ret->cfg) < 0)
+                return AGENT_EXIT_ERROR;
+        if (agent_scan(argv[0], &ret->h, &ret->cfg, &ret->inv, &ret->sel) < 0)
+                return AGENT_EXIT_ERROR;
+        return -1;
+}
+
+void agent_end(agent_cmd *c)
+{
+        selection_free(&c->sel);
+        inventory_free(c->inv);
+        c->inv = NULL;
+}

@@ -7,6 +7,8 @@
  * unknown device. */
 #include "cmd.h"
 
+#include "cleanup.h"
+
 #include "config.h"
 #include "device-map.h"
 #include "hostfs.h"
@@ -35,44 +37,34 @@ static void print_entry(const agent_options *o, const config *c, const devmap_en
 int cmd_explain(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent explain [NIC|CORE] [--root DIR] [--config FILE] [--json]";
-        agent_options o;
-        hostfs h;
-        inventory *inv = NULL;
-        int r;
+        _cleanup_(agent_end) agent_cmd c;
 
-        r = agent_setup(argc, argv, usage, &o, &h);
-        if (r != 0)
-                return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
-        config cfg;
-        if (agent_config(&o, &cfg) < 0)
-                return AGENT_EXIT_ERROR;
-        selection sel;
-        if (agent_scan("explain", &h, &cfg, &inv, &sel) < 0)
-                return AGENT_EXIT_ERROR;
+        int r = agent_begin(argc, argv, usage, &c);
+        if (r >= 0)
+                return r;
+        const agent_options *o = &c.o;
         device_map map = { 0 };
         int rc = AGENT_EXIT_OK;
-        if (device_map_build(&sel, NULL, &map) < 0) {
-                agent_error(&o, "explain: out of memory");
+        if (device_map_build(&c.sel, NULL, &map) < 0) {
+                agent_error(o, "explain: out of memory");
                 rc = AGENT_EXIT_ERROR;
-        } else if (o.device) {
-                const devmap_entry *e = device_map_find(&map, DEVMAP_NIC, o.device);
+        } else if (o->device) {
+                const devmap_entry *e = device_map_find(&map, DEVMAP_NIC, o->device);
                 if (!e)
-                        e = device_map_find(&map, DEVMAP_CORE, o.device);
+                        e = device_map_find(&map, DEVMAP_CORE, o->device);
                 if (!e) {
-                        agent_error(&o, "explain: this node has no NIC with PCI address %s and no core %s (`explain` "
-                                        "without an argument lists them all)", o.device, o.device);
+                        agent_error(o, "explain: this node has no NIC with PCI address %s and no core %s (`explain` "
+                                        "without an argument lists them all)", o->device, o->device);
                         rc = AGENT_EXIT_ERROR;
                 } else {
-                        print_entry(&o, &cfg, e);
+                        print_entry(o, &c.cfg, e);
                         rc = e->state == DEVMAP_HEALTHY ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
                 }
         } else {
                 for (size_t i = 0; i < map.n; i++)
-                        print_entry(&o, &cfg, &map.items[i]);
+                        print_entry(o, &c.cfg, &map.items[i]);
         }
         fflush(stdout);
         device_map_free(&map);
-        selection_free(&sel);
-        inventory_free(inv);
         return rc;
 }

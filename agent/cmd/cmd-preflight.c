@@ -98,45 +98,38 @@ static void print_human_summary(const inventory *inv, FILE *f)
 int cmd_preflight(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent preflight [--root DIR] [--config FILE] [--json]";
-        agent_options o;
-        hostfs h;
-        inventory *inv = NULL;
-        config cfg;
         verdict_list vl = {0};
-        int r;
+        _cleanup_(agent_end) agent_cmd c;
 
-        r = agent_setup(argc, argv, usage, &o, &h);
-        if (r != 0)
-                return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
-        if (agent_config(&o, &cfg) < 0)
-                return AGENT_EXIT_ERROR;
-        _cleanup_(selection_free) selection sel = { 0 };
-        if (agent_scan("preflight", &h, &cfg, &inv, &sel) < 0)
-                return AGENT_EXIT_ERROR;
+        int r = agent_begin(argc, argv, usage, &c);
+        if (r >= 0)
+                return r;
+        const agent_options *o = &c.o;
+        const config *cfg = &c.cfg;
+        const inventory *inv = c.inv;
         /* The config's NIC selection (the one preparation and the daemon use) and bind
          * driver. */
         kargs_state kst;
         char kerr[256];
-        int kr = kargs_state_load(&h, &kst, kerr, sizeof(kerr));
+        int kr = kargs_state_load(&c.h, &kst, kerr, sizeof(kerr));
         if (kr < 0)
                 fprintf(stderr, "spinlane-agent preflight: %s: %s, ignoring\n", KARGS_STATE_PATH, kerr);
         checks_options copt = {
                 .nic_selected = selection_nic_hook,
-                .userdata = &sel,
-                .bind_driver = config_driver_name(cfg.binding.ena),
-                .hugetlbfs_pod_mount = cfg.hugetlbfs.pod_mount,
-                .hugetlbfs_mount_point = cfg.hugetlbfs.mount_point,
-                .config = &cfg,
+                .userdata = &c.sel,
+                .bind_driver = config_driver_name(cfg->binding.ena),
+                .hugetlbfs_pod_mount = cfg->hugetlbfs.pod_mount,
+                .hugetlbfs_mount_point = cfg->hugetlbfs.mount_point,
+                .config = cfg,
                 .kargs_state = kr > 0 ? &kst : NULL,
         };
         r = checks_node(inv, &copt, &vl);
         if (r < 0) {
                 fprintf(stderr, "spinlane-agent preflight: checks failed: %s\n", strerror(-r));
                 verdict_list_free(&vl);
-                inventory_free(inv);
                 return AGENT_EXIT_ERROR;
         }
-        if (o.json) {
+        if (o->json) {
                 json_t *s = json_pack("{s:o}", "node", node_summary(inv));
                 char *line = s ? json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
                 if (line)
@@ -146,9 +139,8 @@ int cmd_preflight(int argc, char **argv)
         } else {
                 print_human_summary(inv, stdout);
         }
-        verdict_print(&vl, stdout, o.json);
+        verdict_print(&vl, stdout, o->json);
         r = verdict_exit_code(&vl) ? AGENT_EXIT_FAIL : AGENT_EXIT_OK;
         verdict_list_free(&vl);
-        inventory_free(inv);
         return r;
 }

@@ -5,6 +5,10 @@
 #ifndef SPIN_AGENT_CMD_H
 #define SPIN_AGENT_CMD_H
 
+#include "config.h"
+#include "hostfs.h"
+#include "select.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 
@@ -67,6 +71,21 @@ int agent_select(const struct hostfs *h, const struct config *c, struct inventor
  * returned negative, the outputs untouched; free with inventory_free and selection_free. */
 int agent_scan(const char *cmd, const struct hostfs *h, const struct config *c, struct inventory **ret_inv,
                struct selection *ret_sel);
+
+/* What a read-only command (preflight, inventory, explain) starts from. */
+typedef struct agent_cmd {
+        agent_options o;
+        hostfs h;
+        config cfg;
+        struct inventory *inv;
+        selection sel;
+} agent_cmd;
+
+/* agent_setup, agent_config, agent_scan into *ret, each failure named on stderr.
+ * Returns -1 when the command goes on (free with agent_end), else the exit code to
+ * return now (0 after --help or --version, AGENT_EXIT_ERROR); *ret then needs no end. */
+int agent_begin(int argc, char **argv, const char *usage, agent_cmd *ret);
+void agent_end(agent_cmd *c);
 
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
