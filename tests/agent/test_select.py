@@ -41,14 +41,8 @@ CASES = [
     ({"nics": {"kinds": ["mana"]}}, [], ALL_CORES),
 ]
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from testcheck import check, failures  # noqa: E402
 
 
 def run(cmd):

@@ -42,19 +42,11 @@ NIC_SOCK = "spinlane-dpdk-nic.sock"
 CORE_SOCK = "spinlane-isolated-core.sock"
 
 T = 30.0       # generous bound (s, before scaling) for one expected event
-failures = []
-checks = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
 WRAPPER = []   # command prefix for the agent (--wrapper)
 S = 1.0        # time scale (--scale)
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
 
 
 def status_of(fn):
@@ -634,7 +626,7 @@ def main():
         imds.close()
         rm_tree(root)
         rm_tree(gen)
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
     return 1 if failures else 0
 
 
