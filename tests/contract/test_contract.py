@@ -77,17 +77,9 @@ FIXTURES = {
                  "config": {}, "ipv4": ["10.1.0.4/24"], "gateway": ["10.1.0.1"]},
 }
 
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
 
 
 def cpulist_parse(s):
@@ -388,7 +380,7 @@ def main():
         imds.close()
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(protodir, ignore_errors=True)
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
     return 1 if failures else 0
 
 

@@ -35,14 +35,8 @@ DP_DIR = "/var/lib/kubelet/device-plugins"
 # the eks-x86 fixture's two secondary ENAs (on vfio-pci) by the names AL2023 gives them
 ENA_NAMES = {"0000:00:06.0": "ens6", "0000:00:07.0": "ens7"}
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from testcheck import check, failures  # noqa: E402
 
 
 def skip(reason):

@@ -24,14 +24,8 @@ SRC = os.environ.get("SPINLANE_SOURCE_DIR") or os.path.abspath(os.path.join(os.p
 EKS = os.path.join(SRC, "deploy", "eks")
 AKS = os.path.join(SRC, "deploy", "aks")
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from testcheck import check, failures  # noqa: E402
 
 
 def need_yaml():

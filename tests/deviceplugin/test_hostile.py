@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "agent", "cloud"))
 import kubelet_standin  # noqa: E402
 import test_kubelet as tk  # noqa: E402
+import testcheck  # noqa: E402  (on sys.path through test_kubelet)
 from imds_standin import FakeImds  # noqa: E402
 from kubelet_standin import Kubelet, Plugin, Watcher, load_api, make_tree, rm_tree, wait_for, PLUGIN_DIR  # noqa: E402
 from test_kubelet import Agent, check, status_of, NIC_SOCK, T  # noqa: E402
@@ -330,7 +331,7 @@ def main():
         imds.close()
         rm_tree(root)
         rm_tree(gen)
-    print("%d checks, %d failed" % (tk.checks, len(tk.failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(tk.failures)))
     return 1 if tk.failures else 0
 
 

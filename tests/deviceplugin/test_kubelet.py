@@ -42,19 +42,11 @@ NIC_SOCK = "spinlane-dpdk-nic.sock"
 CORE_SOCK = "spinlane-isolated-core.sock"
 
 T = 30.0       # generous bound (s, before scaling) for one expected event
-failures = []
-checks = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
 WRAPPER = []   # command prefix for the agent (--wrapper)
 S = 1.0        # time scale (--scale)
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
 
 
 def status_of(fn):
@@ -108,6 +100,41 @@ class Agent:
         return rc
 
 
+def tick_values(pid):
+    """Time left (ns) on each of pid's timerfds with a 1 s period - the device plugin
+    engine's safety tick (dp_register_on_tick) - by fd, from /proc/<pid>/fdinfo."""
+    out = {}
+    d = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(d):
+        try:
+            with open(os.path.join(d, fd)) as f:
+                text = f.read()
+        except OSError:
+            continue
+        m = re.search(r"it_value: \((\d+), (\d+)\)", text)
+        if m and "it_interval: (1, 0)" in text:
+            out[fd] = int(m.group(1)) * 10**9 + int(m.group(2))
+    return out
+
+
+def wait_ticks(agent, n, what):
+    """Wait (bounded) until the agent's 1 s safety tick has fired n times from now: the
+    time left on its periodic timerfd goes up at each expiry. A check, named by what."""
+    last, fired = tick_values(agent.p.pid), {}
+    deadline = time.monotonic() + (n + T) * S
+    while time.monotonic() < deadline:
+        now = tick_values(agent.p.pid)
+        for fd, v in now.items():
+            if fd in last and v > last[fd]:
+                fired[fd] = fired.get(fd, 0) + 1
+        last = now
+        if any(k >= n for k in fired.values()):
+            return True
+        time.sleep(0.02)
+    return check(False, "%s: the agent's 1 s tick fired %d times within %.0f s, want %d (1 s timerfds: %s)" %
+                 (what, max(fired.values(), default=0), (n + T) * S, n, sorted(last)))
+
+
 def check_exec(agent):
     """`spinlane-agent run` execs spinlane-agent-run in place: the PID we started now runs
     the daemon; under valgrind (--trace-children=yes) still valgrind's tool, so the
@@ -143,7 +170,7 @@ def test_all(args, api, root):
         check(opts.get_preferred_allocation_available and not opts.pre_start_required,
               "options: preferred allocation available, no PreStartContainer")
         c0 = cpu_seconds(agent.p.pid)
-        time.sleep(3.0 if WRAPPER else 1.5)  # a window with a few 1 s checks in it
+        wait_ticks(agent, 2, "no kubelet")  # a window with a few 1 s checks in it
         check("Register" not in agent.text(), "no Register attempts while kubelet.sock is absent")
         if not WRAPPER:  # the wrapper's own CPU time would count
             check(cpu_seconds(agent.p.pid) - c0 < 0.2, "waiting for the kubelet does not spin")
@@ -567,7 +594,7 @@ def test_dir_gone(args, api, root):
     kubelet = None
     try:
         check(wait_for(lambda: "running (" in agent.text(), T), "agent running without the dir")
-        time.sleep(2.5 if not WRAPPER else 5.0)  # a few 1 s checks: none may repeat the line
+        wait_ticks(agent, 3, "a missing dir")  # a few 1 s checks: none may repeat the line
         log = agent.text()
         n = log.count("cannot serve on")
         check(n == 2, "a missing dir: 'cannot serve' once per plugin (%d times)" % n)
@@ -579,7 +606,7 @@ def test_dir_gone(args, api, root):
         for i in range(2):
             kubelet.stop()
             rm_tree(kdir)
-            time.sleep(0.3 if not WRAPPER else 1.0)  # let the agent see the dir go (or not: either way it recovers)
+            wait_ticks(agent, 1, "dir removed %d" % i)  # the tick re-watches the dir: the agent saw it go
             kubelet = Kubelet(api, root)
             kubelet.start(wipe=True)
             try:
@@ -642,7 +669,7 @@ def main():
         imds.close()
         rm_tree(root)
         rm_tree(gen)
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
     return 1 if failures else 0
 
 

@@ -37,14 +37,8 @@ from fixture_node import EKS_ADDRESSES as ADDR, EKS_NIC6 as NIC6, EKS_NIC7 as NI
 
 T = 60.0  # generous bound (s) for one expected event; nothing here is timed
 NIC_SOCK, CORE_SOCK = "spinlane-dpdk-nic.sock", "spinlane-isolated-core.sock"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from testcheck import check, failures  # noqa: E402
 
 
 def healthy(d):

@@ -30,14 +30,8 @@ IMAGES = ["-f", os.path.join(SRC, "tests", "helm", "values-images.yaml")]
 PRESETS = {"default": [], "eks": ["-f", os.path.join(CHART, "values-eks.yaml")],
            "aks": ["-f", os.path.join(CHART, "values-aks.yaml")]}
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from testcheck import check, failures  # noqa: E402
 
 
 def skip(reason):

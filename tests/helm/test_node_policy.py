@@ -35,17 +35,9 @@ NODE_NAME_KEY = "authentication.kubernetes.io/node-name"
 OWN = ["spinlane.io/ready", "spinlane.io/nic-kind", "spinlane.io/dpdk-nics", "spinlane.io/isolated-cores",
        "spinlane.io/pin-mode"]
 
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
 
 
 def skip(reason):
@@ -254,7 +246,7 @@ def main():
                 evaluate(spec, cases("spinlane", "spinlane-agent"), cel_dir, tmp, tag)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
     return 1 if failures else 0
 
 

@@ -54,19 +54,11 @@ MACS = {ENA1: MAC1, ENA2: MAC2, MANA: MAC3}
 AWS_PATH = "/latest/meta-data/network/interfaces/macs/%s/local-ipv4s"
 AZURE_PATH = "/metadata/instance/network"
 
-failures = []
-checks = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
 WRAPPER = []
 S = 1.0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
 
 
 class Agent:
@@ -371,7 +363,7 @@ def main():
         else:
             rm_tree(root)
         rm_tree(gen)
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
     return 1 if failures else 0
 
 

@@ -60,19 +60,11 @@ OURS = {"spinlane.io/ready", "spinlane.io/nic-kind", "spinlane.io/dpdk-nics", "s
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TOKENS = ("tok-1", "tok-2", "tok-3")
 
-failures = []
-checks = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
 S = 1.0
 WRAPPER = []
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
 
 
 def wait_for(pred, timeout, step=0.02):
@@ -925,7 +917,7 @@ def main():
         shutil.rmtree(gen2, ignore_errors=True)
     for what, sec in measured:  # reported, never asserted (timings belong in bench/)
         print("measured: %s: %.3f s" % (what, sec))
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
     return 1 if failures else 0
 
 

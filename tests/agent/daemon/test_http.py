@@ -35,18 +35,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
-failures = []
-checks = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
 S = 1.0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
 
 
 def wait_for(pred, timeout, step=0.05):
@@ -384,7 +376,7 @@ def main():
                 print("---- agent log (tail) ----\n" + "\n".join(agent.text().splitlines()[-40:]))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
     return 1 if failures else 0
 
 

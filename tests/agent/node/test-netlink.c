@@ -5,9 +5,10 @@
  * interface with only its IPv6 link-local address (free), one enslaved to a bridge, one
  * under a vlan, a route through a nexthop object, two default routes with metrics 512
  * and 513; the byte bound; the DaemonSet's namespace check (a PID namespace of the test's
- * own, its PID 1 in this network namespace, the agent in it or not). Without root: recorded dumps
+ * own, its PID 1 in this network namespace, the agent in it or not). Recorded dumps
  * under a fake root (whole, missing, cut short, with trailing bytes, a refused nexthop
- * dump). */
+ * dump), which need no privilege: test-netlink runs those, test-netlink-root (--root)
+ * the real kernel. */
 #include "netlink.h"
 
 #include "cleanup.h"
@@ -305,12 +306,17 @@ static void test_recorded(void)
         nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int main(void)
+/* Two ctest tests, one binary: bare, the recorded dumps (no privilege needed, never
+ * skipped); with "--root" (test-netlink-root) only the real kernel, skipped before it acts
+ * when the machine lacks root or iproute2. */
+int main(int argc, char **argv)
 {
-        test_recorded();
-        /* What the machine lacks, decided before acting (a failure so far still fails). */
-        if (test_failures)
+        if (argc > 2 || (argc == 2 && strcmp(argv[1], "--root") != 0))
+                TEST_FATAL("usage: %s [--root]", argv[0]);
+        if (argc == 1) {
+                test_recorded();
                 return test_done();
+        }
         if (geteuid() != 0)
                 TEST_SKIP("real rtnetlink in a network namespace: not root");
         if (system("ip -V >/dev/null 2>&1") != 0)

@@ -2,9 +2,9 @@
 /* Hugepages and hugetlbfs: a fake tree with a stingy emulated kernel (shortfall,
  * missing node, unsupported size, read-only file), mount table parsing, the fake-root
  * mount report, the exact mount/mkdir/umount calls on an emulated kernel, the host's
- * mount table under --root (2 500 mounts, unreadable, an over-long line), and - as root
- * with hugetlbfs, else skipped before acting - a real hugetlbfs mount in a temp dir and
- * a real nr_hugepages write. */
+ * mount table under --root (2 500 mounts, unreadable, an over-long line), and - with
+ * "--root" (ctest: test-hugepages-root), as root with hugetlbfs, else skipped before
+ * acting - a real hugetlbfs mount in a temp dir and a real nr_hugepages write. */
 #include "hugepages.h"
 
 #include "cleanup.h"
@@ -439,16 +439,21 @@ static void test_real(void)
         verdict_list_free(&v);
 }
 
-int main(void)
+/* Two ctest tests, one binary: bare, everything on fake trees and the emulated kernel
+ * (never skipped); with "--root" (test-hugepages-root) only the real mount and
+ * nr_hugepages write, skipped before it acts when the machine lacks root or hugetlbfs. */
+int main(int argc, char **argv)
 {
-        test_reserve();
-        test_find_mount();
-        test_mount_fake_root();
-        test_mount_emulated();
-        test_mount_table();
-        /* What the machine lacks, decided before acting (a failure so far still fails). */
-        if (test_failures)
+        if (argc > 2 || (argc == 2 && strcmp(argv[1], "--root") != 0))
+                TEST_FATAL("usage: %s [--root]", argv[0]);
+        if (argc == 1) {
+                test_reserve();
+                test_find_mount();
+                test_mount_fake_root();
+                test_mount_emulated();
+                test_mount_table();
                 return test_done();
+        }
         if (geteuid() != 0)
                 TEST_SKIP("real hugetlbfs mount and nr_hugepages: not root");
         if (!have_hugetlbfs())

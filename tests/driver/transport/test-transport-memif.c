@@ -3,8 +3,9 @@
  * the client resolves the server by ARP, sends 2000 numbered datagrams (single sends and
  * batches), the server echoes each, the client checks every echo arrived intact. Then
  * "bye"/"ack": the server stops polling before the client closes, and closes only after
- * memif's disconnect is done (DPDK 22.11's memif unmaps its rings on a peer's disconnect
- * from the interrupt thread, racing rx_burst and the port's own close). */
+ * memif's disconnect is done, the client's regions unmapped from it (/proc/self/maps;
+ * DPDK 22.11's memif unmaps its rings on a peer's disconnect from the interrupt thread,
+ * racing rx_burst and the port's own close). */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -112,6 +113,22 @@ static void client_rx(void *clientd, void *ep_clientd, const uint8_t *data, size
         c->n++;
 }
 
+/* The memif regions (memfds the client made, "memif_region_<n>") mapped in this process
+ * now, from /proc/self/maps; -1 when it cannot be read. */
+static int memif_regions_mapped(void)
+{
+        FILE *f = fopen("/proc/self/maps", "re");
+        char line[512];
+        int n = 0;
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (strstr(line, "/memfd:memif_region_"))
+                        n++;
+        fclose(f);
+        return n;
+}
+
 static int run(bool server, const char *sock)
 {
         char vdev[512], err[256] = "";
@@ -147,16 +164,26 @@ static int run(bool server, const char *sock)
                 CHECK_INT(c.n, N_MSGS);
                 CHECK_INT(c.bad, 0);
                 CHECK(c.bye);
+                /* connected: the client's regions are mapped here (else the wait for their
+                 * unmapping below would wait for nothing) */
+                CHECK(memif_regions_mapped() > 0);
                 /* no more polling from here: ack, then wait for the client to go */
                 struct sockaddr_in client = t_sin("10.1.0.2", 7000);
                 while (tr_send(c.q, ep, &client, "ack", 3) == 0 && ms_now() < deadline)
                         ;
                 while (tr_port_link_up(p) && ms_now() < deadline)
                         usleep(1000);
-                /* memif says the link is down at the start of its disconnect and frees its
-                 * rings at the end, on the EAL interrupt thread: let that finish before
-                 * tr_port_close frees them again (DPDK 22.11; this checks nothing) */
-                usleep(100000);
+                CHECK(!tr_port_link_up(p));
+                /* memif says the link is down at the start of its disconnect and unmaps the
+                 * client's regions (its rings) at the end, on the EAL interrupt thread: wait
+                 * for that before tr_port_close frees them again (DPDK 22.11) */
+                int mapped;
+                while ((mapped = memif_regions_mapped()) > 0 && ms_now() < deadline)
+                        usleep(1000);
+                if (mapped != 0)
+                        fprintf(stderr, "server: memif's disconnect left %d region mapping(s) after %d ms\n",
+                                mapped, TEST_WAIT_MS);
+                CHECK_INT(mapped, 0);
         } else {
                 struct sockaddr_in dst = t_sin("10.1.0.1", 7001);
                 static uint8_t msgs_buf[32][64];
