@@ -9,7 +9,6 @@
 #include "cleanup.h"
 
 #include <errno.h>
-#include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
 #include <stdio.h>
@@ -77,25 +76,11 @@ void dp_register_plugin(dp_plugin *p)
         g->tag = (dp_tag){ OP_REGISTER, g };
         rpc_unary_init(&g->u);
         snprintf(target, sizeof(target), "unix:%s", e->kubelet_sock);
-        grpc_channel_credentials *creds = grpc_insecure_credentials_create();
         /* A private subchannel with short reconnect backoff: the shared pool would keep a
          * refused connect (kubelet.sock bound, not yet listening) in a 1 s backoff. */
-        grpc_arg cargs[4];
-        cargs[0].type = GRPC_ARG_INTEGER;
-        cargs[0].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
-        cargs[0].value.integer = 1;
-        cargs[1].type = GRPC_ARG_INTEGER;
-        cargs[1].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
-        cargs[1].value.integer = 50;
-        cargs[2].type = GRPC_ARG_INTEGER; /* the connect timeout, despite its name */
-        cargs[2].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
-        cargs[2].value.integer = DP_REGISTER_TIMEOUT_MS;
-        cargs[3].type = GRPC_ARG_INTEGER;
-        cargs[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
-        cargs[3].value.integer = 500;
-        grpc_channel_args chargs = { .num_args = 4, .args = cargs };
-        g->channel = grpc_channel_create(target, creds, &chargs);
-        grpc_channel_credentials_release(creds);
+        g->channel = rpc_channel_create(target, &(rpc_channel_opts){ .initial_backoff_ms = 50,
+                                                                     .min_backoff_ms = DP_REGISTER_TIMEOUT_MS,
+                                                                     .max_backoff_ms = 500 });
         gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
                                              gpr_time_from_millis(DP_REGISTER_TIMEOUT_MS, GPR_TIMESPAN));
         if (rpc_unary_start(&g->u, g->channel, e->cq, "/v1beta1.Registration/Register", deadline,

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
 #include <poll.h>
@@ -192,25 +191,9 @@ int podres_client_new(loop *l, const char *socket_path, podres_client **ret)
         }
         grpc_init();
         c->cq = grpc_completion_queue_create_for_next(NULL);
-        /* a private subchannel: a kubelet that restarts is found again quickly, and no
-         * other channel's backoff applies */
-        grpc_arg args[4];
-        args[0].type = GRPC_ARG_INTEGER;
-        args[0].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
-        args[0].value.integer = 1;
-        args[1].type = GRPC_ARG_INTEGER;
-        args[1].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-        args[1].value.integer = (int)PODRES_MAX_REPLY;
-        args[2].type = GRPC_ARG_INTEGER;
-        args[2].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
-        args[2].value.integer = 100;
-        args[3].type = GRPC_ARG_INTEGER;
-        args[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
-        args[3].value.integer = 1000;
-        grpc_channel_args ca = {.num_args = 4, .args = args};
-        grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-        c->channel = grpc_channel_create(c->target, creds, &ca);
-        grpc_channel_credentials_release(creds);
+        c->channel = rpc_channel_create(c->target, &(rpc_channel_opts){ .initial_backoff_ms = 100,
+                                                                        .max_backoff_ms = 1000,
+                                                                        .max_receive = (int)PODRES_MAX_REPLY });
         if (pthread_create(&c->pump, NULL, pump_main, c) != 0) {
                 c->pump_started = false;
                 podres_client_free(c);

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <grpc/grpc_security.h>
+
 void rpc_unary_init(rpc_unary *u)
 {
         memset(u, 0, sizeof(*u));
@@ -64,4 +66,33 @@ size_t rpc_unary_details(const rpc_unary *u, char *buf, size_t len)
         memcpy(buf, GRPC_SLICE_START_PTR(u->details), dl);
         buf[dl] = '\0';
         return dl;
+}
+
+grpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts)
+{
+        grpc_arg args[5];
+        size_t n = 0;
+        const struct {
+                const char *key;
+                int value;
+        } want[] = {
+                { GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1 },
+                { GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, opts->initial_backoff_ms },
+                { GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, opts->min_backoff_ms },
+                { GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, opts->max_backoff_ms },
+                { GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, opts->max_receive },
+        };
+        for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+                if (!want[i].value)
+                        continue;
+                args[n].type = GRPC_ARG_INTEGER;
+                args[n].key = (char *)want[i].key;
+                args[n].value.integer = want[i].value;
+                n++;
+        }
+        grpc_channel_args ca = { .num_args = n, .args = args };
+        grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+        grpc_channel *ch = grpc_channel_create(target, creds, &ca);
+        grpc_channel_credentials_release(creds);
+        return ch;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One unary call of the gRPC C core as a client makes it: the six ops of a request and
  * its reply started as one batch on a completion queue, the buffers they fill, and the
- * status details as a bounded string. Shared by the device plugin's Register and the
- * PodResources client. No threads, no logging; the caller owns the queue and the tag. */
+ * status details as a bounded string; and the client channel both make. Shared by the
+ * device plugin's Register and the PodResources client. No threads, no logging; the
+ * caller owns the queue and the tag. */
 #ifndef SPINLANE_RPC_UNARY_H
 #define SPINLANE_RPC_UNARY_H
 
@@ -31,5 +32,18 @@ void rpc_unary_destroy(rpc_unary *u);
 
 /* The status details, cut to fit buf (len > 0) and NUL-terminated; the length copied. */
 size_t rpc_unary_details(const rpc_unary *u, char *buf, size_t len);
+
+/* How a client channel to the kubelet's unix sockets reconnects. A private subchannel
+ * (no other channel's backoff applies: a kubelet that restarts is found again quickly);
+ * each field 0 leaves gRPC's default. */
+typedef struct rpc_channel_opts {
+        int initial_backoff_ms;
+        int min_backoff_ms;   /* also the connect timeout, despite its name */
+        int max_backoff_ms;
+        int max_receive;      /* bytes of one reply */
+} rpc_channel_opts;
+
+/* An insecure channel to target ("unix:/path") with opts; NULL when gRPC refused. */
+grpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts);
 
 #endif
