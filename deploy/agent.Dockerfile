@@ -9,11 +9,12 @@
 # spinlane-agent and the daemon spinlane-agent-run with cmake (no DPDK, no Aeron: the
 # agent links neither) and installs the `agent` component into /usr/local; stage 2 is the
 # slim Debian 12 with only the shared libraries they link: jansson, protobuf-c, libcurl
-# (the metadata and API clients), libmicrohttpd (/metrics, /healthz, /readyz), libatomic
-# (the static gRPC's link line names it; a sanitizer or another compiler keeps it), libstdc++
-# (gRPC's abseil). The gRPC C core, its abseil, upb, c-ares and re2 are linked statically
-# (SPINLANE_STATIC_GRPC, Debian's libgrpc-dev ships the archives). The agent runs no
-# other program (netlink, ethtool and sysfs are its own code): no kmod, no iproute2.
+# (the metadata and API clients), libyaml (--kubeconfig), libmicrohttpd (/metrics,
+# /healthz, /readyz), libatomic (the static gRPC's link line names it; a sanitizer or
+# another compiler keeps it), libstdc++ (gRPC's abseil). The gRPC C core, its abseil,
+# upb, c-ares and re2 are linked statically (SPINLANE_STATIC_GRPC, Debian's libgrpc-dev
+# ships the archives). The agent runs no other program (netlink, ethtool and sysfs are
+# its own code): no kmod, no iproute2.
 # `spinlane-agent run` execs spinlane-agent-run from its own directory: both go to
 # /usr/local/bin.
 #
@@ -30,7 +31,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config \
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
-      libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev \
+      libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libyaml-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -42,7 +43,7 @@ FROM ${BASE}
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libprotobuf-c1 libjansson4 libcurl4 libmicrohttpd12 libstdc++6 libatomic1 \
+      libprotobuf-c1 libjansson4 libcurl4 libmicrohttpd12 libyaml-0-2 libstdc++6 libatomic1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/spinlane-agent /usr/local/bin/spinlane-agent-run /usr/local/bin/
 # The DaemonSet passes the subcommand: run --root /host --config /etc/spinlane/config.json

@@ -34,7 +34,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config git gzip ca-certificates \
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
-      libdpdk-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev \
+      libdpdk-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libyaml-dev \
       libbsd-dev uuid-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

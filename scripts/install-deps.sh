@@ -7,7 +7,7 @@ pkgs=(
   build-essential cmake pkg-config git clang libclang-rt-14-dev
   libgrpc-dev protobuf-c-compiler libprotobuf-c-dev
   dpdk dpdk-dev libdpdk-dev
-  libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev
+  libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libyaml-dev
   python3 python3-grpcio python3-grpc-tools python3-prometheus-client openssl
   iproute2 ethtool kmod procps valgrind
   unzip python3-yaml

@@ -29,7 +29,7 @@ void kube_config_clear(kube_config *c);
 /* A deep copy. -ENOMEM. */
 int kube_config_copy(const kube_config *c, kube_config *ret);
 
-/* A kubeconfig (the YAML subset of kube-yaml, or JSON) of len bytes. Relative file paths in
+/* A kubeconfig (YAML, read by kube-yaml with libyaml, or JSON) of len bytes. Relative file paths in
  * it are taken relative to base_dir (the kubeconfig's directory, as kubectl does).
  * -EINVAL with a message naming the field: no current-context, a missing context, cluster
  * or user, a server that is not https://, no CA, no token or tokenFile, and what is not

@@ -1,483 +1,245 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A bounded parser of kubectl's YAML subset into jansson values: lines first (indent,
- * comments stripped), then recursive descent over block mappings and sequences. Pure;
- * never logs. */
+/* A kubeconfig's YAML read with libyaml's event parser into a jansson value (kube-yaml.h
+ * says what is taken and refused). Owns nothing past the call; the parser's copies of the
+ * text and every scalar are wiped before they are freed (a scalar may be the token).
+ * Pure: no I/O, no globals, never logs. */
 #include "kube-yaml.h"
 
 #include "cleanup.h"
-#include "parse.h"
+#include "errbuf.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
-typedef struct yline {
-        size_t indent;
-        const char *s; /* content after the indent, comment and trailing spaces removed */
-        size_t len;
-        unsigned no;   /* 1-based line number */
-} yline;
+typedef struct frame {
+        json_t *v;      /* borrowed: owned by its parent, or the root */
+        char *key;      /* a mapping's key waiting for its value */
+        size_t key_line;
+} frame;
 
-typedef struct yp {
-        yline *lines;
-        size_t n, i;
-        unsigned depth;
+typedef struct builder {
+        json_t *root;
+        frame stack[KUBE_YAML_MAX_DEPTH];
+        size_t depth, nodes;
         char *err;
         size_t err_size;
-        int error;
-} yp;
+} builder;
 
-static void fail(yp *p, int error, unsigned no, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void fail(yp *p, int error, unsigned no, const char *fmt, ...)
+static void wipe_free(char *s)
 {
-        va_list ap;
-        if (p->error)
-                return; /* keep the first */
-        p->error = error;
-        if (!p->err || !p->err_size)
-                return;
-        int k = snprintf(p->err, p->err_size, "line %u: ", no);
-        if (k < 0 || (size_t)k >= p->err_size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(p->err + k, p->err_size - (size_t)k, fmt, ap);
-        va_end(ap);
+        if (s) {
+                explicit_bzero(s, strlen(s));
+                free(s);
+        }
 }
 
-/* Length of s without a comment (" #" or a leading "#" outside quotes) and trailing blanks. */
-static size_t content_len(const char *s, size_t len)
+static int fail(builder *b, int r, size_t line, const char *what)
 {
-        bool sq = false, dq = false;
-        size_t end = len;
-
-        for (size_t i = 0; i < len; i++) {
-                char c = s[i];
-                if (dq) {
-                        if (c == '\\')
-                                i++;
-                        else if (c == '"')
-                                dq = false;
-                } else if (sq) {
-                        if (c == '\'')
-                                sq = false;
-                } else if (c == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) {
-                        end = i;
-                        break;
-                } else if (c == '"' && (i == 0 || strchr(" :-[{,", s[i - 1]))) {
-                        dq = true;
-                } else if (c == '\'' && (i == 0 || strchr(" :-[{,", s[i - 1]))) {
-                        sq = true;
-                }
-        }
-        while (end > 0 && (s[end - 1] == ' ' || s[end - 1] == '\t'))
-                end--;
-        return end;
+        errbuf_printf(b->err, b->err_size, "line %zu: %s", line, what);
+        return r;
 }
 
-static int split_lines(yp *p, const char *text, size_t len)
+/* Hands v (a new reference) to the root, a sequence, or the mapping's pending key. A
+ * scalar string where a mapping waits for a key becomes that key (v is then freed). */
+static int add(builder *b, json_t *v, size_t line)
 {
-        size_t cap = 0;
-        unsigned no = 0;
-        bool started = false;
-
-        for (size_t pos = 0; pos < len;) {
-                const char *nl = memchr(text + pos, '\n', len - pos);
-                size_t end = nl ? (size_t)(nl - text) : len, l = end - pos, ind = 0;
-                const char *s = text + pos;
-                pos = end + 1;
-                no++;
-                if (no > KUBE_YAML_MAX_LINES) {
-                        fail(p, -E2BIG, no, "more than %d lines", KUBE_YAML_MAX_LINES);
-                        return -E2BIG;
-                }
-                if (l > 0 && s[l - 1] == '\r')
-                        l--;
-                while (ind < l && s[ind] == ' ')
-                        ind++;
-                if (ind < l && s[ind] == '\t') {
-                        fail(p, -EINVAL, no, "a tab in the indentation");
-                        return -EINVAL;
-                }
-                size_t cl = content_len(s + ind, l - ind);
-                if (cl == 0)
-                        continue;
-                const char *c = s + ind;
-                if (ind == 0 && cl >= 3 && memcmp(c, "---", 3) == 0 && (cl == 3 || c[3] == ' ')) {
-                        if (started || cl > 3) {
-                                fail(p, -EINVAL, no, started ? "several documents are not supported"
-                                                             : "content after \"---\" is not supported");
-                                return -EINVAL;
-                        }
-                        continue;
-                }
-                if (ind == 0 && cl == 3 && memcmp(c, "...", 3) == 0)
-                        break;
-                if (ind == 0 && c[0] == '%') {
-                        fail(p, -EINVAL, no, "directives (%%YAML, %%TAG) are not supported");
-                        return -EINVAL;
-                }
-                started = true;
-                if (p->n == cap) {
-                        size_t nc = cap ? cap * 2 : 64;
-                        yline *nl2 = realloc(p->lines, nc * sizeof(*nl2));
-                        if (!nl2)
-                                return -ENOMEM;
-                        p->lines = nl2;
-                        cap = nc;
-                }
-                p->lines[p->n++] = (yline){.indent = ind, .s = c, .len = cl, .no = no};
+        if (!b->depth) {
+                b->root = v;
+                return 0;
         }
+        frame *f = &b->stack[b->depth - 1];
+        if (json_is_array(f->v)) {
+                if (json_array_append_new(f->v, v) < 0)
+                        return -ENOMEM;
+                return 0;
+        }
+        if (!f->key) {
+                if (!json_is_string(v) || json_string_length(v) == 0) {
+                        json_decref(v);
+                        return fail(b, -EINVAL, line, "a mapping key must be a non-empty scalar");
+                }
+                char *k = strdup(json_string_value(v));
+                explicit_bzero((char *)json_string_value(v), json_string_length(v));
+                json_decref(v);
+                if (!k)
+                        return -ENOMEM;
+                if (json_object_get(f->v, k)) {
+                        char what[128];
+                        snprintf(what, sizeof(what), "duplicate key \"%.64s\"", k);
+                        wipe_free(k);
+                        return fail(b, -EINVAL, line, what);
+                }
+                f->key = k;
+                f->key_line = line;
+                return 0;
+        }
+        int r = json_object_set_new(f->v, f->key, v);
+        wipe_free(f->key);
+        f->key = NULL;
+        return r < 0 ? -ENOMEM : 0;
+}
+
+/* A scalar: null for a plain "", "~" and null (any of YAML's spellings), else a string
+ * (a NUL in it refused: the kubeconfig's values are C strings). */
+static int scalar(builder *b, const yaml_event_t *e, size_t line, json_t **ret)
+{
+        const char *s = (const char *)e->data.scalar.value;
+        size_t n = e->data.scalar.length;
+        const char *tag = (const char *)e->data.scalar.tag;
+
+        if (memchr(s, '\0', n))
+                return fail(b, -EINVAL, line, "a NUL character (\\0) in a value is not allowed");
+        if (tag && strcmp(tag, YAML_STR_TAG) != 0 && strcmp(tag, YAML_NULL_TAG) != 0)
+                return fail(b, -EINVAL, line, "tags other than !!str and !!null are not supported");
+        bool plain = e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag;
+        if ((tag && strcmp(tag, YAML_NULL_TAG) == 0) ||
+            (plain && (n == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
+                       strcmp(s, "NULL") == 0)))
+                *ret = json_null();
+        else
+                *ret = json_stringn(s, n);
+        if (!*ret)
+                return fail(b, -EINVAL, line, "a value that is not valid UTF-8");
         return 0;
 }
 
-static bool is_item(const yline *l) { return l->s[0] == '-' && (l->len == 1 || l->s[1] == ' '); }
-
-/* Offset of the ':' that makes l a "key: value" line, or -1. */
-static long map_colon(const char *s, size_t len)
+static int collection_tag(builder *b, const yaml_char_t *tag, const char *want, size_t line)
 {
-        size_t i = 0;
-
-        if (len > 0 && (s[0] == '"' || s[0] == '\'')) {
-                char q = s[0];
-                for (i = 1; i < len; i++) {
-                        if (q == '"' && s[i] == '\\') {
-                                i++;
-                                continue;
-                        }
-                        if (s[i] == q) {
-                                if (q == '\'' && i + 1 < len && s[i + 1] == '\'') {
-                                        i++;
-                                        continue;
-                                }
-                                break;
-                        }
-                }
-                i++;
-                if (i < len && s[i] == ':' && (i + 1 == len || s[i + 1] == ' '))
-                        return (long)i;
-                return -1;
-        }
-        for (; i < len; i++)
-                if (s[i] == ':' && (i + 1 == len || s[i + 1] == ' '))
-                        return (long)i;
-        return -1;
+        if (tag && strcmp((const char *)tag, want) != 0)
+                return fail(b, -EINVAL, line, "tags other than !!map and !!seq on collections are not supported");
+        return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
+/* One event into the tree: 1 at the stream's end, 0 for more, negative errno. */
+static int event(builder *b, const yaml_event_t *e, bool *seen_doc)
 {
-        if (cp < 0x80) {
-                o[0] = (char)cp;
+        size_t line = e->start_mark.line + 1;
+        json_t *v = NULL;
+        int r;
+
+        switch (e->type) {
+        case YAML_STREAM_START_EVENT:
+        case YAML_DOCUMENT_END_EVENT:
+                return 0;
+        case YAML_STREAM_END_EVENT:
                 return 1;
+        case YAML_DOCUMENT_START_EVENT:
+                if (*seen_doc)
+                        return fail(b, -EINVAL, line, "several documents (a kubeconfig is one)");
+                *seen_doc = true;
+                return 0;
+        case YAML_ALIAS_EVENT:
+                return fail(b, -EINVAL, line, "aliases (*name) are not supported");
+        case YAML_SCALAR_EVENT:
+                if (++b->nodes > KUBE_YAML_MAX_NODES)
+                        return fail(b, -E2BIG, line, "more than 65536 values");
+                if ((r = scalar(b, e, line, &v)) < 0)
+                        return r;
+                return add(b, v, line);
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT: {
+                bool seq = e->type == YAML_SEQUENCE_START_EVENT;
+                if (++b->nodes > KUBE_YAML_MAX_NODES)
+                        return fail(b, -E2BIG, line, "more than 65536 values");
+                if (b->depth >= KUBE_YAML_MAX_DEPTH)
+                        return fail(b, -E2BIG, line, "nesting deeper than 32");
+                if ((r = collection_tag(b, seq ? e->data.sequence_start.tag : e->data.mapping_start.tag,
+                                        seq ? YAML_SEQ_TAG : YAML_MAP_TAG, line)) < 0)
+                        return r;
+                frame *parent = b->depth ? &b->stack[b->depth - 1] : NULL;
+                if (parent && json_is_object(parent->v) && !parent->key)
+                        return fail(b, -EINVAL, line, "a mapping key must be a non-empty scalar");
+                if (!(v = seq ? json_array() : json_object()))
+                        return -ENOMEM;
+                if ((r = add(b, v, line)) < 0)
+                        return r;
+                b->stack[b->depth++] = (frame){.v = v};
+                return 0;
         }
-        if (cp < 0x800) {
-                o[0] = (char)(0xc0 | cp >> 6);
-                o[1] = (char)(0x80 | (cp & 0x3f));
-                return 2;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+                if (!b->depth)
+                        return fail(b, -EINVAL, line, "an end without a start"); /* libyaml never sends it */
+                b->depth--;
+                return 0;
+        default:
+                return 0;
         }
-        o[0] = (char)(0xe0 | cp >> 12);
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
 }
 
-/* A scratch buffer wiped before it is freed: a scalar may be the token. */
-typedef struct wbuf {
-        char *p;
-        size_t n;
-} wbuf;
-
-static void wbuf_wipe(wbuf *b)
+/* libyaml's failure as text: what it found, where, and in what. */
+static int parser_error(const yaml_parser_t *p, char *err, size_t err_size)
 {
-        if (b->p) {
-                explicit_bzero(b->p, b->n);
-                free(b->p);
-        }
+        const char *what = p->problem ? p->problem : "not YAML";
+
+        if (p->error == YAML_MEMORY_ERROR)
+                return -ENOMEM;
+        if (p->error == YAML_READER_ERROR)
+                errbuf_printf(err, err_size, "byte %zu: %s", p->problem_offset, what);
+        else if (p->context)
+                errbuf_printf(err, err_size, "line %zu: %s (%s, line %zu)", p->problem_mark.line + 1, what, p->context,
+                              p->context_mark.line + 1);
+        else
+                errbuf_printf(err, err_size, "line %zu: %s", p->problem_mark.line + 1, what);
+        return -EINVAL;
 }
 
-/* A scalar (the whole of s) as a new JSON string (or null). */
-static json_t *scalar(yp *p, unsigned no, const char *s, size_t len, bool key)
+/* The parser's copies of the text (raw bytes, decoded characters) wiped, then freed. */
+static void parser_wipe_delete(yaml_parser_t *p)
 {
-        __attribute__((cleanup(wbuf_wipe))) wbuf w = {0};
-        char *buf;
-        size_t o = 0;
-
-        if (len == 0)
-                return key ? NULL : json_null();
-        if (s[0] == '&' || s[0] == '*') {
-                fail(p, -EINVAL, no, "anchors and aliases are not supported");
-                return NULL;
-        }
-        if (s[0] == '!') {
-                fail(p, -EINVAL, no, "tags are not supported");
-                return NULL;
-        }
-        if (!key && (s[0] == '|' || s[0] == '>')) {
-                fail(p, -EINVAL, no, "block scalars (| and >) are not supported");
-                return NULL;
-        }
-        if (s[0] == '{' || s[0] == '[') {
-                if (!key && len == 2 && s[1] == (s[0] == '{' ? '}' : ']'))
-                        return s[0] == '{' ? json_object() : json_array();
-                fail(p, -EINVAL, no, "flow collections are not supported (only {} and [])");
-                return NULL;
-        }
-        if (s[0] == '@' || s[0] == '`' || s[0] == '%') {
-                fail(p, -EINVAL, no, "a plain scalar cannot start with '%c'", s[0]);
-                return NULL;
-        }
-        buf = w.p = malloc(len + 1);
-        w.n = len + 1;
-        if (!buf) {
-                fail(p, -ENOMEM, no, "out of memory");
-                return NULL;
-        }
-        if (s[0] == '\'') {
-                size_t i;
-                for (i = 1; i < len; i++) {
-                        if (s[i] == '\'') {
-                                if (i + 1 < len && s[i + 1] == '\'') {
-                                        buf[o++] = '\'';
-                                        i++;
-                                        continue;
-                                }
-                                break;
-                        }
-                        buf[o++] = s[i];
-                }
-                if (i != len - 1) {
-                        fail(p, -EINVAL, no, "a single-quoted scalar must end the value (multi-line quotes are not supported)");
-                        return NULL;
-                }
-        } else if (s[0] == '"') {
-                size_t i;
-                for (i = 1; i < len && s[i] != '"'; i++) {
-                        if (s[i] != '\\') {
-                                buf[o++] = s[i];
-                                continue;
-                        }
-                        if (++i >= len)
-                                break;
-                        switch (s[i]) {
-                        case '"': buf[o++] = '"'; break;
-                        case '\\': buf[o++] = '\\'; break;
-                        case '/': buf[o++] = '/'; break;
-                        case 'n': buf[o++] = '\n'; break;
-                        case 't': buf[o++] = '\t'; break;
-                        case 'r': buf[o++] = '\r'; break;
-                        case 'x':
-                        case 'u': {
-                                size_t nd = s[i] == 'x' ? 2 : 4;
-                                unsigned cp = 0;
-                                if (i + nd >= len) {
-                                        fail(p, -EINVAL, no, "a short \\%c escape", s[i]);
-                                        return NULL;
-                                }
-                                for (size_t k = 1; k <= nd; k++) {
-                                        int h = parse_hex_digit(s[i + k]);
-                                        if (h < 0) {
-                                                fail(p, -EINVAL, no, "a bad \\%c escape", s[i]);
-                                                return NULL;
-                                        }
-                                        cp = cp << 4 | (unsigned)h;
-                                }
-                                if (cp == 0 || (cp >= 0xd800 && cp <= 0xdfff)) {
-                                        fail(p, -EINVAL, no, "escape \\%c%.*s is not allowed", s[i], (int)nd, s + i + 1);
-                                        return NULL;
-                                }
-                                i += nd;
-                                if (o + 3 > len) { /* an escape is never shorter than its UTF-8 */
-                                        fail(p, -EINVAL, no, "a bad escape");
-                                        return NULL;
-                                }
-                                o += put_utf8(buf + o, cp);
-                                break;
-                        }
-                        default:
-                                fail(p, -EINVAL, no, "escape \\%c is not supported", s[i]);
-                                return NULL;
-                        }
-                }
-                if (i != len - 1) {
-                        fail(p, -EINVAL, no, "a double-quoted scalar must end the value (multi-line quotes are not supported)");
-                        return NULL;
-                }
-        } else {
-                if (!key && ((len == 1 && s[0] == '~') || (len == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) ||
-                                                                       !memcmp(s, "NULL", 4)))))
-                        return json_null();
-                memcpy(buf, s, len);
-                o = len;
-        }
-        json_t *v = json_stringn(buf, o);
-        if (!v)
-                fail(p, -EINVAL, no, "not valid UTF-8 (or a NUL byte)");
-        return v;
+        if (p->raw_buffer.start)
+                explicit_bzero(p->raw_buffer.start, (size_t)(p->raw_buffer.end - p->raw_buffer.start));
+        if (p->buffer.start)
+                explicit_bzero(p->buffer.start, (size_t)(p->buffer.end - p->buffer.start));
+        yaml_parser_delete(p);
 }
 
-static json_t *node(yp *p, size_t indent);
-
-static json_t *sequence(yp *p, size_t indent)
+static void event_wipe_delete(yaml_event_t *e)
 {
-        json_t *arr = json_array();
-
-        if (!arr) {
-                fail(p, -ENOMEM, 0, "out of memory");
-                return NULL;
-        }
-        while (!p->error && p->i < p->n && p->lines[p->i].indent == indent && is_item(&p->lines[p->i])) {
-                yline *l = &p->lines[p->i];
-                json_t *item;
-                if (json_array_size(arr) >= KUBE_YAML_MAX_LINES) {
-                        fail(p, -E2BIG, l->no, "too many items");
-                        break;
-                }
-                if (l->len == 1) {
-                        p->i++;
-                        item = p->i < p->n && p->lines[p->i].indent > indent ? node(p, p->lines[p->i].indent) : json_null();
-                } else {
-                        size_t skip = 1;
-                        while (skip < l->len && l->s[skip] == ' ')
-                                skip++;
-                        /* "- rest": rest opens a node at its own column */
-                        l->indent += skip;
-                        l->s += skip;
-                        l->len -= skip;
-                        item = node(p, l->indent);
-                }
-                if (!item || json_array_append_new(arr, item) < 0) {
-                        fail(p, -ENOMEM, 0, "out of memory");
-                        break;
-                }
-        }
-        if (p->error) {
-                json_decref(arr);
-                return NULL;
-        }
-        return arr;
-}
-
-static json_t *mapping(yp *p, size_t indent)
-{
-        json_t *obj = json_object();
-
-        if (!obj) {
-                fail(p, -ENOMEM, 0, "out of memory");
-                return NULL;
-        }
-        while (!p->error && p->i < p->n && p->lines[p->i].indent == indent && !is_item(&p->lines[p->i])) {
-                yline *l = &p->lines[p->i];
-                long c = map_colon(l->s, l->len);
-                json_t *k, *v;
-                if (c < 0) {
-                        fail(p, -EINVAL, l->no, "expected \"key: value\"");
-                        break;
-                }
-                k = scalar(p, l->no, l->s, (size_t)c, true);
-                if (!k) {
-                        fail(p, -EINVAL, l->no, "a mapping key must be a non-empty scalar");
-                        break;
-                }
-                if (!json_is_string(k) || json_object_get(obj, json_string_value(k))) {
-                        fail(p, -EINVAL, l->no, "duplicate key \"%.64s\"", json_is_string(k) ? json_string_value(k) : "");
-                        json_decref(k);
-                        break;
-                }
-                const char *rest = l->s + c + 1;
-                size_t rl = l->len - (size_t)c - 1;
-                while (rl > 0 && *rest == ' ') {
-                        rest++;
-                        rl--;
-                }
-                unsigned no = l->no;
-                p->i++;
-                if (rl > 0)
-                        v = scalar(p, no, rest, rl, false);
-                else if (p->i < p->n && p->lines[p->i].indent > indent)
-                        v = node(p, p->lines[p->i].indent);
-                else if (p->i < p->n && p->lines[p->i].indent == indent && is_item(&p->lines[p->i]))
-                        v = sequence(p, indent);
-                else
-                        v = json_null();
-                if (!v || json_object_set_new(obj, json_string_value(k), v) < 0) {
-                        json_decref(k);
-                        fail(p, -ENOMEM, no, "out of memory");
-                        break;
-                }
-                json_decref(k);
-                if (p->i < p->n && p->lines[p->i].indent > indent) {
-                        fail(p, -EINVAL, p->lines[p->i].no, "unexpected indentation");
-                        break;
-                }
-        }
-        if (p->error) {
-                json_decref(obj);
-                return NULL;
-        }
-        return obj;
-}
-
-static json_t *node(yp *p, size_t indent)
-{
-        yline *l = &p->lines[p->i];
-        json_t *v;
-
-        if (++p->depth > KUBE_YAML_MAX_DEPTH) {
-                fail(p, -E2BIG, l->no, "nesting deeper than %d", KUBE_YAML_MAX_DEPTH);
-                return NULL;
-        }
-        if (is_item(l))
-                v = sequence(p, indent);
-        else if (map_colon(l->s, l->len) >= 0)
-                v = mapping(p, indent);
-        else {
-                p->i++;
-                v = scalar(p, l->no, l->s, l->len, false);
-        }
-        p->depth--;
-        return v;
+        if (e->type == YAML_SCALAR_EVENT && e->data.scalar.value)
+                explicit_bzero(e->data.scalar.value, e->data.scalar.length);
+        yaml_event_delete(e);
 }
 
 int kube_yaml_parse(const char *text, size_t len, json_t **ret, char *err, size_t err_size)
 {
-        yp p = {.err = err, .err_size = err_size};
-        json_t *v = NULL;
-        int r;
+        builder b = {.err = err, .err_size = err_size};
+        yaml_parser_t p;
+        bool seen_doc = false;
+        int r = 0;
 
-        if (err && err_size)
-                err[0] = '\0';
-        if (!text || len > KUBE_YAML_MAX_TEXT) {
-                if (err && err_size)
-                        snprintf(err, err_size, "larger than %d bytes", KUBE_YAML_MAX_TEXT);
+        if (len > KUBE_YAML_MAX_TEXT) {
+                errbuf_printf(err, err_size, "larger than %d bytes", KUBE_YAML_MAX_TEXT);
                 return -E2BIG;
         }
-        if (memchr(text, '\0', len)) {
-                if (err && err_size)
-                        snprintf(err, err_size, "a NUL byte");
-                return -EINVAL;
+        if (!yaml_parser_initialize(&p))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+        yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
+        while (r == 0) {
+                yaml_event_t e;
+                if (!yaml_parser_parse(&p, &e)) {
+                        r = parser_error(&p, err, err_size);
+                        break;
+                }
+                r = event(&b, &e, &seen_doc);
+                event_wipe_delete(&e);
         }
-        r = split_lines(&p, text, len);
+        parser_wipe_delete(&p);
+        for (size_t i = 0; i < KUBE_YAML_MAX_DEPTH; i++)
+                wipe_free(b.stack[i].key);
+        if (r >= 0 && (!b.root || json_is_null(b.root))) {
+                errbuf_printf(err, err_size, "empty document");
+                r = -EINVAL;
+        }
         if (r < 0) {
-                free(p.lines);
-                return p.error ? p.error : r;
+                if (r == -ENOMEM)
+                        errbuf_printf(err, err_size, "out of memory");
+                json_decref(b.root);
+                return r;
         }
-        if (p.n == 0) {
-                free(p.lines);
-                if (err && err_size)
-                        snprintf(err, err_size, "empty document");
-                return -EINVAL;
-        }
-        v = node(&p, p.lines[0].indent);
-        if (!p.error && p.i < p.n)
-                fail(&p, -EINVAL, p.lines[p.i].no, "unexpected content (bad indentation?)");
-        r = p.error;
-        free(p.lines);
-        if (r < 0 || !v) {
-                json_decref(v);
-                return r < 0 ? r : -EINVAL;
-        }
-        *ret = v;
+        *ret = b.root;
         return 0;
 }

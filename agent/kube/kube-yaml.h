@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The YAML subset kubectl writes for kubeconfig files, read into a jansson value: block
- * mappings and sequences (also "key:" followed by "- item" at the same indent), plain,
- * 'single' and "double" quoted scalars, comments, an opening "---", and the empty flow
- * forms {} and []. Everything else (anchors, aliases, tags, block scalars | and >, other
- * flow collections, several documents, tabs in indentation) is refused with a message
- * naming the line. Scalars become strings (null for ~, null and empty values). Pure: no
- * I/O, no globals, never logs; bounded in size, lines and depth. */
+/* A kubeconfig's YAML, read with libyaml into a jansson value: one document of block or
+ * flow mappings and sequences, scalars of every style (plain, quoted, block | and >),
+ * comments, directives, anchors. Scalars become strings (null for a plain ~, null or
+ * empty value, or !!null); what a kubeconfig never needs is refused with a message naming
+ * the line: aliases, several documents, tags other than !!str, !!null, !!map, !!seq, a
+ * key that is not a non-empty scalar, duplicate keys, a NUL in a value; and what is not
+ * YAML, with libyaml's reason. Pure: no I/O, no globals, never logs; bounded in size,
+ * values and depth. */
 #ifndef SPIN_KUBE_YAML_H
 #define SPIN_KUBE_YAML_H
 
@@ -13,11 +14,11 @@
 #include <stddef.h>
 
 #define KUBE_YAML_MAX_TEXT (1024 * 1024)
-#define KUBE_YAML_MAX_LINES 65536
+#define KUBE_YAML_MAX_NODES 65536 /* scalars and collections */
 #define KUBE_YAML_MAX_DEPTH 32
 
-/* -EINVAL (not in the subset, or not YAML: err says what and where), -E2BIG (beyond a
- * limit), -ENOMEM. On success *ret is a new reference. */
+/* -EINVAL (refused, or not YAML: err says what and where), -E2BIG (beyond a limit),
+ * -ENOMEM. On success *ret is a new reference; untouched on failure. */
 int kube_yaml_parse(const char *text, size_t len, json_t **ret, char *err, size_t err_size);
 
 #endif

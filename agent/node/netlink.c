@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Collecting the link usage: rtnetlink dumps over one NETLINK_ROUTE socket (poll with a
- * deadline, datagrams sized with MSG_PEEK|MSG_TRUNC, the sender checked to be the
- * kernel), or a recorded dump file streamed in pieces. The messages themselves are
- * nlparse's. Never logs. */
+ * deadline, datagrams sized with MSG_PEEK|MSG_TRUNC), or a recorded dump file streamed in
+ * pieces; and netlink_recv, the one receive of a kernel datagram (the sender checked to
+ * be the kernel, a truncated datagram refused) for the dumps and the event sockets. The
+ * messages themselves are nlparse's. Never logs. */
 #include "errbuf.h"
 #include "netlink.h"
 
@@ -83,6 +84,26 @@ static int send_request(int fd, nlparse_dump d, uint32_t seq)
         return (size_t)k == req.nh.nlmsg_len ? 0 : -EIO;
 }
 
+int netlink_recv(int fd, void *buf, size_t size, size_t *ret_len)
+{
+        for (;;) {
+                struct sockaddr_nl from;
+                struct iovec iov = {.iov_base = buf, .iov_len = size};
+                struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
+                ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+                if (mh.msg_namelen != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
+                        continue; /* not the kernel: dropped */
+                if (mh.msg_flags & MSG_TRUNC)
+                        return -EMSGSIZE;
+                *ret_len = (size_t)n;
+                return 0;
+        }
+}
+
 typedef struct collect {
         int fd;
         uint8_t *buf;
@@ -120,22 +141,16 @@ static int recv_one(collect *c, size_t *ret_len)
                         c->buf = n;
                         c->cap = (size_t)want;
                 }
-                struct sockaddr_nl from;
-                struct iovec iov = {.iov_base = c->buf, .iov_len = c->cap};
-                struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
-                ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                size_t n;
+                int r = netlink_recv(c->fd, c->buf, c->cap, &n);
+                if (r == -EAGAIN)
                         continue;
-                if (n < 0)
-                        return -errno;
-                if (mh.msg_flags & MSG_TRUNC)
-                        return -EMSGSIZE;
-                if (mh.msg_namelen != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
-                        continue; /* not the kernel */
+                if (r < 0)
+                        return r;
                 c->bytes += (uint64_t)n;
                 if (c->bytes > c->lim.max_bytes)
                         return -E2BIG;
-                *ret_len = (size_t)n;
+                *ret_len = n;
                 return 0;
         }
 }

@@ -39,6 +39,15 @@ typedef struct netlink_limits {
  * bound to the multicast groups, for the event loop. The fd, or negative errno. */
 int netlink_subscribe(int type, int protocol, unsigned groups);
 
+/* One datagram from the kernel on netlink socket fd into buf (size bytes), without
+ * blocking: 0 and its length in *ret_len. A datagram another process sent (sender
+ * nl_pid != 0) is dropped and the next one read. -EAGAIN when nothing is queued,
+ * -EMSGSIZE when the datagram was larger than size (MSG_TRUNC: its rest is lost),
+ * -ENOBUFS when the kernel dropped messages for this socket, another -errno; *ret_len
+ * untouched on failure. Sequence numbers are the parser's (nlparse_feed checks a dump's;
+ * events carry the seq of whoever caused them). */
+int netlink_recv(int fd, void *buf, size_t size, size_t *ret_len);
+
 int netlink_usage_dump(const netlink_limits *lim, nlparse_usage **ret, char *why, size_t size);
 
 /* The same from a recorded dump file under h (NETLINK_RECORDED_DUMP's format), streamed:

@@ -165,17 +165,32 @@ static int link_by_name(nlparse_usage *u, const char *name, nlparse_link **ret)
         return link_add(u, 0, name, ret);
 }
 
-/* ---- reading messages ---- */
+/* ---- reading messages: the one walker of rtnetlink (nlparse.h) ---- */
 
-typedef struct attr {
-        uint16_t type;
-        const uint8_t *data;
-        size_t len;
-} attr;
-
-/* The next attribute in [p + *off, p + end): 1, 0 at the end, -EBADMSG when cut. */
-static int next_attr(const uint8_t *p, size_t end, size_t *off, attr *a)
+int nlparse_msg_next(const void *buf, size_t len, size_t *off, nlparse_msg *ret)
 {
+        const uint8_t *p = buf;
+        struct nlmsghdr nh;
+
+        if (*off > len || len - *off < sizeof(nh))
+                return 0;
+        memcpy(&nh, p + *off, sizeof(nh));
+        /* The kernel's messages are whole multiples of 4 bytes (every header and
+         * attribute is padded): anything else is not its answer. */
+        if (nh.nlmsg_len < sizeof(nh) || nh.nlmsg_len % NLMSG_ALIGNTO)
+                return -EBADMSG;
+        if (nh.nlmsg_len > len - *off)
+                return 0;
+        ret->hdr = nh;
+        ret->data = p + *off;
+        ret->len = nh.nlmsg_len;
+        *off += nh.nlmsg_len;
+        return 1;
+}
+
+int nlparse_attr_next(const void *buf, size_t end, size_t *off, nlparse_attr *ret)
+{
+        const uint8_t *p = buf;
         struct rtattr ra;
 
         if (*off >= end)
@@ -185,14 +200,14 @@ static int next_attr(const uint8_t *p, size_t end, size_t *off, attr *a)
         memcpy(&ra, p + *off, sizeof(ra));
         if (ra.rta_len < sizeof(ra) || ra.rta_len > end - *off)
                 return -EBADMSG;
-        a->type = ra.rta_type & NLA_TYPE_MASK;
-        a->data = p + *off + sizeof(ra);
-        a->len = ra.rta_len - sizeof(ra);
+        ret->type = ra.rta_type & NLA_TYPE_MASK;
+        ret->data = p + *off + sizeof(ra);
+        ret->len = ra.rta_len - sizeof(ra);
         *off += RTA_ALIGN(ra.rta_len);
         return 1;
 }
 
-static int attr_u32(const attr *a, uint32_t *ret)
+int nlparse_attr_u32(const nlparse_attr *a, uint32_t *ret)
 {
         if (a->len < 4)
                 return -EBADMSG;
@@ -200,8 +215,7 @@ static int attr_u32(const attr *a, uint32_t *ret)
         return 0;
 }
 
-/* An interface name: NUL-terminated inside the attribute, 1..15 printable bytes. */
-static int attr_name(const attr *a, char *buf)
+int nlparse_attr_name(const nlparse_attr *a, char *ret)
 {
         size_t n = strnlen((const char *)a->data, a->len);
         if (n == a->len || n == 0 || n >= NLPARSE_NAME_LEN)
@@ -209,8 +223,8 @@ static int attr_name(const attr *a, char *buf)
         for (size_t i = 0; i < n; i++)
                 if (a->data[i] < 0x21 || a->data[i] >= 0x7f || a->data[i] == '/')
                         return -EBADMSG;
-        memcpy(buf, a->data, n);
-        buf[n] = '\0';
+        memcpy(ret, a->data, n);
+        ret[n] = '\0';
         return 0;
 }
 
@@ -252,7 +266,7 @@ static int parse_link(nlparse_usage *u, const uint8_t *m, size_t len)
         char name[NLPARSE_NAME_LEN] = "", kind[32] = "";
         uint32_t master = 0, lower = 0;
         bool have_name = false, other_ns = false, have_info = false;
-        attr a, info = {0};
+        nlparse_attr a, info = {0};
         int r;
 
         if (len < off)
@@ -260,19 +274,19 @@ static int parse_link(nlparse_usage *u, const uint8_t *m, size_t len)
         memcpy(&ifi, m + HDR, sizeof(ifi));
         if (ifi.ifi_index <= 0)
                 return -EBADMSG;
-        while ((r = next_attr(m, len, &off, &a)) > 0) {
+        while ((r = nlparse_attr_next(m, len, &off, &a)) > 0) {
                 switch (a.type) {
                 case IFLA_IFNAME:
-                        if ((r = attr_name(&a, name)) < 0)
+                        if ((r = nlparse_attr_name(&a, name)) < 0)
                                 return r;
                         have_name = true;
                         break;
                 case IFLA_MASTER:
-                        if ((r = attr_u32(&a, &master)) < 0)
+                        if ((r = nlparse_attr_u32(&a, &master)) < 0)
                                 return r;
                         break;
                 case IFLA_LINK:
-                        if ((r = attr_u32(&a, &lower)) < 0)
+                        if ((r = nlparse_attr_u32(&a, &lower)) < 0)
                                 return r;
                         break;
                 case IFLA_LINK_NETNSID:
@@ -280,8 +294,8 @@ static int parse_link(nlparse_usage *u, const uint8_t *m, size_t len)
                         break;
                 case IFLA_LINKINFO: {
                         size_t o2 = 0;
-                        attr b;
-                        while ((r = next_attr(a.data, a.len, &o2, &b)) > 0) {
+                        nlparse_attr b;
+                        while ((r = nlparse_attr_next(a.data, a.len, &o2, &b)) > 0) {
                                 if (b.type == IFLA_INFO_KIND) {
                                         size_t n = strnlen((const char *)b.data, b.len);
                                         if (n >= sizeof(kind))
@@ -308,9 +322,9 @@ static int parse_link(nlparse_usage *u, const uint8_t *m, size_t len)
         /* A vxlan names its underlay device inside its info data, not in IFLA_LINK. */
         if (have_info && strcmp(kind, "vxlan") == 0) {
                 size_t o2 = 0;
-                attr b;
-                while ((r = next_attr(info.data, info.len, &o2, &b)) > 0)
-                        if (b.type == IFLA_VXLAN_LINK && (r = attr_u32(&b, &lower)) < 0)
+                nlparse_attr b;
+                while ((r = nlparse_attr_next(info.data, info.len, &o2, &b)) > 0)
+                        if (b.type == IFLA_VXLAN_LINK && (r = nlparse_attr_u32(&b, &lower)) < 0)
                                 return r;
                 if (r < 0)
                         return r;
@@ -343,7 +357,7 @@ static int parse_addr(nlparse_usage *u, const uint8_t *m, size_t len)
         struct ifaddrmsg ifa;
         size_t off = HDR + NLMSG_ALIGN(sizeof(ifa));
         const uint8_t *address = NULL, *local = NULL;
-        attr a;
+        nlparse_attr a;
         int r;
 
         if (len < off)
@@ -352,7 +366,7 @@ static int parse_addr(nlparse_usage *u, const uint8_t *m, size_t len)
         if (ifa.ifa_index == 0)
                 return -EBADMSG;
         size_t alen = ifa.ifa_family == AF_INET ? 4 : ifa.ifa_family == AF_INET6 ? 16 : 0;
-        while ((r = next_attr(m, len, &off, &a)) > 0) {
+        while ((r = nlparse_attr_next(m, len, &off, &a)) > 0) {
                 if ((a.type == IFA_ADDRESS || a.type == IFA_LOCAL) && alen) {
                         if (a.len != alen)
                                 return -EBADMSG;
@@ -397,15 +411,15 @@ static int parse_nexthop(nlparse_usage *u, const uint8_t *m, size_t len)
         uint32_t id = 0, oif = 0;
         const uint8_t *group = NULL;
         size_t glen = 0;
-        attr a;
+        nlparse_attr a;
         int r;
 
         if (len < off)
                 return -EBADMSG;
-        while ((r = next_attr(m, len, &off, &a)) > 0) {
-                if (a.type == NHA_ID && (r = attr_u32(&a, &id)) < 0)
+        while ((r = nlparse_attr_next(m, len, &off, &a)) > 0) {
+                if (a.type == NHA_ID && (r = nlparse_attr_u32(&a, &id)) < 0)
                         return r;
-                if (a.type == NHA_OIF && (r = attr_u32(&a, &oif)) < 0)
+                if (a.type == NHA_OIF && (r = nlparse_attr_u32(&a, &oif)) < 0)
                         return r;
                 if (a.type == NHA_GROUP) {
                         if (a.len == 0 || a.len % sizeof(struct nexthop_grp))
@@ -502,21 +516,21 @@ static int parse_rule(nlparse_usage *u, const uint8_t *m, size_t len)
         size_t off = HDR + NLMSG_ALIGN(sizeof(frh));
         char iif[NLPARSE_NAME_LEN] = "", oif[NLPARSE_NAME_LEN] = "";
         uint32_t prio = 0, table;
-        attr a;
+        nlparse_attr a;
         int r;
 
         if (len < off)
                 return -EBADMSG;
         memcpy(&frh, m + HDR, sizeof(frh));
         table = frh.table;
-        while ((r = next_attr(m, len, &off, &a)) > 0) {
-                if (a.type == FRA_IIFNAME && (r = attr_name(&a, iif)) < 0)
+        while ((r = nlparse_attr_next(m, len, &off, &a)) > 0) {
+                if (a.type == FRA_IIFNAME && (r = nlparse_attr_name(&a, iif)) < 0)
                         return r;
-                if (a.type == FRA_OIFNAME && (r = attr_name(&a, oif)) < 0)
+                if (a.type == FRA_OIFNAME && (r = nlparse_attr_name(&a, oif)) < 0)
                         return r;
-                if (a.type == FRA_PRIORITY && (r = attr_u32(&a, &prio)) < 0)
+                if (a.type == FRA_PRIORITY && (r = nlparse_attr_u32(&a, &prio)) < 0)
                         return r;
-                if (a.type == FRA_TABLE && (r = attr_u32(&a, &table)) < 0)
+                if (a.type == FRA_TABLE && (r = nlparse_attr_u32(&a, &table)) < 0)
                         return r;
         }
         if (r < 0)
@@ -565,7 +579,7 @@ static int parse_route(nlparse_usage *u, nlparse_dump dump, const uint8_t *m, si
         const uint8_t *dst = NULL, *gw = NULL;
         uint32_t table, metric = 0, oif = 0, nh_id = 0;
         route_devs devs = {.n = 0};
-        attr a;
+        nlparse_attr a;
         int r;
 
         if (len < off)
@@ -576,7 +590,7 @@ static int parse_route(nlparse_usage *u, nlparse_dump dump, const uint8_t *m, si
         if (rtm.rtm_family != family || rtm.rtm_dst_len > alen * 8)
                 return -EBADMSG;
         table = rtm.rtm_table;
-        while ((r = next_attr(m, len, &off, &a)) > 0) {
+        while ((r = nlparse_attr_next(m, len, &off, &a)) > 0) {
                 switch (a.type) {
                 case RTA_DST:
                         if (a.len != alen)
@@ -589,19 +603,19 @@ static int parse_route(nlparse_usage *u, nlparse_dump dump, const uint8_t *m, si
                         gw = a.data;
                         break;
                 case RTA_OIF:
-                        if ((r = attr_u32(&a, &oif)) < 0)
+                        if ((r = nlparse_attr_u32(&a, &oif)) < 0)
                                 return r;
                         break;
                 case RTA_PRIORITY:
-                        if ((r = attr_u32(&a, &metric)) < 0)
+                        if ((r = nlparse_attr_u32(&a, &metric)) < 0)
                                 return r;
                         break;
                 case RTA_TABLE:
-                        if ((r = attr_u32(&a, &table)) < 0)
+                        if ((r = nlparse_attr_u32(&a, &table)) < 0)
                                 return r;
                         break;
                 case RTA_NH_ID:
-                        if ((r = attr_u32(&a, &nh_id)) < 0)
+                        if ((r = nlparse_attr_u32(&a, &nh_id)) < 0)
                                 return r;
                         break;
                 case RTA_MULTIPATH: {
@@ -713,18 +727,16 @@ int nlparse_feed(nlparse_usage *u, nlparse_dump d, uint32_t seq, const void *buf
         if ((unsigned)d >= _NLPARSE_DUMP_MAX || (u->done & (1u << d)) ||
             (u->done & ((1u << d) - 1)) != (1u << d) - 1)
                 return -EBADMSG;
-        while (len - off >= sizeof(struct nlmsghdr)) {
-                struct nlmsghdr nh;
-                memcpy(&nh, p + off, sizeof(nh));
-                /* The kernel's messages are whole multiples of 4 bytes (every header and
-                 * attribute is padded): anything else is not its answer. */
-                if (nh.nlmsg_len < sizeof(nh) || nh.nlmsg_len % NLMSG_ALIGNTO)
-                        FAIL(-EBADMSG);
-                if (nh.nlmsg_len > len - off)
-                        break; /* the rest comes with the next piece */
-                const uint8_t *m = p + off;
-                size_t mlen = nh.nlmsg_len;
-                size_t next = off + mlen;
+        for (;;) {
+                nlparse_msg msg;
+                size_t next = off;
+                if ((r = nlparse_msg_next(p, len, &next, &msg)) < 0)
+                        FAIL(r);
+                if (r == 0)
+                        break; /* the end, or the rest comes with the next piece */
+                const struct nlmsghdr nh = msg.hdr;
+                const uint8_t *m = msg.data;
+                size_t mlen = msg.len;
                 if (++u->n_msgs > NLPARSE_MAX_MSGS)
                         FAIL(-E2BIG);
                 if (nh.nlmsg_seq != seq)

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Pure parser of rtnetlink dump answers (links, addresses, nexthop objects, policy rules,
  * IPv4 and IPv6 routes of every table) into the "link usage" table: per network
- * interface, what of the node's own networking it carries, and why it must not be taken.
- * Bounded (NLPARSE_MAX_*), no I/O, no globals, never logs; the socket and the recorded
- * dumps of fake trees are netlink.c's. */
+ * interface, what of the node's own networking it carries, and why it must not be taken;
+ * and the one message and attribute walker of rtnetlink, which the link events of
+ * prep/tune.c use too. Bounded (NLPARSE_MAX_*), no I/O, no globals, never logs; the
+ * socket and the recorded dumps of fake trees are netlink.c's. */
 #ifndef SPIN_NLPARSE_H
 #define SPIN_NLPARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <linux/netlink.h>
 
 /* Hard limits: what exceeds them makes the table incomplete (-E2BIG), never truncated. */
 #define NLPARSE_MAX_LINKS 16384     /* interfaces in one namespace (pods' veths included) */
@@ -121,5 +124,40 @@ const nlparse_link *nlparse_find_index(const nlparse_usage *u, uint32_t ifindex)
  * most IPv6 link-local addresses and nothing else, -ENOENT when the dumps do not know it
  * (another network namespace, or created since). why is untouched unless 1. */
 int nlparse_in_use(const nlparse_usage *u, const char *name, char *why, size_t size);
+
+/* ---- the walker: every rtnetlink message and attribute is read through these ---- */
+
+/* One message: hdr copied out (buffers need no alignment), data/len the whole message,
+ * header included (data + NLMSG_HDRLEN is its body). */
+typedef struct nlparse_msg {
+        struct nlmsghdr hdr;
+        const uint8_t *data;
+        size_t len;
+} nlparse_msg;
+
+/* The message at buf + *off (len bytes in buf): 1 with *ret filled and *off past it; 0
+ * when what is left is not a whole message (nothing, or a message cut at len: in a
+ * datagram that is malformed, in a stream read in pieces it comes with the next piece),
+ * *off unchanged; -EBADMSG for a length below the header or not a multiple of 4. */
+int nlparse_msg_next(const void *buf, size_t len, size_t *off, nlparse_msg *ret);
+
+/* One attribute: type without the NLA_F_NESTED/NLA_F_NET_BYTEORDER bits, its payload. */
+typedef struct nlparse_attr {
+        uint16_t type;
+        const uint8_t *data;
+        size_t len;
+} nlparse_attr;
+
+/* The next attribute in [buf + *off, buf + end) (end: the message's or the nest's
+ * length): 1 with *ret filled and *off past it (padding included), 0 at the end,
+ * -EBADMSG when an attribute is cut or shorter than its header. Start at the first
+ * attribute's offset (NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(the family header)) of a
+ * message; 0 in a nest's payload). */
+int nlparse_attr_next(const void *buf, size_t end, size_t *off, nlparse_attr *ret);
+/* The attribute's u32 (host order); -EBADMSG when shorter. */
+int nlparse_attr_u32(const nlparse_attr *a, uint32_t *ret);
+/* An interface name: NUL-terminated inside the attribute, 1..15 printable bytes, no '/'
+ * (into ret, NLPARSE_NAME_LEN bytes); -EBADMSG otherwise, ret untouched. */
+int nlparse_attr_name(const nlparse_attr *a, char *ret);
 
 #endif

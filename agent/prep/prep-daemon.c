@@ -6,6 +6,7 @@
 
 #include "cleanup.h"
 #include "log.h"
+#include "netlink.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -196,22 +197,22 @@ static int on_netlink(loop *l, int fd, uint32_t events, void *ud)
         uint8_t buf[16384] __attribute__((aligned(8)));
         (void)l, (void)events;
         for (;;) {
-                ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-                if (n < 0) {
-                        if (errno == ENOBUFS) {
-                                /* Events were lost: a reset may hide among them. */
-                                log_warn("rtnetlink: events lost (ENOBUFS); checking IRQ affinity now");
-                                (void)loop_timer_set(d->l, d->drift_fd, 1, d->o.drift_check_ms);
-                                continue;
-                        }
-                        break;
+                size_t n;
+                int r = netlink_recv(fd, buf, sizeof(buf), &n);
+                if (r == -ENOBUFS || r == -EMSGSIZE) {
+                        /* Events were lost (the kernel's queue overran, or a datagram
+                         * was cut): a reset may hide among them. */
+                        log_warn("rtnetlink: events lost (%s); checking IRQ affinity now",
+                                 r == -ENOBUFS ? "ENOBUFS" : "a datagram over 16 KiB was cut");
+                        (void)loop_timer_set(d->l, d->drift_fd, 1, d->o.drift_check_ms);
+                        continue;
                 }
-                if (n == 0)
+                if (r < 0 || n == 0)
                         break;
                 tune_link_event ev[64];
-                int k = tune_netlink_parse(buf, (size_t)n, ev, ELEMENTSOF(ev));
+                int k = tune_netlink_parse(buf, n, ev, ELEMENTSOF(ev));
                 if (k < 0) {
-                        log_warn("rtnetlink: malformed message (%zd bytes), ignoring", n);
+                        log_warn("rtnetlink: malformed message (%zu bytes), ignoring", n);
                         continue;
                 }
                 for (int i = 0; i < k; i++)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel-path tuning: the ethtool coalescing ioctl, IRQ discovery and affinity, rtnetlink
- * link events for reset detection. Never logs. */
+ * link events for reset detection (read with node/nlparse's walker). Never logs. */
 #include "tune.h"
 
 #include "cleanup.h"
 #include "cpuset.h"
 #include "netlink.h"
+#include "nlparse.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -306,47 +307,37 @@ int tune_netlink_open(void)
         return netlink_subscribe(SOCK_RAW, NETLINK_ROUTE, RTMGRP_LINK);
 }
 
+_Static_assert(sizeof(((tune_link_event *)0)->ifname) == NLPARSE_NAME_LEN, "an event's name is nlparse's");
+
 int tune_netlink_parse(const void *buf, size_t len, tune_link_event *ev, size_t max)
 {
-        const uint8_t *p = buf;
         size_t off = 0, n = 0;
+        nlparse_msg m;
+        int r;
 
-        while (off + sizeof(struct nlmsghdr) <= len) {
-                struct nlmsghdr nh;
-                memcpy(&nh, p + off, sizeof(nh));
-                if (nh.nlmsg_len < sizeof(nh) || nh.nlmsg_len > len - off)
+        while ((r = nlparse_msg_next(buf, len, &off, &m)) > 0) {
+                uint16_t type = m.hdr.nlmsg_type;
+                if ((type != RTM_NEWLINK && type != RTM_DELLINK) || n >= max)
+                        continue;
+                struct ifinfomsg ifi;
+                if (m.len < NLMSG_HDRLEN + sizeof(ifi))
                         return -EBADMSG;
-                if ((nh.nlmsg_type == RTM_NEWLINK || nh.nlmsg_type == RTM_DELLINK) && n < max) {
-                        struct ifinfomsg ifi;
-                        size_t body = NLMSG_ALIGN(sizeof(nh));
-                        if (nh.nlmsg_len < body + sizeof(ifi))
-                                return -EBADMSG;
-                        memcpy(&ifi, p + off + body, sizeof(ifi));
-                        tune_link_event e = {.ifindex = ifi.ifi_index,
-                                             .up = (ifi.ifi_flags & IFF_UP) != 0,
-                                             .carrier = (ifi.ifi_flags & IFF_LOWER_UP) != 0,
-                                             .deleted = nh.nlmsg_type == RTM_DELLINK};
-                        size_t a = body + NLMSG_ALIGN(sizeof(ifi));
-                        while (a + sizeof(struct rtattr) <= nh.nlmsg_len) {
-                                struct rtattr ra;
-                                memcpy(&ra, p + off + a, sizeof(ra));
-                                if (ra.rta_len < sizeof(ra) || ra.rta_len > nh.nlmsg_len - a)
-                                        return -EBADMSG;
-                                if (ra.rta_type == IFLA_IFNAME) {
-                                        size_t l = ra.rta_len - sizeof(ra);
-                                        const char *s = (const char *)p + off + a + sizeof(ra);
-                                        size_t sl = strnlen(s, l);
-                                        if (sl == 0 || sl >= sizeof(e.ifname))
-                                                return -EBADMSG;
-                                        memcpy(e.ifname, s, sl);
-                                        e.ifname[sl] = '\0';
-                                }
-                                a += RTA_ALIGN(ra.rta_len);
-                        }
-                        ev[n++] = e;
-                }
-                off += NLMSG_ALIGN(nh.nlmsg_len);
+                memcpy(&ifi, m.data + NLMSG_HDRLEN, sizeof(ifi));
+                tune_link_event e = {.ifindex = ifi.ifi_index,
+                                     .up = (ifi.ifi_flags & IFF_UP) != 0,
+                                     .carrier = (ifi.ifi_flags & IFF_LOWER_UP) != 0,
+                                     .deleted = type == RTM_DELLINK};
+                size_t a = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifi));
+                nlparse_attr at;
+                while ((r = nlparse_attr_next(m.data, m.len, &a, &at)) > 0)
+                        if (at.type == IFLA_IFNAME && (r = nlparse_attr_name(&at, e.ifname)) < 0)
+                                return r;
+                if (r < 0)
+                        return r;
+                ev[n++] = e;
         }
+        if (r < 0 || off != len)
+                return -EBADMSG; /* a bad length, or a message cut at the datagram's end */
         return (int)n;
 }
 

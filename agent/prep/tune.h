@@ -74,8 +74,9 @@ typedef struct tune_link_event {
 
 /* A non-blocking NETLINK_ROUTE socket subscribed to RTMGRP_LINK (for the event loop). */
 int tune_netlink_open(void);
-/* Pure: parse one datagram of netlink messages; fills up to max events; returns count
- * or -EBADMSG for a malformed message. */
+/* Pure: parse one datagram of netlink messages (node/nlparse's walker: whole messages, a
+ * multiple of 4 bytes each, IFLA_IFNAME as nlparse_attr_name takes it); fills up to max
+ * events; returns count or -EBADMSG for a malformed or cut message. */
 int tune_netlink_parse(const void *buf, size_t len, tune_link_event *ev, size_t max);
 
 /* Tracks one tuned NIC across link events to spot an ENA reset: the carrier dropping and

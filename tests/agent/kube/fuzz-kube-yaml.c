@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Fuzz target: the kubeconfig YAML subset parser; a success must serialise. */
+/* Fuzz target: the kubeconfig YAML loader (libyaml events into jansson); a success must
+ * serialise, a failure leave the output untouched. */
 #include "kube-yaml.h"
 
 #include <stdint.h>

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: a recorded rtnetlink answer (the six dumps, as netlink.c reads a fake
  * tree's file) fed to the link usage parser in two piece sizes, then queried. Both
- * feedings must agree. */
+ * feedings must agree. The same bytes walked as one datagram with the exported walker
+ * (what prep/tune.c reads link events with), every attribute and nest inside its
+ * message. */
 #include "nlparse.h"
 
 #include <errno.h>
@@ -60,8 +62,44 @@ static int run(const uint8_t *data, size_t size, size_t step, nlparse_usage **re
         return r;
 }
 
+/* Every attribute of [p + off, p + end), nests to depth 2: each must lie inside. */
+static void walk_attrs(const uint8_t *p, size_t off, size_t end, int depth)
+{
+        nlparse_attr a;
+        int r;
+        while ((r = nlparse_attr_next(p, end, &off, &a)) > 0) {
+                if (a.data < p + 4 || a.data + a.len > p + end)
+                        abort();
+                uint32_t v;
+                char name[NLPARSE_NAME_LEN];
+                if ((nlparse_attr_u32(&a, &v) == 0) != (a.len >= 4))
+                        abort();
+                if (nlparse_attr_name(&a, name) == 0 && (strlen(name) == 0 || strlen(name) >= a.len))
+                        abort();
+                if (depth < 2)
+                        walk_attrs(a.data, 0, a.len, depth + 1);
+        }
+        if (r == 0 && off < end)
+                abort();
+}
+
+static void walk(const uint8_t *data, size_t size)
+{
+        size_t off = 0, last = 0;
+        nlparse_msg m;
+        while (nlparse_msg_next(data, size, &off, &m) > 0) {
+                if (off <= last || off > size || m.data != data + last || m.len != off - last || m.len % 4)
+                        abort();
+                walk_attrs(m.data, NLMSG_HDRLEN, m.len, 0);
+                last = off;
+        }
+        if (off != last)
+                abort(); /* 0 or an error consume nothing */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+        walk(data, size);
         nlparse_usage *a = NULL, *b = NULL;
         int ra = run(data, size, size ? size : 1, &a);
         int rb = run(data, size, 7, &b);

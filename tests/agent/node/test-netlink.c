@@ -7,8 +7,8 @@
  * and 513; the byte bound; the DaemonSet's namespace check (a PID namespace of the test's
  * own, its PID 1 in this network namespace, the agent in it or not). Recorded dumps
  * under a fake root (whole, missing, cut short, with trailing bytes, a refused nexthop
- * dump), which need no privilege: test-netlink runs those, test-netlink-root (--root)
- * the real kernel. */
+ * dump), and netlink_recv (another sender's datagram dropped, a cut one refused), which
+ * need no privilege: test-netlink runs those, test-netlink-root (--root) the real kernel. */
 #include "netlink.h"
 
 #include "cleanup.h"
@@ -306,6 +306,59 @@ static void test_recorded(void)
         nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* netlink_recv, no root needed: nothing queued, a datagram from another process
+ * dropped before the kernel's answer behind it, a datagram larger than the buffer. */
+static void send_getlink(int fd)
+{
+        struct {
+                struct nlmsghdr nh;
+                struct ifinfomsg ifi;
+        } req = {.nh = {.nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+                        .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1}};
+        struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+        CHECK_INT((int)sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)), (int)sizeof(req));
+}
+
+static void test_recv(void)
+{
+        uint8_t buf[64 * 1024] __attribute__((aligned(8)));
+        struct sockaddr_nl me = {0};
+        socklen_t sl = sizeof(me);
+        size_t n = 12345;
+
+        _cleanup_close_ int a = netlink_subscribe(SOCK_RAW, NETLINK_ROUTE, 0);
+        _cleanup_close_ int b = netlink_subscribe(SOCK_RAW, NETLINK_ROUTE, 0);
+        CHECK(a >= 0 && b >= 0);
+        if (a < 0 || b < 0)
+                return;
+        CHECK_INT(netlink_recv(a, buf, sizeof(buf), &n), -EAGAIN);
+        CHECK(n == 12345); /* untouched on failure */
+        CHECK_INT(getsockname(a, (struct sockaddr *)&me, &sl), 0);
+        CHECK(me.nl_pid != 0);
+
+        /* b (another socket, as another process would) sends a's address a message that
+         * looks like the kernel's; then the kernel answers a dump request of a. */
+        struct nlmsghdr fake = {.nlmsg_len = sizeof(fake) + 4, .nlmsg_type = NLMSG_DONE};
+        uint8_t fb[sizeof(fake) + 4] = {0};
+        memcpy(fb, &fake, sizeof(fake));
+        struct sockaddr_nl to = {.nl_family = AF_NETLINK, .nl_pid = me.nl_pid};
+        CHECK_INT((int)sendto(b, fb, sizeof(fb), 0, (struct sockaddr *)&to, sizeof(to)), (int)sizeof(fb));
+        send_getlink(a);
+        CHECK_INT(netlink_recv(a, buf, sizeof(buf), &n), 0);
+        struct nlmsghdr nh;
+        memcpy(&nh, buf, sizeof(nh));
+        CHECK(n > sizeof(fb));
+        CHECK_INT(nh.nlmsg_type, RTM_NEWLINK); /* the kernel's, not b's NLMSG_DONE */
+        while (netlink_recv(a, buf, sizeof(buf), &n) == 0)
+                ; /* the rest of that dump */
+
+        /* A datagram larger than the buffer: refused, not handed on cut. */
+        send_getlink(a);
+        n = 12345;
+        CHECK_INT(netlink_recv(a, buf, 20, &n), -EMSGSIZE);
+        CHECK(n == 12345);
+}
+
 /* Two ctest tests, one binary: bare, the recorded dumps (no privilege needed, never
  * skipped); with "--root" (test-netlink-root) only the real kernel, skipped before it acts
  * when the machine lacks root or iproute2. */
@@ -315,6 +368,7 @@ int main(int argc, char **argv)
                 TEST_FATAL("usage: %s [--root]", argv[0]);
         if (argc == 1) {
                 test_recorded();
+                test_recv();
                 return test_done();
         }
         if (geteuid() != 0)

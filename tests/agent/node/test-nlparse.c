@@ -388,8 +388,92 @@ static void test_limits(void)
         nlf_free(&f);
 }
 
+/* The walker nlparse_feed and prep/tune.c read with: whole messages, lengths a multiple
+ * of 4, attributes inside their message, names NUL-terminated and printable. */
+static void test_walker(void)
+{
+        uint8_t b[64] __attribute__((aligned(4))) = {0};
+        struct nlmsghdr nh = {.nlmsg_len = 28, .nlmsg_type = RTM_NEWLINK};
+        nlparse_msg m;
+        nlparse_attr a;
+        uint32_t v = 0;
+        char name[NLPARSE_NAME_LEN] = "keep";
+        size_t off;
+
+        /* message 1: a 16-byte header, one attribute of 8 bytes (u32 7), 4 more bytes of
+         * attribute header naming 0 bytes; message 2 (bytes 28..43): a bare header */
+        memcpy(b, &nh, sizeof(nh));
+        struct rtattr ra = {.rta_len = 8, .rta_type = 3 | NLA_F_NESTED};
+        memcpy(b + 16, &ra, sizeof(ra));
+        v = 7;
+        memcpy(b + 20, &v, 4);
+        ra = (struct rtattr){.rta_len = 4, .rta_type = IFLA_IFNAME};
+        memcpy(b + 24, &ra, sizeof(ra));
+        nh.nlmsg_len = 16;
+        memcpy(b + 28, &nh, sizeof(nh));
+
+        off = 0;
+        CHECK_INT(nlparse_msg_next(b, 44, &off, &m), 1);
+        CHECK(off == 28 && m.len == 28 && m.data == b && m.hdr.nlmsg_type == RTM_NEWLINK);
+        size_t ao = NLMSG_HDRLEN;
+        CHECK_INT(nlparse_attr_next(m.data, m.len, &ao, &a), 1);
+        CHECK(a.type == 3 && a.len == 4 && ao == 24); /* NLA_F_NESTED masked off */
+        CHECK_INT(nlparse_attr_u32(&a, &v), 0);
+        CHECK(v == 7);
+        CHECK_INT(nlparse_attr_next(m.data, m.len, &ao, &a), 1);
+        CHECK(a.type == IFLA_IFNAME && a.len == 0);
+        CHECK_INT(nlparse_attr_u32(&a, &v), -EBADMSG);
+        CHECK_INT(nlparse_attr_name(&a, name), -EBADMSG); /* no NUL inside */
+        CHECK_STR(name, "keep");
+        CHECK_INT(nlparse_attr_next(m.data, m.len, &ao, &a), 0);
+        CHECK_INT(nlparse_msg_next(b, 44, &off, &m), 1);
+        CHECK(off == 44 && m.len == 16);
+        CHECK_INT(nlparse_msg_next(b, 44, &off, &m), 0); /* the end */
+
+        /* cut at the buffer's end: 0, nothing consumed (the caller decides) */
+        off = 0;
+        CHECK_INT(nlparse_msg_next(b, 27, &off, &m), 0);
+        CHECK(off == 0);
+        CHECK_INT(nlparse_msg_next(b, 10, &off, &m), 0);
+        /* an attribute past its message, and shorter than its header */
+        ao = NLMSG_HDRLEN;
+        CHECK_INT(nlparse_attr_next(b, 22, &ao, &a), -EBADMSG);
+        ao = NLMSG_HDRLEN;
+        CHECK_INT(nlparse_attr_next(b, 18, &ao, &a), -EBADMSG);
+        ra = (struct rtattr){.rta_len = 2};
+        memcpy(b + 16, &ra, sizeof(ra));
+        ao = NLMSG_HDRLEN;
+        CHECK_INT(nlparse_attr_next(b, 28, &ao, &a), -EBADMSG);
+        /* lengths below the header or not a multiple of 4 */
+        nh.nlmsg_len = 12;
+        memcpy(b, &nh, sizeof(nh));
+        off = 0;
+        CHECK_INT(nlparse_msg_next(b, 44, &off, &m), -EBADMSG);
+        nh.nlmsg_len = 18;
+        memcpy(b, &nh, sizeof(nh));
+        CHECK_INT(nlparse_msg_next(b, 44, &off, &m), -EBADMSG);
+        CHECK(off == 0);
+
+        /* names: printable, no '/', 1..15 bytes, NUL inside */
+        static const struct {
+                const char *bytes;
+                size_t len;
+                int want;
+        } names[] = {
+                {"eth0", 5, 0}, {"eth0\0pad", 8, 0}, {"", 1, -EBADMSG}, {"eth0", 4, -EBADMSG},
+                {"a/b", 4, -EBADMSG}, {"a b", 4, -EBADMSG}, {"\x7f", 2, -EBADMSG},
+                {"abcdefghijklmno", 16, 0}, {"abcdefghijklmnop", 17, -EBADMSG},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                nlparse_attr t = {.type = IFLA_IFNAME, .data = (const uint8_t *)names[i].bytes, .len = names[i].len};
+                CHECK_INT(nlparse_attr_name(&t, name), names[i].want);
+        }
+        CHECK_STR(name, "abcdefghijklmno");
+}
+
 int main(void)
 {
+        test_walker();
         test_usage();
         test_nexthops();
         test_pieces();

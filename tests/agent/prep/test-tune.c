@@ -6,6 +6,7 @@
 #include "tune.h"
 
 #include "cleanup.h"
+#include "netlink.h"
 #include "nodeprep-test.h"
 #include "sysfs-emu.h"
 #include "testutil.h"
@@ -175,6 +176,29 @@ static void test_netlink_parse_and_watch(void)
         ((struct nlmsghdr *)buf)->nlmsg_len = 8;
         CHECK_INT(tune_netlink_parse(buf, len, ev, 4), -EBADMSG);
 
+        /* The walker's checks (node/nlparse, as for the dumps). */
+        struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+        struct rtattr *ra = (struct rtattr *)(buf + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct ifinfomsg)));
+        len = nl_msg(buf, 0, RTM_NEWADDR, 3, IFF_UP, "eth1"); /* not a link message: skipped */
+        CHECK_INT(tune_netlink_parse(buf, len, ev, 4), 0);
+        len = nl_msg(buf, 0, RTM_NEWLINK, 3, IFF_UP, "eth1");
+        nh->nlmsg_len -= 2; /* not a multiple of 4 */
+        CHECK_INT(tune_netlink_parse(buf, nh->nlmsg_len, ev, 4), -EBADMSG);
+        len = nl_msg(buf, 0, RTM_NEWLINK, 3, IFF_UP, "eth1");
+        ra->rta_len = RTA_LENGTH(4); /* "eth1" without its NUL */
+        nh->nlmsg_len = (uint32_t)(NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct ifinfomsg)) + RTA_LENGTH(4));
+        CHECK_INT(tune_netlink_parse(buf, nh->nlmsg_len, ev, 4), -EBADMSG);
+        len = nl_msg(buf, 0, RTM_NEWLINK, 3, IFF_UP, "eth/1"); /* not a name */
+        CHECK_INT(tune_netlink_parse(buf, len, ev, 4), -EBADMSG);
+        len = nl_msg(buf, 0, RTM_NEWLINK, 3, IFF_UP, "abcdefghijklmnop"); /* 16 bytes */
+        CHECK_INT(tune_netlink_parse(buf, len, ev, 4), -EBADMSG);
+        len = nl_msg(buf, 0, RTM_NEWLINK, 3, IFF_UP, "eth1");
+        ra->rta_len = 200; /* past its message */
+        CHECK_INT(tune_netlink_parse(buf, len, ev, 4), -EBADMSG);
+        len = nl_msg(buf, 0, RTM_NEWLINK, 3, IFF_UP, "eth1");
+        CHECK_INT(tune_netlink_parse(buf, len, ev, 4), 1);
+        CHECK_STR(ev[0].ifname, "eth1");
+
         tune_watch w = {.ifname = "eth1"};
         tune_link_event up = {.ifindex = 3, .ifname = "eth1", .up = true, .carrier = true};
         tune_link_event down = up;
@@ -244,15 +268,16 @@ static void test_real_netns(void)
                 struct pollfd pfd = {.fd = nl, .events = POLLIN};
                 if (poll(&pfd, 1, resets ? 0 : TEST_WAIT_MS) <= 0)
                         break;
-                ssize_t n = recv(nl, buf, sizeof(buf), 0);
-                if (n < 0) {
-                        CHECK(errno == EAGAIN || errno == EINTR);
-                        if (errno == EAGAIN || errno == EINTR)
+                size_t n;
+                int rr = netlink_recv(nl, buf, sizeof(buf), &n); /* what prep-daemon reads with */
+                if (rr < 0) {
+                        CHECK_INT(rr, -EAGAIN);
+                        if (rr == -EAGAIN)
                                 continue;
                         break;
                 }
                 tune_link_event ev[32];
-                int k = tune_netlink_parse(buf, (size_t)n, ev, 32);
+                int k = tune_netlink_parse(buf, n, ev, 32);
                 CHECK(k >= 0);
                 for (int i = 0; i < k; i++)
                         resets += tune_watch_event(&w, &ev[i], why, sizeof(why));
