@@ -98,8 +98,9 @@ base() {
     buildah commit --quiet --rm "$c" "$image" >/dev/null
     unset 'containers[${#containers[@]}-1]'
     # the bases of other keys are superseded (the images built on them keep their layers)
-    buildah images --format '{{.Name}}:{{.Tag}}' | grep "^localhost/spinlane-base:$suite-$arch-" |
-      grep -v ":$suite-$arch-$key\$" | while read -r old; do buildah rmi "$old" >/dev/null 2>&1 || true; done
+    # (grep finds none on a machine with one base: not an error under pipefail)
+    { buildah images --format '{{.Name}}:{{.Tag}}' | grep "^localhost/spinlane-base:$suite-$arch-" |
+      grep -v ":$suite-$arch-$key\$" || true; } | while read -r old; do buildah rmi "$old" >/dev/null 2>&1 || true; done
   fi
   base_image=$image
 }
