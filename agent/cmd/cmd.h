@@ -69,8 +69,6 @@ int agent_scan(const char *cmd, const struct hostfs *h, const struct config *c, 
 
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
-/* The daemon (cmd-run.c): verdicts at start and on change, the kubelet device plugins. */
-int cmd_run(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 
