@@ -90,8 +90,6 @@ void agent_end(agent_cmd *c);
 int cmd_preflight(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
-/* The daemon (cmd-run.c): verdicts at start and on change, the kubelet device plugins. */
-int cmd_run(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 

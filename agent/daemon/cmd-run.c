@@ -13,9 +13,10 @@
  * (netlink; on the live host only), on inotify events under /dev and sysfs, and by a
  * safety timer (30 s on the live host, 10 s under a fake --root; SPINLANE_RESCAN_MS
  * overrides). Logs; exits only here. */
-#include "cmd.h"
+#include "cmd-run.h"
 
 #include "checks.h"
+#include "cmd.h"
 #include "cleanup.h"
 #include "config.h"
 #include "device-map.h"

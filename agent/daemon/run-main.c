@@ -3,7 +3,7 @@
  * gRPC core and libstdc++ it links stay out of spinlane-agent. spinlane-agent's `run`
  * execs this with the arguments after "run"; it can also be run directly:
  * `spinlane-agent-run [--root DIR] [--config FILE] [--once] ...`. */
-#include "cmd.h"
+#include "cmd-run.h"
 
 #include <sys/stat.h>
 

@@ -122,189 +122,317 @@ static void log_readiness(run_report *r, const report_input *in)
         snprintf(r->logged_why, sizeof(r->logged_why), "%s", why);
 }
 
-typedef struct out {
-        FILE *f;
-} out;
-
-static void family(out *o, const char *name, const char *type, const char *help)
-{
-        fprintf(o->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 static const char *esc(const char *s, char *buf, size_t len)
 {
         report_prom_escape(s, buf, len);
         return buf;
 }
 
-static void render_devices(out *o, const run_report *r, const char *resource, const dp_device_list *l)
+/* What one scrape renders: read once, before the first line is written. */
+typedef struct scrape {
+        const run_report *r;
+        report_input in;
+        char res[2][128];     /* the two resources: <prefix>/dpdk-nic, <prefix>/isolated-core */
+        char res_esc[2][256]; /* the same as label values */
+        const dp_device_list *lists[2];
+        dp_plugin *plugins[2];
+        dp_plugin_stats ds[2];
+        prep_daemon_stats ps; /* zero without node preparation */
+        run_cluster_stats cs;
+} scrape;
+
+static void scrape_take(const run_report *r, scrape *ret)
 {
-        char e1[256], e2[128], e3[300], e4[80], e5[80];
-        for (size_t i = 0; l && i < l->n; i++) {
-                const dp_device *d = &l->items[i];
-                const podres_assignment *a = podres_find(&r->holders, resource, d->id);
-                fprintf(o->f,
-                        "spinlane_device_healthy{resource=\"%s\",device=\"%s\",numa_node=\"%d\",pod=\"%s\",namespace=\"%s\","
-                        "container=\"%s\"} %d\n",
-                        esc(resource, e1, sizeof(e1)), esc(d->id, e2, sizeof(e2)), d->numa_node,
-                        esc(a ? a->pod : "", e3, sizeof(e3)), esc(a ? a->ns : "", e4, sizeof(e4)),
-                        esc(a ? a->container : "", e5, sizeof(e5)), d->healthy ? 1 : 0);
+        const run_sources *s = &r->s;
+
+        memset(ret, 0, sizeof(*ret));
+        ret->r = r;
+        input_of(r, &ret->in);
+        snprintf(ret->res[0], sizeof(ret->res[0]), "%s/dpdk-nic", s->prefix);
+        snprintf(ret->res[1], sizeof(ret->res[1]), "%s/isolated-core", s->prefix);
+        ret->lists[0] = s->nics;
+        ret->lists[1] = s->cores;
+        ret->plugins[0] = *s->nic_plugin;
+        ret->plugins[1] = *s->core_plugin;
+        for (int i = 0; i < 2; i++) {
+                esc(ret->res[i], ret->res_esc[i], sizeof(ret->res_esc[i]));
+                if (ret->plugins[i])
+                        dp_plugin_get_stats(ret->plugins[i], &ret->ds[i]);
+        }
+        if (s->prep && *s->prep)
+                ret->ps = prep_daemon_get_stats(*s->prep);
+        run_cluster_get_stats(r->cluster, &ret->cs);
+}
+
+/* One sample: NAME[LABELS] VALUE (labels "" or "{k=\"v\",...}"). */
+static void sample(FILE *f, const char *name, const char *labels, unsigned long long v)
+{
+        fprintf(f, "%s%s %llu\n", name, labels, v);
+}
+
+/* One sample per resource: NAME{resource="R"} v[i]. */
+static void per_resource(FILE *f, const char *name, const scrape *c, const uint64_t v[2])
+{
+        for (int i = 0; i < 2; i++)
+                fprintf(f, "%s{resource=\"%s\"} %llu\n", name, c->res_esc[i], (unsigned long long)v[i]);
+}
+
+/* ---- the samples of each family, in the order of the table below ---- */
+
+static void m_node_ready(FILE *f, const char *name, const scrape *c)
+{
+        char why[256];
+        sample(f, name, "", report_node_ready(&c->in, why, sizeof(why)));
+}
+
+static void m_node_check(FILE *f, const char *name, const scrape *c)
+{
+        char e[256];
+        for (size_t i = 0; c->in.verdicts && i < c->in.verdicts->n; i++) {
+                const verdict *v = &c->in.verdicts->items[i];
+                esc(v->check, e, sizeof(e));
+                for (int k = 0; k < _VERDICT_MAX; k++)
+                        fprintf(f, "%s{check=\"%s\",verdict=\"%s\"} %d\n", name, e, verdict_level_name((verdict_level)k),
+                                (int)v->level == k ? 1 : 0);
         }
 }
 
-static int on_render(void *ud, char **ret, size_t *ret_len)
+static void m_devices(FILE *f, const char *name, const scrape *c)
 {
-        run_report *r = ud;
-        const run_sources *s = &r->s;
-        char *buf = NULL, res[2][128], e1[256], why[256];
-        size_t len = 0;
-        const dp_device_list *lists[2] = {s->nics, s->cores};
-        dp_plugin *plugins[2] = {*s->nic_plugin, *s->core_plugin};
-        dp_plugin_stats ds[2];
-        report_input in;
-        out o;
-
-        o.f = open_memstream(&buf, &len);
-        if (!o.f)
-                return -ENOMEM;
-        snprintf(res[0], sizeof(res[0]), "%s/dpdk-nic", s->prefix);
-        snprintf(res[1], sizeof(res[1]), "%s/isolated-core", s->prefix);
         for (int i = 0; i < 2; i++) {
-                memset(&ds[i], 0, sizeof(ds[i]));
-                if (plugins[i])
-                        dp_plugin_get_stats(plugins[i], &ds[i]);
-        }
-        input_of(r, &in);
-
-        family(&o, "spinlane_node_ready", "gauge",
-               "1 when no node check fails and both resources are advertised (the spinlane.io/ready label)");
-        fprintf(o.f, "spinlane_node_ready %d\n", report_node_ready(&in, why, sizeof(why)) ? 1 : 0);
-
-        family(&o, "spinlane_node_check", "gauge", "Each node check's verdict: 1 for the one it has, 0 for the others");
-        if (in.verdicts)
-                for (size_t i = 0; i < in.verdicts->n; i++) {
-                        const verdict *v = &in.verdicts->items[i];
-                        for (int k = 0; k < _VERDICT_MAX; k++)
-                                fprintf(o.f, "spinlane_node_check{check=\"%s\",verdict=\"%s\"} %d\n",
-                                        esc(v->check, e1, sizeof(e1)), verdict_level_name((verdict_level)k),
-                                        (int)v->level == k ? 1 : 0);
-                }
-
-        family(&o, "spinlane_devices", "gauge", "Devices advertised to the kubelet, per resource and health");
-        for (int i = 0; i < 2; i++) {
-                size_t h = 0, n = lists[i] ? lists[i]->n : 0;
+                size_t h = 0, n = c->lists[i] ? c->lists[i]->n : 0;
                 for (size_t k = 0; k < n; k++)
-                        h += lists[i]->items[k].healthy;
-                fprintf(o.f, "spinlane_devices{resource=\"%s\",health=\"healthy\"} %zu\n", esc(res[i], e1, sizeof(e1)), h);
-                fprintf(o.f, "spinlane_devices{resource=\"%s\",health=\"unhealthy\"} %zu\n", e1, n - h);
+                        h += c->lists[i]->items[k].healthy;
+                fprintf(f, "%s{resource=\"%s\",health=\"healthy\"} %zu\n", name, c->res_esc[i], h);
+                fprintf(f, "%s{resource=\"%s\",health=\"unhealthy\"} %zu\n", name, c->res_esc[i], n - h);
         }
-        family(&o, "spinlane_device_healthy", "gauge",
-               "1 Healthy, 0 Unhealthy, per device; pod, namespace and container name its holder (kubelet "
-               "PodResources), empty when none");
-        for (int i = 0; i < 2; i++)
-                render_devices(&o, r, res[i], lists[i]);
-        family(&o, "spinlane_devices_allocated", "gauge", "Devices a container holds (kubelet PodResources)");
-        for (int i = 0; i < 2; i++) {
-                size_t n = 0;
-                for (size_t k = 0; k < r->holders.n; k++)
-                        n += strcmp(r->holders.items[k].resource, res[i]) == 0;
-                fprintf(o.f, "spinlane_devices_allocated{resource=\"%s\"} %zu\n", esc(res[i], e1, sizeof(e1)), n);
-        }
-        family(&o, "spinlane_podresources_up", "gauge", "1 when the last kubelet PodResources List answered");
-        fprintf(o.f, "spinlane_podresources_up %d\n", r->podres_up ? 1 : 0);
-        family(&o, "spinlane_podresources_errors_total", "counter", "PodResources List calls that failed");
-        fprintf(o.f, "spinlane_podresources_errors_total %llu\n", (unsigned long long)r->podres_errors);
+}
 
-        family(&o, "spinlane_device_plugin_registered", "gauge", "1 when the resource's plugin is registered with the kubelet");
+static void m_device_healthy(FILE *f, const char *name, const scrape *c)
+{
+        char e2[128], e3[300], e4[80], e5[80];
         for (int i = 0; i < 2; i++)
-                fprintf(o.f, "spinlane_device_plugin_registered{resource=\"%s\"} %d\n", esc(res[i], e1, sizeof(e1)),
-                        plugins[i] && dp_plugin_registered(plugins[i]) ? 1 : 0);
-        family(&o, "spinlane_allocations_total", "counter", "Allocate calls answered, by result (ok or refused)");
-        for (int i = 0; i < 2; i++) {
-                esc(res[i], e1, sizeof(e1));
-                fprintf(o.f, "spinlane_allocations_total{resource=\"%s\",result=\"ok\"} %llu\n", e1,
-                        (unsigned long long)ds[i].allocations);
-                fprintf(o.f, "spinlane_allocations_total{resource=\"%s\",result=\"refused\"} %llu\n", e1,
-                        (unsigned long long)ds[i].allocations_refused);
-        }
-        family(&o, "spinlane_allocate_duration_seconds", "histogram",
-               "Time the device plugin takes to answer Allocate (request taken to answer handed to gRPC)");
-        for (int i = 0; i < 2; i++) {
-                uint64_t cum = 0;
-                esc(res[i], e1, sizeof(e1));
-                for (size_t b = 0; b < DP_ALLOC_BUCKETS; b++) {
-                        cum += ds[i].alloc_bucket[b];
-                        fprintf(o.f, "spinlane_allocate_duration_seconds_bucket{resource=\"%s\",le=\"%g\"} %llu\n", e1,
-                                dp_alloc_bucket_us[b] / 1e6, (unsigned long long)cum);
+                for (size_t k = 0; c->lists[i] && k < c->lists[i]->n; k++) {
+                        const dp_device *d = &c->lists[i]->items[k];
+                        const podres_assignment *a = podres_find(&c->r->holders, c->res[i], d->id);
+                        fprintf(f,
+                                "%s{resource=\"%s\",device=\"%s\",numa_node=\"%d\",pod=\"%s\",namespace=\"%s\","
+                                "container=\"%s\"} %d\n",
+                                name, c->res_esc[i], esc(d->id, e2, sizeof(e2)), d->numa_node,
+                                esc(a ? a->pod : "", e3, sizeof(e3)), esc(a ? a->ns : "", e4, sizeof(e4)),
+                                esc(a ? a->container : "", e5, sizeof(e5)), d->healthy ? 1 : 0);
                 }
-                fprintf(o.f, "spinlane_allocate_duration_seconds_bucket{resource=\"%s\",le=\"+Inf\"} %llu\n", e1,
-                        (unsigned long long)ds[i].alloc_count);
-                fprintf(o.f, "spinlane_allocate_duration_seconds_sum{resource=\"%s\"} %.9f\n", e1,
-                        ds[i].alloc_sum_ns / 1e9);
-                fprintf(o.f, "spinlane_allocate_duration_seconds_count{resource=\"%s\"} %llu\n", e1,
-                        (unsigned long long)ds[i].alloc_count);
+}
+
+static void m_devices_allocated(FILE *f, const char *name, const scrape *c)
+{
+        uint64_t n[2] = {0, 0};
+        for (int i = 0; i < 2; i++)
+                for (size_t k = 0; k < c->r->holders.n; k++)
+                        n[i] += strcmp(c->r->holders.items[k].resource, c->res[i]) == 0;
+        per_resource(f, name, c, n);
+}
+
+static void m_podres_up(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->r->podres_up);
+}
+
+static void m_podres_errors(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->r->podres_errors);
+}
+
+static void m_plugin_registered(FILE *f, const char *name, const scrape *c)
+{
+        uint64_t v[2];
+        for (int i = 0; i < 2; i++)
+                v[i] = c->plugins[i] && dp_plugin_registered(c->plugins[i]);
+        per_resource(f, name, c, v);
+}
+
+static void m_allocations(FILE *f, const char *name, const scrape *c)
+{
+        for (int i = 0; i < 2; i++) {
+                fprintf(f, "%s{resource=\"%s\",result=\"ok\"} %llu\n", name, c->res_esc[i],
+                        (unsigned long long)c->ds[i].allocations);
+                fprintf(f, "%s{resource=\"%s\",result=\"refused\"} %llu\n", name, c->res_esc[i],
+                        (unsigned long long)c->ds[i].allocations_refused);
         }
-        family(&o, "spinlane_kubelet_registrations_total", "counter",
-               "Registrations the kubelet accepted (more than one: the plugin registered again, e.g. after a kubelet "
-               "restart)");
-        for (int i = 0; i < 2; i++)
-                fprintf(o.f, "spinlane_kubelet_registrations_total{resource=\"%s\"} %llu\n", esc(res[i], e1, sizeof(e1)),
-                        (unsigned long long)ds[i].registrations);
-        family(&o, "spinlane_kubelet_register_failures_total", "counter", "Register calls that failed (retried with backoff)");
-        for (int i = 0; i < 2; i++)
-                fprintf(o.f, "spinlane_kubelet_register_failures_total{resource=\"%s\"} %llu\n",
-                        esc(res[i], e1, sizeof(e1)), (unsigned long long)ds[i].register_failures);
-        family(&o, "spinlane_device_plugin_restarts_total", "counter",
-               "Times a plugin served again (its socket removed, the kubelet restarted)");
-        for (int i = 0; i < 2; i++)
-                fprintf(o.f, "spinlane_device_plugin_restarts_total{resource=\"%s\"} %llu\n", esc(res[i], e1, sizeof(e1)),
-                        (unsigned long long)ds[i].restarts);
+}
 
-        prep_daemon_stats ps = {0};
-        bool have_prep = s->prep && *s->prep;
-        if (have_prep)
-                ps = prep_daemon_get_stats(*s->prep);
-        family(&o, "spinlane_preparations_total", "counter", "Node preparations run, by outcome (ok, or failed: a step failed)");
-        fprintf(o.f, "spinlane_preparations_total{outcome=\"ok\"} %u\n", ps.applies - ps.applies_failed);
-        fprintf(o.f, "spinlane_preparations_total{outcome=\"failed\"} %u\n", ps.applies_failed);
-        family(&o, "spinlane_preparation_failed", "gauge", "1 when a step of the last node preparation failed");
-        fprintf(o.f, "spinlane_preparation_failed %d\n", ps.last_exit ? 1 : 0);
-        family(&o, "spinlane_config_reloads_total", "counter", "Config reloads, by result (accepted, or rejected: old kept)");
-        fprintf(o.f, "spinlane_config_reloads_total{result=\"accepted\"} %u\n", ps.reloads);
-        fprintf(o.f, "spinlane_config_reloads_total{result=\"rejected\"} %u\n", ps.reloads_rejected);
-        family(&o, "spinlane_tuning_reapplied_total", "counter",
-               "Kernel-path tuning re-applied after a NIC reset or an IRQ affinity drift");
-        fprintf(o.f, "spinlane_tuning_reapplied_total %u\n", ps.retunes);
-        family(&o, "spinlane_nic_resets_total", "counter", "NIC resets seen in link events");
-        fprintf(o.f, "spinlane_nic_resets_total %u\n", ps.resets_seen);
+static void m_allocate_duration(FILE *f, const char *name, const scrape *c)
+{
+        for (int i = 0; i < 2; i++) {
+                const dp_plugin_stats *d = &c->ds[i];
+                const char *res = c->res_esc[i];
+                uint64_t cum = 0;
+                for (size_t b = 0; b < DP_ALLOC_BUCKETS; b++) {
+                        cum += d->alloc_bucket[b];
+                        fprintf(f, "%s_bucket{resource=\"%s\",le=\"%g\"} %llu\n", name, res, dp_alloc_bucket_us[b] / 1e6,
+                                (unsigned long long)cum);
+                }
+                fprintf(f, "%s_bucket{resource=\"%s\",le=\"+Inf\"} %llu\n", name, res, (unsigned long long)d->alloc_count);
+                fprintf(f, "%s_sum{resource=\"%s\"} %.9f\n", name, res, d->alloc_sum_ns / 1e9);
+                fprintf(f, "%s_count{resource=\"%s\"} %llu\n", name, res, (unsigned long long)d->alloc_count);
+        }
+}
 
-        run_cluster_stats cs;
-        run_cluster_get_stats(r->cluster, &cs);
-        family(&o, "spinlane_cluster_reporting", "gauge", "1 when Node labels and Events are sent (NODE_NAME and an API server)");
-        fprintf(o.f, "spinlane_cluster_reporting %d\n", r->cluster ? 1 : 0);
-        family(&o, "spinlane_api_up", "gauge", "1 when the API server answered the last call (a refusal counts as an answer)");
-        fprintf(o.f, "spinlane_api_up %d\n", cs.api_up ? 1 : 0);
-        family(&o, "spinlane_node_labels_synced", "gauge", "1 when the Node carries the agent's labels as they are now");
-        fprintf(o.f, "spinlane_node_labels_synced %d\n", cs.labels_synced ? 1 : 0);
-        family(&o, "spinlane_api_requests_total", "counter", "Kubernetes API calls, by call");
+static void m_registrations(FILE *f, const char *name, const scrape *c)
+{
+        per_resource(f, name, c, (const uint64_t[2]){c->ds[0].registrations, c->ds[1].registrations});
+}
+
+static void m_register_failures(FILE *f, const char *name, const scrape *c)
+{
+        per_resource(f, name, c, (const uint64_t[2]){c->ds[0].register_failures, c->ds[1].register_failures});
+}
+
+static void m_plugin_restarts(FILE *f, const char *name, const scrape *c)
+{
+        per_resource(f, name, c, (const uint64_t[2]){c->ds[0].restarts, c->ds[1].restarts});
+}
+
+static void m_preparations(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "{outcome=\"ok\"}", c->ps.applies - c->ps.applies_failed);
+        sample(f, name, "{outcome=\"failed\"}", c->ps.applies_failed);
+}
+
+static void m_preparation_failed(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->ps.last_exit != 0);
+}
+
+static void m_config_reloads(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "{result=\"accepted\"}", c->ps.reloads);
+        sample(f, name, "{result=\"rejected\"}", c->ps.reloads_rejected);
+}
+
+static void m_retunes(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->ps.retunes);
+}
+
+static void m_nic_resets(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->ps.resets_seen);
+}
+
+static void m_cluster_reporting(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->r->cluster != NULL);
+}
+
+static void m_api_up(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->cs.api_up);
+}
+
+static void m_labels_synced(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->cs.labels_synced);
+}
+
+static void m_api_requests(FILE *f, const char *name, const scrape *c)
+{
         for (int k = 0; k < _RUN_CLUSTER_CALL_MAX; k++)
-                fprintf(o.f, "spinlane_api_requests_total{call=\"%s\"} %llu\n", run_cluster_call_name((run_cluster_call)k),
-                        (unsigned long long)cs.calls[k]);
-        family(&o, "spinlane_api_errors_total", "counter", "Kubernetes API calls that failed, by call and error");
+                fprintf(f, "%s{call=\"%s\"} %llu\n", name, run_cluster_call_name((run_cluster_call)k),
+                        (unsigned long long)c->cs.calls[k]);
+}
+
+static void m_api_errors(FILE *f, const char *name, const scrape *c)
+{
         for (int k = 0; k < _RUN_CLUSTER_CALL_MAX; k++)
                 for (int e = 0; e < _RUN_CLUSTER_ERR_MAX; e++)
-                        if (cs.errors[k][e])
-                                fprintf(o.f, "spinlane_api_errors_total{call=\"%s\",error=\"%s\"} %llu\n",
-                                        run_cluster_call_name((run_cluster_call)k), run_cluster_err_name((run_cluster_err)e),
-                                        (unsigned long long)cs.errors[k][e]);
-        family(&o, "spinlane_events_total", "counter", "Events raised on the Node by verdict changes, by type (before aggregation)");
-        fprintf(o.f, "spinlane_events_total{type=\"Warning\"} %llu\n", (unsigned long long)cs.events_warning);
-        fprintf(o.f, "spinlane_events_total{type=\"Normal\"} %llu\n", (unsigned long long)cs.events_normal);
-        family(&o, "spinlane_events_held_total", "counter",
-               "Event occurrences the rate limit held back (sent later as a series count)");
-        fprintf(o.f, "spinlane_events_held_total %llu\n", (unsigned long long)cs.events_held);
+                        if (c->cs.errors[k][e])
+                                fprintf(f, "%s{call=\"%s\",error=\"%s\"} %llu\n", name,
+                                        run_cluster_call_name((run_cluster_call)k),
+                                        run_cluster_err_name((run_cluster_err)e), (unsigned long long)c->cs.errors[k][e]);
+}
 
-        if (fclose(o.f) != 0) {
+static void m_events(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "{type=\"Warning\"}", c->cs.events_warning);
+        sample(f, name, "{type=\"Normal\"}", c->cs.events_normal);
+}
+
+static void m_events_held(FILE *f, const char *name, const scrape *c)
+{
+        sample(f, name, "", c->cs.events_held);
+}
+
+/* The families of /metrics, in the order they are exposed (docs/observability.md): each
+ * one's # HELP and # TYPE, then what its function writes, every sample named after it. */
+typedef struct metric_family {
+        const char *name, *type, *help;
+        void (*samples)(FILE *f, const char *name, const scrape *c);
+} metric_family;
+
+static const metric_family metric_families[] = {
+        {"spinlane_node_ready", "gauge",
+         "1 when no node check fails and both resources are advertised (the spinlane.io/ready label)", m_node_ready},
+        {"spinlane_node_check", "gauge", "Each node check's verdict: 1 for the one it has, 0 for the others", m_node_check},
+        {"spinlane_devices", "gauge", "Devices advertised to the kubelet, per resource and health", m_devices},
+        {"spinlane_device_healthy", "gauge",
+         "1 Healthy, 0 Unhealthy, per device; pod, namespace and container name its holder (kubelet PodResources), "
+         "empty when none",
+         m_device_healthy},
+        {"spinlane_devices_allocated", "gauge", "Devices a container holds (kubelet PodResources)", m_devices_allocated},
+        {"spinlane_podresources_up", "gauge", "1 when the last kubelet PodResources List answered", m_podres_up},
+        {"spinlane_podresources_errors_total", "counter", "PodResources List calls that failed", m_podres_errors},
+        {"spinlane_device_plugin_registered", "gauge", "1 when the resource's plugin is registered with the kubelet",
+         m_plugin_registered},
+        {"spinlane_allocations_total", "counter", "Allocate calls answered, by result (ok or refused)", m_allocations},
+        {"spinlane_allocate_duration_seconds", "histogram",
+         "Time the device plugin takes to answer Allocate (request taken to answer handed to gRPC)", m_allocate_duration},
+        {"spinlane_kubelet_registrations_total", "counter",
+         "Registrations the kubelet accepted (more than one: the plugin registered again, e.g. after a kubelet restart)",
+         m_registrations},
+        {"spinlane_kubelet_register_failures_total", "counter", "Register calls that failed (retried with backoff)",
+         m_register_failures},
+        {"spinlane_device_plugin_restarts_total", "counter",
+         "Times a plugin served again (its socket removed, the kubelet restarted)", m_plugin_restarts},
+        {"spinlane_preparations_total", "counter", "Node preparations run, by outcome (ok, or failed: a step failed)",
+         m_preparations},
+        {"spinlane_preparation_failed", "gauge", "1 when a step of the last node preparation failed", m_preparation_failed},
+        {"spinlane_config_reloads_total", "counter", "Config reloads, by result (accepted, or rejected: old kept)",
+         m_config_reloads},
+        {"spinlane_tuning_reapplied_total", "counter",
+         "Kernel-path tuning re-applied after a NIC reset or an IRQ affinity drift", m_retunes},
+        {"spinlane_nic_resets_total", "counter", "NIC resets seen in link events", m_nic_resets},
+        {"spinlane_cluster_reporting", "gauge", "1 when Node labels and Events are sent (NODE_NAME and an API server)",
+         m_cluster_reporting},
+        {"spinlane_api_up", "gauge", "1 when the API server answered the last call (a refusal counts as an answer)",
+         m_api_up},
+        {"spinlane_node_labels_synced", "gauge", "1 when the Node carries the agent's labels as they are now",
+         m_labels_synced},
+        {"spinlane_api_requests_total", "counter", "Kubernetes API calls, by call", m_api_requests},
+        {"spinlane_api_errors_total", "counter", "Kubernetes API calls that failed, by call and error", m_api_errors},
+        {"spinlane_events_total", "counter", "Events raised on the Node by verdict changes, by type (before aggregation)",
+         m_events},
+        {"spinlane_events_held_total", "counter", "Event occurrences the rate limit held back (sent later as a series count)",
+         m_events_held},
+};
+
+/* The exposition text (Prometheus text format 0.0.4) of one scrape, as one new buffer. */
+static int on_render(void *ud, char **ret, size_t *ret_len)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        scrape c;
+        FILE *f = open_memstream(&buf, &len);
+
+        if (!f)
+                return -ENOMEM;
+        scrape_take(ud, &c);
+        for (size_t i = 0; i < ELEMENTSOF(metric_families); i++) {
+                const metric_family *m = &metric_families[i];
+                fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
+                m->samples(f, m->name, &c);
+        }
+        if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;
         }

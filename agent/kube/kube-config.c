@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kubeconfig and in-cluster configuration, and token files. Pure except kube_config_load
- * and kube_token_read (bounded reads of one file each). Never logs. */
+/* kubeconfig and in-cluster configuration, and the token check. Pure: text and strings
+ * in, value or message out (the two file reads are kube-config-load.c). Never logs. */
 #include "errbuf.h"
 #include "kube-config.h"
 
 #include "cleanup.h"
 #include "kube-yaml.h"
-#include "readfile.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -79,21 +78,6 @@ int kube_token_check(const char *s, size_t len, char **ret)
                 return -ENOMEM;
         *ret = t;
         return 0;
-}
-
-int kube_token_read(const char *path, char **ret)
-{
-        _cleanup_free_ char *buf = NULL;
-        size_t n = 0;
-        int r = readfile_alloc(path, KUBE_TOKEN_MAX, &buf, &n);
-
-        if (r == -EFBIG)
-                r = -E2BIG;
-        if (r == 0)
-                r = kube_token_check(buf, n, ret);
-        if (buf)
-                explicit_bzero(buf, n);
-        return r;
 }
 
 /* ---- kubeconfig ------------------------------------------------------------------- */
@@ -428,29 +412,4 @@ int kube_config_in_cluster(const char *host, const char *port, const char *sa_di
         }
         *ret = c;
         return 0;
-}
-
-int kube_config_load(const char *path, kube_config *ret, char *err, size_t err_size)
-{
-        _cleanup_free_ char *text = NULL, *dir = NULL;
-        size_t n = 0;
-        int r = readfile_alloc(path, KUBE_YAML_MAX_TEXT, &text, &n);
-
-        if (r < 0) {
-                errbuf_printf(err, err_size, "kubeconfig %.200s: %s", path, r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
-                return r;
-        }
-        dir = strdup(path);
-        if (!dir)
-                return -ENOMEM;
-        char *slash = strrchr(dir, '/');
-        if (slash)
-                *slash = '\0';
-        else
-                strcpy(dir, ".");
-        if (slash == dir)
-                strcpy(dir, "/");
-        r = kube_config_parse(text, n, dir, ret, err, err_size);
-        explicit_bzero(text, n);
-        return r;
 }

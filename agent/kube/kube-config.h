@@ -3,7 +3,8 @@
  * KUBERNETES_SERVICE_HOST/PORT values and the service-account directory) or a kubeconfig
  * (its current context: server, certificate-authority or -data, token or tokenFile).
  * kube_config_parse() and kube_config_in_cluster() are pure (text and strings in, value or
- * message out); kube_config_load() and kube_token_read() are the only file reads. TLS is
+ * message out); kube_config_load() and kube_token_read() are the only file reads
+ * (kube-config-load.c: in spinkube, not spinkube_pure). TLS is
  * always verified: a config without a CA is refused. Never logs; a token never appears in
  * a message. */
 #ifndef SPIN_KUBE_CONFIG_H
