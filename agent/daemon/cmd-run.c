@@ -767,15 +767,13 @@ static void debounce(run_ctx *ctx, const char *why)
         (void)loop_timer_set(ctx->l, ctx->debounce_fd, RUN_DEBOUNCE_MS, 0);
 }
 
-static int on_watch(loop *l, int fd, uint32_t events, void *ud)
+/* Any event under the watched device nodes and sysfs attributes (an overflow too): one
+ * debounced re-scan when the round's events are read (ev NULL). */
+static int on_watch(loop *l, const struct inotify_event *ev, void *ud)
 {
-        run_ctx *ctx = ud;
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        (void)events;
         (void)l;
-        while (read(fd, buf, sizeof(buf)) > 0)
-                ;
-        debounce(ctx, "inotify");
+        if (!ev)
+                debounce(ud, "inotify");
         return 0;
 }
 
@@ -926,7 +924,7 @@ static int loop_setup(run_ctx *ctx)
         ctx->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
         if (ctx->ifd >= 0) {
                 add_watches(ctx);
-                (void)loop_add_fd(ctx->l, ctx->ifd, EPOLLIN, on_watch, ctx);
+                (void)loop_add_inotify(ctx->l, ctx->ifd, on_watch, ctx);
         }
         if ((r = run_address_new(ctx->l, on_address_changed, ctx, &ctx->addr)) < 0)
                 return log_errno(LOG_ERROR, r, "NIC address service");
