@@ -21,6 +21,7 @@
 #include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
+#include "envknob.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "ipv4.h"
@@ -831,15 +832,12 @@ static bool uevents_wanted(const run_ctx *ctx)
 /* SPINLANE_RESCAN_MS (hidden, for tests and benchmarks): the safety re-scan period. */
 static unsigned rescan_period(bool uevents)
 {
-        const char *e = getenv("SPINLANE_RESCAN_MS");
-        if (e && *e) {
-                char *end;
-                unsigned long v = strtoul(e, &end, 10);
-                if (*end == '\0' && v >= 50 && v <= 3600000)
-                        return (unsigned)v;
-                log_warn("SPINLANE_RESCAN_MS=%s: not 50..3600000, ignored", e);
-        }
-        return uevents ? RUN_RESCAN_UEVENT_MS : RUN_RESCAN_FAKE_MS;
+        char why[160];
+        uint64_t v;
+        if (envknob_u64("SPINLANE_RESCAN_MS", 50, 3600000, uevents ? RUN_RESCAN_UEVENT_MS : RUN_RESCAN_FAKE_MS, &v,
+                        why, sizeof(why)) < 0)
+                log_warn("%s, ignored", why);
+        return (unsigned)v;
 }
 
 /* Watch where device health shows first; missing dirs are skipped (the timer covers them). */
