@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The daemon's event loop on epoll, signalfd and timerfd. Never logs. */
+/* The daemon's event loop on epoll, signalfd, timerfd and inotify. Never logs. */
 #include "loop.h"
 
 #include "cleanup.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef enum { SRC_FD, SRC_SIGNAL, SRC_TIMER } src_kind;
+typedef enum { SRC_FD, SRC_SIGNAL, SRC_TIMER, SRC_INOTIFY } src_kind;
 
 typedef struct source {
         struct source *next;
@@ -24,6 +25,7 @@ typedef struct source {
         loop_fd_fn fd_fn;
         loop_signal_fn sig_fn;
         loop_timer_fn timer_fn;
+        loop_inotify_fn inotify_fn;
         void *userdata;
 } source;
 
@@ -130,11 +132,18 @@ int loop_add_fd(loop *l, int fd, uint32_t events, loop_fd_fn fn, void *userdata)
         return add_source(l, &(source){.kind = SRC_FD, .fd = fd, .fd_fn = fn, .userdata = userdata}, events);
 }
 
+int loop_add_inotify(loop *l, int fd, loop_inotify_fn fn, void *userdata)
+{
+        return add_source(l, &(source){.kind = SRC_INOTIFY, .fd = fd, .inotify_fn = fn, .userdata = userdata},
+                          EPOLLIN);
+}
+
 static int remove_source(loop *l, int fd, src_kind kind)
 {
         source *s = find(l, fd);
 
-        if (!s || s->kind != kind)
+        /* the caller's fds, plain or inotify, go the same way */
+        if (!s || (s->kind != kind && !(kind == SRC_FD && s->kind == SRC_INOTIFY)))
                 return -ENOENT;
         epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
         s->dead = true;
@@ -219,6 +228,33 @@ int loop_add_timer(loop *l, uint64_t first_ms, uint64_t interval_ms, loop_timer_
 
 int loop_remove_timer(loop *l, int timer_fd) { return remove_source(l, timer_fd, SRC_TIMER); }
 
+/* Reads s's inotify fd as loop_add_inotify() says; stops when the callback fails or
+ * removes the source. */
+static int dispatch_inotify(loop *l, source *s)
+{
+        /* room for at least one event with the longest name (NAME_MAX + 1) */
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        _Static_assert(sizeof(buf) >= sizeof(struct inotify_event) + NAME_MAX + 1, "inotify buffer too small");
+
+        for (unsigned reads = 0; reads < LOOP_INOTIFY_READS_MAX; reads++) {
+                ssize_t n = read(s->fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                for (size_t off = 0; (size_t)n - off >= sizeof(struct inotify_event);) {
+                        const struct inotify_event *ev = (const struct inotify_event *)(buf + off);
+                        if (ev->len > (size_t)n - off - sizeof(*ev))
+                                break;
+                        off += sizeof(*ev) + ev->len;
+                        int r = s->inotify_fn(l, ev, s->userdata);
+                        if (r < 0 || s->dead)
+                                return r;
+                }
+        }
+        return s->inotify_fn(l, NULL, s->userdata);
+}
+
 static int dispatch(loop *l, source *s, uint32_t events)
 {
         switch (s->kind) {
@@ -240,6 +276,8 @@ static int dispatch(loop *l, source *s, uint32_t events)
                         return 0; /* spurious (re-armed meanwhile) */
                 return s->timer_fn(l, s->userdata);
         }
+        case SRC_INOTIFY:
+                return dispatch_inotify(l, s);
         }
         return 0;
 }

@@ -3,6 +3,8 @@
  * list owns its strings and evidence; printing to the FILE given is the only I/O. */
 #include "verdict.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -25,15 +27,9 @@ int verdict_add(verdict_list *l, const char *check, verdict_level level, json_t 
 
         if (!evidence)
                 evidence = json_object();
-        if (l->n == l->cap) {
-                size_t cap = l->cap ? l->cap * 2 : 16;
-                verdict *items = realloc(l->items, cap * sizeof(*items));
-                if (!items) {
-                        json_decref(evidence);
-                        return -ENOMEM;
-                }
-                l->items = items;
-                l->cap = cap;
+        if (ARRAY_GROW(l->items, l->cap, l->n + 1, 16) < 0) {
+                json_decref(evidence);
+                return -ENOMEM;
         }
         va_start(ap, fmt);
         n = vasprintf(&v.message, fmt, ap);

@@ -2,6 +2,8 @@
 /* The device list value type: append, copy, compare, find. No I/O, never logs. */
 #include "dp-devices.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +18,8 @@ int dp_device_list_add(dp_device_list *l, const dp_device *d)
                 return -E2BIG;
         if (dp_device_list_find(l, d->id, idlen))
                 return -EEXIST;
-        if (l->n == l->cap) {
-                size_t cap = l->cap ? l->cap * 2 : 16;
-                dp_device *items = realloc(l->items, cap * sizeof(*items));
-                if (!items)
-                        return -ENOMEM;
-                l->items = items;
-                l->cap = cap;
-        }
+        if (ARRAY_GROW(l->items, l->cap, l->n + 1, 16) < 0)
+                return -ENOMEM;
         l->items[l->n++] = *d;
         return 0;
 }

@@ -153,6 +153,10 @@ struct dp_engine {
         q_item *q;
         size_t qn, qcap;
         int ifd, wd;
+        struct {                 /* what one round of dir-watch events brought (loop thread) */
+                bool kubelet_created, kubelet_removed, dir_gone;
+                bool sock_gone[DP_MAX_PLUGINS];
+        } seen;
         int tick_fd, retry_fd;
         dp_plugin *plugins[DP_MAX_PLUGINS];
         size_t n_plugins;
@@ -216,7 +220,7 @@ void dp_register_plugin(dp_plugin *p);
 void dp_register_done(dp_reg *g, bool ok);
 void dp_register_arm_retry(dp_engine *e);
 void dp_register_watch_dir(dp_engine *e);
-int dp_register_on_inotify(loop *l, int fd, uint32_t events, void *ud);
+int dp_register_on_inotify(loop *l, const struct inotify_event *ev, void *ud);
 int dp_register_on_tick(loop *l, void *ud);
 int dp_register_on_retry(loop *l, void *ud);
 

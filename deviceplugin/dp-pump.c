@@ -6,6 +6,8 @@
  * (dispatch). Owns the queue; handles no call itself (dp-serve.c does) and never logs. */
 #include "dp-internal.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <grpc/support/time.h>
 #include <stdlib.h>
@@ -15,14 +17,8 @@
 void dp_pump_push(dp_engine *e, void *tag, bool ok)
 {
         pthread_mutex_lock(&e->mu);
-        if (e->qn == e->qcap) {
-                size_t cap = e->qcap ? e->qcap * 2 : 64;
-                q_item *q = realloc(e->q, cap * sizeof(*q));
-                if (!q)
-                        abort(); /* losing a tag would leak a call forever */
-                e->q = q;
-                e->qcap = cap;
-        }
+        if (ARRAY_GROW(e->q, e->qcap, e->qn + 1, 64) < 0)
+                abort(); /* losing a tag would leak a call forever */
         e->q[e->qn++] = (q_item){ tag, ok };
         pthread_mutex_unlock(&e->mu);
         uint64_t one = 1;

@@ -172,37 +172,35 @@ static void on_kubelet_sock_created(dp_engine *e)
         }
 }
 
-int dp_register_on_inotify(loop *l, int fd, uint32_t events, void *ud)
+/* One event from the plugin dir's watch, gathered in e->seen; acted on at the round's end
+ * (ev NULL). A queue overflow is not acted on: the 1 s tick finds what it may have hidden. */
+int dp_register_on_inotify(loop *l, const struct inotify_event *ev, void *ud)
 {
         dp_engine *e = ud;
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        bool kubelet_created = false, kubelet_removed = false, dir_gone = false;
-        bool sock_gone[DP_MAX_PLUGINS] = { false };
-        (void)l, (void)events;
+        (void)l;
 
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n <= 0)
-                        break;
-                for (char *ptr = buf; ptr < buf + n;) {
-                        struct inotify_event *ev = (struct inotify_event *)ptr;
-                        ptr += sizeof(*ev) + ev->len;
-                        if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-                                dir_gone = true;
-                                continue;
-                        }
-                        if (!ev->len)
-                                continue;
-                        if (strcmp(ev->name, DP_KUBELET_SOCKET) == 0 && (ev->mask & (IN_CREATE | IN_MOVED_TO)))
-                                kubelet_created = true;
-                        if (strcmp(ev->name, DP_KUBELET_SOCKET) == 0 && (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
-                                kubelet_removed = true;
-                        for (size_t i = 0; i < e->n_plugins; i++)
-                                if (strcmp(ev->name, e->plugins[i]->socket_name) == 0 &&
-                                    (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
-                                        sock_gone[i] = true;
+        if (ev) {
+                if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+                        e->seen.dir_gone = true;
+                        return 0;
                 }
+                if (!ev->len)
+                        return 0;
+                if (strcmp(ev->name, DP_KUBELET_SOCKET) == 0 && (ev->mask & (IN_CREATE | IN_MOVED_TO)))
+                        e->seen.kubelet_created = true;
+                if (strcmp(ev->name, DP_KUBELET_SOCKET) == 0 && (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+                        e->seen.kubelet_removed = true;
+                for (size_t i = 0; i < e->n_plugins; i++)
+                        if (strcmp(ev->name, e->plugins[i]->socket_name) == 0 &&
+                            (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+                                e->seen.sock_gone[i] = true;
+                return 0;
         }
+        bool kubelet_created = e->seen.kubelet_created, kubelet_removed = e->seen.kubelet_removed;
+        bool dir_gone = e->seen.dir_gone;
+        bool sock_gone[DP_MAX_PLUGINS];
+        memcpy(sock_gone, e->seen.sock_gone, sizeof(sock_gone));
+        memset(&e->seen, 0, sizeof(e->seen));
         pthread_mutex_lock(&e->state);
         if (dir_gone && e->wd >= 0) {
                 inotify_rm_watch(e->ifd, e->wd);

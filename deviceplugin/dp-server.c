@@ -179,7 +179,7 @@ int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_e
         }
         e->pump_started = true;
         if ((r = loop_add_fd(l, e->efd, EPOLLIN, dp_pump_on_efd, e)) < 0 ||
-            (r = loop_add_fd(l, e->ifd, EPOLLIN, dp_register_on_inotify, e)) < 0 ||
+            (r = loop_add_inotify(l, e->ifd, dp_register_on_inotify, e)) < 0 ||
             (r = loop_add_timer(l, 1000, 1000, dp_register_on_tick, e, &e->tick_fd)) < 0 ||
             (r = loop_add_timer(l, 0, 0, dp_register_on_retry, e, &e->retry_fd)) < 0) {
                 e->stopping = e->stopped = true;

@@ -5,16 +5,15 @@
 #include "config.h"
 
 #include "cleanup.h"
+#include "readfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 int config_load(const char *path, config *ret, bool *ret_from_file, char *err, size_t err_size)
 {
-        struct stat st;
         size_t n = 0;
         int r;
 
@@ -25,46 +24,38 @@ int config_load(const char *path, config *ret, bool *ret_from_file, char *err, s
         bool named = path != NULL;
         if (!path)
                 path = CONFIG_PATH_DEFAULT;
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        /* readfile_open and readfile_fd (what readfile_alloc does) apart, so that the
+         * message says whether the open or the read failed */
+        _cleanup_close_ int fd = readfile_open(path);
+        if (fd == -EINVAL) {
+                if (err && err_size)
+                        snprintf(err, err_size, "config: \"%s\" is not a regular file", path);
+                return -EINVAL;
+        }
         if (fd < 0) {
-                r = -errno;
-                if (r == -ENOENT && !named) {
+                if (fd == -ENOENT && !named) {
                         config_init(ret);
                         if (ret_from_file)
                                 *ret_from_file = false;
                         return 0;
                 }
                 if (err && err_size)
-                        snprintf(err, err_size, "config: cannot open \"%s\": %s", path, strerror(-r));
-                return r;
-        }
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                if (err && err_size)
-                        snprintf(err, err_size, "config: \"%s\" is not a regular file", path);
-                return -EINVAL;
+                        snprintf(err, err_size, "config: cannot open \"%s\": %s", path, strerror(-fd));
+                return fd;
         }
         _cleanup_free_ char *buf = malloc(CONFIG_MAX_TEXT + 1);
         if (!buf)
                 return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(fd, buf + n, CONFIG_MAX_TEXT + 1 - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        r = -errno;
-                        if (err && err_size)
-                                snprintf(err, err_size, "config: cannot read \"%s\": %s", path, strerror(-r));
-                        return r;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t)k;
-                if (n > CONFIG_MAX_TEXT) {
-                        if (err && err_size)
-                                snprintf(err, err_size, "config: \"%s\" is larger than %d bytes", path,
-                                         CONFIG_MAX_TEXT);
-                        return -E2BIG;
-                }
+        r = readfile_fd(fd, buf, CONFIG_MAX_TEXT + 1, &n);
+        if (r == -EFBIG) {
+                if (err && err_size)
+                        snprintf(err, err_size, "config: \"%s\" is larger than %d bytes", path, CONFIG_MAX_TEXT);
+                return -E2BIG;
+        }
+        if (r < 0) {
+                if (err && err_size)
+                        snprintf(err, err_size, "config: cannot read \"%s\": %s", path, strerror(-r));
+                return r;
         }
         r = config_parse(buf, n, ret, err, err_size);
         if (r < 0)

@@ -23,6 +23,7 @@
 #include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
+#include "envknob.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "ipv4.h"
@@ -775,15 +776,13 @@ static void debounce(run_ctx *ctx, const char *why)
         (void)loop_timer_set(ctx->l, ctx->debounce_fd, RUN_DEBOUNCE_MS, 0);
 }
 
-static int on_watch(loop *l, int fd, uint32_t events, void *ud)
+/* Any event under the watched device nodes and sysfs attributes (an overflow too): one
+ * debounced re-scan when the round's events are read (ev NULL). */
+static int on_watch(loop *l, const struct inotify_event *ev, void *ud)
 {
-        run_ctx *ctx = ud;
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        (void)events;
         (void)l;
-        while (read(fd, buf, sizeof(buf)) > 0)
-                ;
-        debounce(ctx, "inotify");
+        if (!ev)
+                debounce(ud, "inotify");
         return 0;
 }
 
@@ -841,15 +840,12 @@ static bool uevents_wanted(const run_ctx *ctx)
 /* SPINLANE_RESCAN_MS (hidden, for tests and benchmarks): the safety re-scan period. */
 static unsigned rescan_period(bool uevents)
 {
-        const char *e = getenv("SPINLANE_RESCAN_MS");
-        if (e && *e) {
-                char *end;
-                unsigned long v = strtoul(e, &end, 10);
-                if (*end == '\0' && v >= 50 && v <= 3600000)
-                        return (unsigned)v;
-                log_warn("SPINLANE_RESCAN_MS=%s: not 50..3600000, ignored", e);
-        }
-        return uevents ? RUN_RESCAN_UEVENT_MS : RUN_RESCAN_FAKE_MS;
+        char why[160];
+        uint64_t v;
+        if (envknob_u64("SPINLANE_RESCAN_MS", 50, 3600000, uevents ? RUN_RESCAN_UEVENT_MS : RUN_RESCAN_FAKE_MS, &v,
+                        why, sizeof(why)) < 0)
+                log_warn("%s, ignored", why);
+        return (unsigned)v;
 }
 
 /* Watch where device health shows first; missing dirs are skipped (the timer covers them). */
@@ -934,7 +930,7 @@ static int loop_setup(run_ctx *ctx)
         ctx->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
         if (ctx->ifd >= 0) {
                 add_watches(ctx);
-                (void)loop_add_fd(ctx->l, ctx->ifd, EPOLLIN, on_watch, ctx);
+                (void)loop_add_inotify(ctx->l, ctx->ifd, on_watch, ctx);
         }
         if ((r = run_address_new(ctx->l, on_address_changed, ctx, &ctx->addr)) < 0)
                 return log_errno(LOG_ERROR, r, "NIC address service");

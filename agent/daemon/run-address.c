@@ -6,6 +6,7 @@
 #include "run-address.h"
 
 #include "addresses.h"
+#include "array.h"
 #include "bind-state.h"
 #include "cleanup.h"
 #include "http.h"
@@ -172,14 +173,8 @@ static md_entry *entry_get(run_address *a, nic_addr_source cloud, const uint8_t 
         for (size_t i = 0; i < a->n; i++)
                 if (a->e[i]->cloud == cloud && memcmp(a->e[i]->mac, mac, 6) == 0)
                         return a->e[i];
-        if (a->n == a->cap) {
-                size_t cap = a->cap ? a->cap * 2 : 8;
-                md_entry **e = realloc(a->e, cap * sizeof(*e));
-                if (!e)
-                        return NULL;
-                a->e = e;
-                a->cap = cap;
-        }
+        if (ARRAY_GROW(a->e, a->cap, a->n + 1, 8) < 0)
+                return NULL;
         md_entry *x = calloc(1, sizeof(*x));
         if (!x)
                 return NULL;

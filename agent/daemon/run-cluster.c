@@ -7,6 +7,7 @@
 #include "run-cluster.h"
 
 #include "cleanup.h"
+#include "envknob.h"
 #include "errbuf.h"
 #include "http.h"
 #include "kube-client.h"
@@ -539,19 +540,14 @@ void run_cluster_get_stats(const run_cluster *c, run_cluster_stats *ret)
  * was refused, in place of 5 min and 60 s. */
 static void periods(run_cluster *c)
 {
-        const char *e = getenv("SPINLANE_KUBE_RESYNC_MS");
+        char why[160];
+        uint64_t v;
         c->resync_ms = RUN_CLUSTER_RESYNC_MS;
         c->blocked_ms = RUN_CLUSTER_BLOCKED_MS;
-        if (e && *e) {
-                char *end;
-                unsigned long v = strtoul(e, &end, 10);
-                if (*end == '\0' && v >= 100 && v <= 3600000) {
-                        c->resync_ms = v;
-                        c->blocked_ms = v;
-                } else {
-                        log_warn("SPINLANE_KUBE_RESYNC_MS=%s: not 100..3600000, ignored", e);
-                }
-        }
+        if (envknob_u64("SPINLANE_KUBE_RESYNC_MS", 100, 3600000, 0, &v, why, sizeof(why)) < 0)
+                log_warn("%s, ignored", why);
+        else if (v) /* 0: unset (below the bounds, never a value) */
+                c->resync_ms = c->blocked_ms = v;
 }
 
 int run_cluster_new(loop *l, const char *kubeconfig, run_cluster **ret)

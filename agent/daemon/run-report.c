@@ -5,6 +5,7 @@
 #include "run-report.h"
 
 #include "cleanup.h"
+#include "envknob.h"
 #include "kube-config.h"
 #include "log.h"
 #include "podres.h"
@@ -534,15 +535,12 @@ static int on_podres_timer(loop *l, void *ud)
 
 static unsigned podres_period(void)
 {
-        const char *e = getenv("SPINLANE_PODRES_MS"); /* hidden, for tests */
-        if (e && *e) {
-                char *end;
-                unsigned long v = strtoul(e, &end, 10);
-                if (*end == '\0' && v >= 100 && v <= 3600000)
-                        return (unsigned)v;
-                log_warn("SPINLANE_PODRES_MS=%s: not 100..3600000, ignored", e);
-        }
-        return RUN_REPORT_PODRES_MS;
+        char why[160];
+        uint64_t v;
+        /* hidden, for tests */
+        if (envknob_u64("SPINLANE_PODRES_MS", 100, 3600000, RUN_REPORT_PODRES_MS, &v, why, sizeof(why)) < 0)
+                log_warn("%s, ignored", why);
+        return (unsigned)v;
 }
 
 /* ---- public ---- */

@@ -5,6 +5,7 @@
  * its header list and its buffers; never logs, never blocks. */
 #include "http.h"
 
+#include "array.h"
 #include "cleanup.h"
 
 #include <curl/curl.h>
@@ -59,16 +60,9 @@ static int buf_append(char **buf, size_t *len, size_t *cap, const char *p, size_
         /* keeps room for one NUL after the data (two for the header list's end) */
         if (n > limit || *len > limit - n)
                 return -EFBIG;
-        if (*len + n + 2 > *cap) {
-                size_t want = *cap ? *cap : 1024;
-                while (want < *len + n + 2)
-                        want *= 2;
-                char *nb = realloc(*buf, want);
-                if (!nb)
-                        return -ENOMEM;
-                *buf = nb;
-                *cap = want;
-        }
+        int r = ARRAY_GROW(*buf, *cap, *len + n + 2, 1024);
+        if (r < 0)
+                return r;
         memcpy(*buf + *len, p, n);
         *len += n;
         return 0;

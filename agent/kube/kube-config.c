@@ -6,8 +6,10 @@
 
 #include "cleanup.h"
 #include "kube-yaml.h"
+#include "parse.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -374,7 +376,7 @@ int kube_config_in_cluster(const char *host, const char *port, const char *sa_di
 {
         kube_config c = {0};
         char *url = NULL;
-        unsigned long p = 0;
+        uint64_t p = 0;
 
         if (!host || !*host || !port || !*port) {
                 errbuf_printf(err, err_size, "not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
@@ -386,18 +388,11 @@ int kube_config_in_cluster(const char *host, const char *port, const char *sa_di
                         errbuf_printf(err, err_size, "KUBERNETES_SERVICE_HOST \"%.64s\" is not a host name or address", host);
                         return -EINVAL;
                 }
-        for (const char *s = port; *s; s++) {
-                if (*s < '0' || *s > '9' || s - port > 5) {
-                        p = 0;
-                        break;
-                }
-                p = p * 10 + (unsigned long)(*s - '0');
-        }
-        if (p < 1 || p > 65535) {
+        if (strlen(port) > 6 || parse_u64(port, 65535, &p) < 0 || p < 1) {
                 errbuf_printf(err, err_size, "KUBERNETES_SERVICE_PORT \"%.16s\" is not a port", port);
                 return -EINVAL;
         }
-        if (asprintf(&url, strchr(host, ':') ? "https://[%s]:%lu" : "https://%s:%lu", host, p) < 0)
+        if (asprintf(&url, strchr(host, ':') ? "https://[%s]:%" PRIu64 : "https://%s:%" PRIu64, host, p) < 0)
                 return -ENOMEM;
         c.server = url;
         if (!sa_dir)

@@ -4,6 +4,7 @@
  * Content parsing lives in procparse.c and cpuset.c; this file only walks and reads. */
 #include "inventory.h"
 
+#include "array.h"
 #include "cleanup.h"
 #include "parse.h"
 #include "netlink.h"
@@ -142,14 +143,9 @@ static int read_topo(inventory *inv, const hostfs *h, unsigned cpu, bool record,
 
 static int add_core(inventory *inv, size_t *cap, const cpuset *cpus, const cpu_topo *t)
 {
-        if (inv->n_cores == *cap) {
-                size_t ncap = *cap ? *cap * 2 : 32;
-                inv_core *n = realloc(inv->cores, ncap * sizeof(*n));
-                if (!n)
-                        return -ENOMEM;
-                inv->cores = n;
-                *cap = ncap;
-        }
+        int r = ARRAY_GROW(inv->cores, *cap, inv->n_cores + 1, 32);
+        if (r < 0)
+                return r;
         inv_core *c = &inv->cores[inv->n_cores];
         memset(c, 0, sizeof(*c));
         c->cpus = *cpus;

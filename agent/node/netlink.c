@@ -7,6 +7,7 @@
 #include "errbuf.h"
 #include "netlink.h"
 
+#include "array.h"
 #include "cleanup.h"
 
 #include <errno.h>
@@ -312,13 +313,9 @@ int netlink_usage_read(const hostfs *h, const char *path, const netlink_limits *
                                     nlparse_dump_name(d));
                                 goto fail;
                         }
-                        uint8_t *n = realloc(buf, cap * 2);
-                        if (!n) {
-                                r = -ENOMEM;
+                        r = ARRAY_GROW(buf, cap, cap + 1, 0); /* doubles */
+                        if (r < 0)
                                 goto fail;
-                        }
-                        buf = n;
-                        cap *= 2;
                 }
                 ssize_t k = read(fd, buf + have, cap - have);
                 if (k < 0 && errno == EINTR)

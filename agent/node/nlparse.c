@@ -3,6 +3,8 @@
  * every read checks its length first and every loop is bounded by the buffer. */
 #include "nlparse.h"
 
+#include "array.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/fib_rules.h>
@@ -116,14 +118,9 @@ static int link_add(nlparse_usage *u, uint32_t ifindex, const char *name, nlpars
 
         if (u->n_links >= NLPARSE_MAX_LINKS)
                 return -E2BIG;
-        if (u->n_links == u->cap_links) {
-                size_t cap = u->cap_links ? u->cap_links * 2 : 64;
-                nlparse_link *n = realloc(u->links, cap * sizeof(*n));
-                if (!n)
-                        return -ENOMEM;
-                u->links = n;
-                u->cap_links = cap;
-        }
+        r = ARRAY_GROW(u->links, u->cap_links, u->n_links + 1, 64);
+        if (r < 0)
+                return r;
         nlparse_link *l = &u->links[u->n_links++];
         memset(l, 0, sizeof(*l));
         l->ifindex = ifindex;
@@ -434,24 +431,9 @@ static int parse_nexthop(nlparse_usage *u, const uint8_t *m, size_t len)
                 return -EBADMSG;
         if (u->n_nh >= NLPARSE_MAX_NEXTHOPS || u->n_members + glen > NLPARSE_MAX_NH_MEMBERS)
                 return -E2BIG;
-        if (u->n_nh == u->cap_nh) {
-                size_t cap = u->cap_nh ? u->cap_nh * 2 : 32;
-                nlparse_nexthop *n = realloc(u->nh, cap * sizeof(*n));
-                if (!n)
-                        return -ENOMEM;
-                u->nh = n;
-                u->cap_nh = cap;
-        }
-        if (u->n_members + glen > u->cap_members) {
-                size_t cap = u->cap_members ? u->cap_members : 64;
-                while (cap < u->n_members + glen)
-                        cap *= 2;
-                uint32_t *n = realloc(u->members, cap * sizeof(*n));
-                if (!n)
-                        return -ENOMEM;
-                u->members = n;
-                u->cap_members = cap;
-        }
+        if ((r = ARRAY_GROW(u->nh, u->cap_nh, u->n_nh + 1, 32)) < 0 ||
+            (r = ARRAY_GROW(u->members, u->cap_members, u->n_members + glen, 64)) < 0)
+                return r;
         nlparse_nexthop *nh = &u->nh[u->n_nh++];
         *nh = (nlparse_nexthop){.id = id, .oif = group ? 0 : oif, .first = (uint32_t)u->n_members, .n = (uint32_t)glen};
         for (size_t i = 0; i < glen; i++) {

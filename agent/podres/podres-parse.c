@@ -3,6 +3,7 @@
  * logs. */
 #include "podres-parse.h"
 
+#include "array.h"
 #include "podresources.pb-c.h"
 
 #include <errno.h>
@@ -75,16 +76,10 @@ int podres_parse_list(const uint8_t *buf, size_t len, const char *prefix, podres
                                                 t.skipped++;
                                                 continue;
                                         }
-                                        if (t.n == cap) {
-                                                size_t nc = cap ? cap * 2 : 16;
-                                                podres_assignment *x = realloc(t.items, nc * sizeof(*x));
-                                                if (!x) {
-                                                        free(t.items);
-                                                        v1__list_pod_resources_response__free_unpacked(m, NULL);
-                                                        return -ENOMEM;
-                                                }
-                                                t.items = x;
-                                                cap = nc;
+                                        if (ARRAY_GROW(t.items, cap, t.n + 1, 16) < 0) {
+                                                free(t.items);
+                                                v1__list_pod_resources_response__free_unpacked(m, NULL);
+                                                return -ENOMEM;
                                         }
                                         podres_assignment *a = &t.items[t.n++];
                                         memset(a, 0, sizeof(*a));

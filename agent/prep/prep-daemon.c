@@ -31,6 +31,7 @@ struct prep_daemon {
         char config_dir[PATH_MAX];
         char config_base[NAME_MAX + 1];
         int ifd, wd, debounce_fd, rewatch_fd, nl_fd, drift_fd;
+        bool watch_relevant, watch_lost; /* gathered over one round of inotify events */
         prep_tuned tuned[PREP_MAX_NICS];
         tune_watch watches[PREP_MAX_NICS];
         size_t n_tuned;
@@ -269,27 +270,24 @@ static int on_rewatch(loop *l, void *ud)
         return 0;
 }
 
-static int on_config_dir(loop *l, int fd, uint32_t events, void *ud)
+/* One event from the config dir's watch; gathered until the round's end (ev NULL). */
+static int on_config_dir(loop *l, const struct inotify_event *ev, void *ud)
 {
         prep_daemon *d = ud;
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        bool relevant = false, lost = false;
-        ssize_t n;
-        (void)events;
-        while ((n = read(fd, buf, sizeof(buf))) > 0)
-                for (char *p = buf; p < buf + n;) {
-                        struct inotify_event *ev = (struct inotify_event *)p;
-                        /* The dir itself went (removed, renamed): its watch is gone. */
-                        if (ev->wd == d->wd && (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)))
-                                lost = true;
-                        /* The file itself, or a ConfigMap's "..data" symlink swap; a
-                         * queue overflow may have hidden either. */
-                        if (ev->mask & IN_Q_OVERFLOW)
-                                relevant = true;
-                        else if (ev->len && (strcmp(ev->name, d->config_base) == 0 || strcmp(ev->name, "..data") == 0))
-                                relevant = true;
-                        p += sizeof(*ev) + ev->len;
-                }
+        if (ev) {
+                /* The dir itself went (removed, renamed): its watch is gone. */
+                if (ev->wd == d->wd && (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)))
+                        d->watch_lost = true;
+                /* The file itself, or a ConfigMap's "..data" symlink swap; a
+                 * queue overflow may have hidden either. */
+                if (ev->mask & IN_Q_OVERFLOW)
+                        d->watch_relevant = true;
+                else if (ev->len && (strcmp(ev->name, d->config_base) == 0 || strcmp(ev->name, "..data") == 0))
+                        d->watch_relevant = true;
+                return 0;
+        }
+        bool relevant = d->watch_relevant, lost = d->watch_lost;
+        d->watch_relevant = d->watch_lost = false;
         if (lost && d->wd >= 0) {
                 (void)inotify_rm_watch(d->ifd, d->wd); /* IN_MOVE_SELF: the watch follows the old dir */
                 d->wd = -1;
@@ -355,7 +353,7 @@ int prep_daemon_new(loop *l, const hostfs *h, const prep_daemon_options *o, prep
         /* Config changes: watch the directory (editors and ConfigMaps replace the file). */
         d->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         if (d->ifd >= 0) {
-                if ((r = loop_add_fd(l, d->ifd, EPOLLIN, on_config_dir, d)) < 0 ||
+                if ((r = loop_add_inotify(l, d->ifd, on_config_dir, d)) < 0 ||
                     (r = loop_add_timer(l, 0, 0, on_debounce, d, &d->debounce_fd)) < 0 ||
                     (r = loop_add_timer(l, 0, 0, on_rewatch, d, &d->rewatch_fd)) < 0 ||
                     /* loop_add_timer(0, 0) fires once right away: disarm until needed */

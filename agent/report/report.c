@@ -3,6 +3,8 @@
  * address, Prometheus escaping. Pure; never logs. */
 #include "report.h"
 
+#include "parse.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
@@ -247,17 +249,11 @@ int report_pin_mode_parse(const char *text, size_t len, const char **ret)
         return 0;
 }
 
+/* A TCP port, 1..65535, through the one number parser; at most 5 digits, as before. */
 static int port_parse(const char *s, uint16_t *ret)
 {
-        unsigned long v = 0;
-        if (!*s || strlen(s) > 5)
-                return -EINVAL;
-        for (const char *p = s; *p; p++) {
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-                v = v * 10 + (unsigned long)(*p - '0');
-        }
-        if (v < 1 || v > 65535)
+        uint64_t v;
+        if (strlen(s) > 5 || parse_u64(s, 65535, &v) < 0 || v < 1)
                 return -EINVAL;
         *ret = (uint16_t)v;
         return 0;
