@@ -892,6 +892,9 @@ def test_options(args, base):
 
 
 def main():
+    # each line as it is printed: a run that ctest stops at its timeout still shows how far
+    # it got (stdout is a pipe there, which Python would otherwise buffer whole)
+    sys.stdout.reconfigure(line_buffering=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
     ap.add_argument("--proto-dir", required=True)
