@@ -101,7 +101,7 @@ def first_answer(port, path, bound=30):
     def one():
         last[0] = get(port, path, timeout=2.0)
         return last[0][0] is not None
-    wait_for(one, bound * S)
+    wait_for(one, bound)  # wait_for scales by S itself
     return last[0]
 
 
