@@ -270,10 +270,10 @@ static void devices_from_map(const run_ctx *ctx, const inventory *inv, const dev
         for (size_t i = 0; i < map->n; i++) {
                 const devmap_entry *e = &map->items[i];
                 bool nic = e->res == DEVMAP_NIC;
-                const dp_device *old = dp_device_list_find(nic ? &ctx->nics : &ctx->cores, e->id, strlen(e->id));
                 dp_device d;
                 if (!devmap_listed(e))
                         continue;
+                const dp_device *old = dp_device_list_find(nic ? &ctx->nics : &ctx->cores, e->id, strlen(e->id));
                 if (e->index < 0) { /* vanished */
                         if (!old)
                                 continue;
@@ -380,11 +380,12 @@ static void dp_rescan(run_ctx *ctx, const run_node *node)
 
         if (!ctx->dp)
                 return;
-        if (device_map_build(&node->sel, ctx->listed ? &ctx->map : NULL, &map) < 0) {
+        /* the last map is the history (empty while the plugins are down: dp_stop frees it) */
+        if (device_map_build(&node->sel, &ctx->map, &map) < 0) {
                 log_error("device map: out of memory; the devices stay as they were");
                 return;
         }
-        log_map_changes(ctx, ctx->listed ? &ctx->map : NULL, &map);
+        log_map_changes(ctx, &ctx->map, &map);
         devices_from_map(ctx, node->inv, &map, &nics, &cores, &numa);
         device_map_free(&ctx->map);
         ctx->map = map;
