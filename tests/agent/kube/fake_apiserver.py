@@ -153,8 +153,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
-        with lock:
-            conns.add(self.connection)
+        try:  # the handshake here, in the connection's thread (Server.get_request leaves it)
+            self.connection.do_handshake()
+        except BaseException:
+            with lock:
+                conns.discard(self.connection)
+            raise
 
     def finish(self):
         try:
@@ -329,7 +333,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    """Plain TCP accept; the TLS object is made, and the connection listed in conns, in one
+    step under the lock, so "cert" (which loads the certificate and takes the list under
+    the same lock) cuts every connection whose TLS object still holds the old certificate
+    (OpenSSL copies it into each connection when it is made). Listing it later, in the
+    handler's thread, left a connection accepted during the switch uncut, serving the old
+    certificate for as long as the client kept it alive."""
     daemon_threads = True
+    tls = None  # the ssl.SSLContext
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        with lock:
+            c = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            conns.add(c)
+        return c, addr
 
     def handle_error(self, request, client_address):
         pass
@@ -362,7 +380,7 @@ def main():
         def serve(port):
             Server.allow_reuse_address = True
             srv = Server(("127.0.0.1", port), Handler)
-            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+            srv.tls = ctx
             threading.Thread(target=srv.serve_forever, daemon=True).start()
             return srv
         s = serve(0)
@@ -419,17 +437,18 @@ def main():
                 elif w[0] == "cert":
                     ctx.load_cert_chain(os.path.join(d, "srv-other.pem" if w[1] == "other" else "srv.pem"),
                                         os.path.join(d, "srv.key"))
+                    cut = list(conns)  # with the load, under the lock: see Server
                 elif w[0] in ("down", "up"):
                     pass  # below, outside the lock (handlers take it); "ok" once done
                 else:
                     out("unknown")
             if w[0] == "cert" or (w[0] == "down" and s is not None):
-                if w[0] == "down":
+                if w[0] == "down":  # serve_forever has returned: whatever it accepted is listed
                     s.shutdown()
                     s.server_close()
                     s = None
-                with lock:
-                    cut = list(conns)
+                    with lock:
+                        cut = list(conns)
                 for c in cut:
                     try:
                         c.shutdown(socket.SHUT_RDWR)
