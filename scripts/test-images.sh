@@ -22,6 +22,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+# Aeron's source as main.sh and test.sh find it (the vendored tarball beside the checkout,
+# or SPINLANE_AERON_SOURCE), so that a run of this script alone builds the driver image
+# offline too
+. scripts/aeron-source.sh
 
 skip() {
   if [ "${CI:-}" = true ]; then
