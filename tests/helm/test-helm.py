@@ -873,7 +873,7 @@ def test_notes():
 # ---------------------------------------------------------------- docs
 
 DOCS = ["README.md", "docs/install-eks.md", "docs/install-aks.md", "docs/uninstall.md", "docs/troubleshooting.md",
-        "helm/spinlane/README.md"]
+        "helm/spinlane/README.md", "docs/dra.md"]
 
 
 def code_lines(text):
