@@ -1282,7 +1282,13 @@ def test_dra():
         check(not {"DeviceClass", "ResourceClaimTemplate"} & set(kinds), "restore with DRA renders %s" % kinds)
         rules = [r for cr in objs(docs, "ClusterRole") for r in cr["rules"]]
         check(all("resource.k8s.io" not in r["apiGroups"] for r in rules), "restore with DRA: resource.k8s.io rules")
-    # rbac.create=false: no policy, classes still there; rbac.nodePolicy=false: no policies
+    # NOTES.txt points at the slices only where DRA serves something
+    for mode in ("device-plugin", "dra"):
+        r = helm("install", "spinlane", CHART, "-n", "spinlane", "--dry-run=client", *DRA_MODES[mode][0])
+        if check(r.returncode == 0 and "NOTES:" in r.stdout, "NOTES %s: %s" % (mode, r.stderr.strip()[-300:])):
+            has = "kubectl get resourceslices --field-selector spec.driver=spinlane.io" in r.stdout[r.stdout.index("NOTES:"):]
+            check(has == (mode == "dra"), "NOTES %s: resourceslices command shown %s" % (mode, has))
+    # rbac.nodePolicy=false: no policies, the classes still there
     docs = dra_render("dra", "--set", "rbac.nodePolicy=false")
     if docs:
         check(not objs(docs, "ValidatingAdmissionPolicy") and len(objs(docs, "DeviceClass")) == 2, "dra, nodePolicy=false")
