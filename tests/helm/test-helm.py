@@ -31,6 +31,7 @@ PRESETS = {"default": [], "eks": ["-f", os.path.join(CHART, "values-eks.yaml")],
            "aks": ["-f", os.path.join(CHART, "values-aks.yaml")]}
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import testcheck  # noqa: E402
 from testcheck import check, failures  # noqa: E402
 
 
@@ -1590,9 +1591,9 @@ def main(argv):
     need_yaml()
     tests[argv[1]]()
     if failures:
-        print("%d failure(s)" % len(failures))
+        print("%d failure(s) in %d checks" % (len(failures), testcheck.checks))
         return 1
-    print("ok")
+    print("ok: %d checks" % testcheck.checks)
     return 0
 
 
