@@ -585,14 +585,35 @@ def test_example():
 
     exdir = os.path.join(SRC, "deploy", "examples")
     pods = []
+    # DRA (docs/dra.md): a ResourceClaimTemplate's requests by the chart's DeviceClass
+    # stand for the device plugin's resource of the same devices
+    classes = {"dpdk-nic.spinlane.io": "spinlane.io/dpdk-nic", "isolated-core.spinlane.io": "spinlane.io/isolated-core"}
+    templates = {}
     for name in sorted(os.listdir(exdir)):
         if name.endswith(".yaml"):
             with open(os.path.join(exdir, name)) as f:
-                pods += [(name, d) for d in yaml.safe_load_all(f) if d and d.get("kind") == "Pod"]
+                docs = [d for d in yaml.safe_load_all(f) if d]
+            pods += [(name, d) for d in docs if d.get("kind") == "Pod"]
+            for d in docs:
+                if d.get("kind") == "ResourceClaimTemplate":
+                    check(d["apiVersion"] == "resource.k8s.io/v1", "%s: %s is not resource.k8s.io/v1" % (name, d["metadata"]["name"]))
+                    got = {}
+                    for r in d["spec"]["spec"]["devices"]["requests"]:
+                        ex = r.get("exactly", {})
+                        check(ex.get("deviceClassName") in classes, "%s: request %s of class %s" % (name, r["name"], ex.get("deviceClassName")))
+                        got[classes.get(ex.get("deviceClassName"))] = ex.get("count", 1)
+                    templates[d["metadata"]["name"]] = got
     check(len(pods) >= 1, "no Pod in deploy/examples")
+    check(templates, "no ResourceClaimTemplate in deploy/examples (the DRA example)")
     for name, pod in pods:
         t = "%s: pod %s" % (name, pod["metadata"]["name"])
         spec = pod["spec"]
+        claimed = {}
+        pod_claims = {c["name"]: c for c in spec.get("resourceClaims", [])}
+        for c in pod_claims.values():
+            tn = c.get("resourceClaimTemplateName")
+            check(tn in templates, "%s: claim %s from template %s, not in deploy/examples" % (t, c["name"], tn))
+            claimed.update(templates.get(tn, {}))
         check(spec.get("nodeSelector", {}).get("spinlane.io/node-pool") == dspec["nodeSelector"]["spinlane.io/node-pool"],
               "%s: nodeSelector does not match the agent's node pool" % t)
         vols = {v["name"]: v for v in spec.get("volumes", [])}
@@ -602,16 +623,21 @@ def test_example():
             check(cmd[:1] == ["spinlane-launch"] and "--" in cmd, "%s: command %s does not start with spinlane-launch --" % (tc, cmd))
             req = c.get("resources", {}).get("requests", {})
             lim = c.get("resources", {}).get("limits", {})
+            names = [x["name"] for x in c.get("resources", {}).get("claims", [])]
+            check(sorted(names) == sorted(pod_claims), "%s: resources.claims %s, the pod's claims %s" % (tc, names, sorted(pod_claims)))
             # Guaranteed QoS with integer CPUs.
             check(req == lim, "%s: requests != limits (not Guaranteed): %s vs %s" % (tc, req, lim))
             check(re.fullmatch(r"[1-9]\d*", str(req.get("cpu", ""))) is not None, "%s: cpu %r is not an integer" % (tc, req.get("cpu")))
             check("memory" in req, "%s: no memory request" % tc)
             ext = {k for k in req if "/" in k}
-            check(ext and ext <= advertised, "%s: extended resources %s not all advertised by the agent %s" % (tc, ext, advertised))
-            check(advertised <= ext, "%s: does not request every spinlane resource %s" % (tc, advertised))
-            for k in ext & advertised:
-                check(int(req[k]) <= len(res[k]), "%s: %s=%s more than the fixture node offers (%d)" % (tc, k, req[k], len(res[k])))
-            cores = int(req.get("spinlane.io/isolated-core", 0))
+            # what the container gets: extended resources, and the devices of its claim
+            got = dict({k: int(req[k]) for k in ext}, **claimed)
+            check(not ext & set(claimed), "%s: %s both as extended resources and through DRA" % (tc, sorted(ext & set(claimed))))
+            check(set(got) <= advertised, "%s: resources %s not all advertised by the agent %s" % (tc, sorted(got), advertised))
+            check(advertised <= set(got), "%s: does not ask for every spinlane resource %s" % (tc, advertised))
+            for k in set(got) & advertised:
+                check(got[k] <= len(res[k]), "%s: %s=%s more than the fixture node offers (%d)" % (tc, k, got[k], len(res[k])))
+            cores = got.get("spinlane.io/isolated-core", 0)
             check(cores in (2, 3), "%s: isolated-core %d (the launcher wants 2 or 3)" % (tc, cores))
             if re.fullmatch(r"\d+", str(req.get("cpu", ""))):
                 check(int(req["cpu"]) >= cores * threads,
@@ -652,7 +678,7 @@ def test_example():
                   "%s: capabilities %s lack IPC_LOCK/SYS_RAWIO/SYS_ADMIN" % (tc, caps))
             check(not c.get("securityContext", {}).get("privileged"), "%s: the driver must not need privileged" % tc)
             print("%s: cpu %s, %s %s, %s, env %s" % (tc, req.get("cpu"), hp_key, req.get(hp_key),
-                                                      {k: req[k] for k in sorted(ext)}, sorted(env)))
+                                                      {k: got[k] for k in sorted(got)}, sorted(env)))
 
 
 # ---------------------------------------------------------------- dockerfile

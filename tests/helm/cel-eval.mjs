@@ -8,6 +8,9 @@
 //
 //   node cel-eval.mjs CEL_JS_DIR INPUT.json   ->  one JSON array of results on stdout
 // INPUT: {"spec": <the policy's spec>, "cases": [{"name", "object", "oldObject", "request"}]}
+// A case may carry "device" instead (a DeviceClass's selectors, resource.k8s.io/v1): the
+// spec is then {"validations": [{"expression": <each selector's CEL>}]}, and "allowed"
+// says whether every selector selects that device.
 // result: {"name", "matched", "allowed", "failed": <validation index or null>, "message"}
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -24,6 +27,7 @@ function run(expr, ctx) {
 const out = [];
 for (const c of input.cases) {
   const ctx = {object: c.object, oldObject: c.oldObject, request: c.request, variables: {}};
+  if ("device" in c) ctx.device = c.device;
   const r = {name: c.name, matched: true, allowed: true, failed: null, message: ""};
   try {
     for (const m of input.spec.matchConditions || []) {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tests of helm/spinlane with real helm and kubectl (the npm package tests/deploy/get-kubectl.sh fetches).
 
-    test-helm.py lint|render|schema|fail|policy|config|readme|notes|docs|images|kubeschema
+    test-helm.py lint|render|schema|fail|policy|config|readme|notes|docs|images|kubeschema|dra
 
 Exit 0 pass, 1 fail, 77 skipped (reason printed, decided before anything runs): only when
 helm/kubectl cannot be had (kubeschema: also when node or the npm package
@@ -31,6 +31,7 @@ PRESETS = {"default": [], "eks": ["-f", os.path.join(CHART, "values-eks.yaml")],
            "aks": ["-f", os.path.join(CHART, "values-aks.yaml")]}
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import testcheck  # noqa: E402
 from testcheck import check, failures  # noqa: E402
 
 
@@ -511,7 +512,9 @@ def test_fail():
 
 # What the chart may ask of a node, and nothing else. Each entry is justified in the
 # template beside it (checked below: a comment in the lines before it).
-HOST_PATHS = {"/proc", "/sys", "/dev", "/var/lib/spinlane", "/var/lib/kubelet", "/var/lib/kubelet/device-plugins", "/var/run/cdi"}
+HOST_PATHS = {"/proc", "/sys", "/dev", "/var/lib/spinlane", "/var/lib/kubelet", "/var/lib/kubelet/device-plugins", "/var/run/cdi",
+              # DRA (resourceApi): the kubelet plugin's registration and service sockets
+              "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins/spinlane.io"}
 DRIVER_CAPS = {"ena": {"IPC_LOCK", "SYS_RAWIO", "SYS_ADMIN"}, "mana": {"IPC_LOCK", "NET_RAW"}}
 
 
@@ -544,11 +547,15 @@ def test_policy():
     with open(os.path.join(CHART, "templates", "daemonset.yaml")) as f:
         ds_text = f.read().splitlines()
     for name, args in PRESETS.items():
-        for extra in ([], ["--set", "example.enabled=true"], ["--set", "restore=true"], ["--set", "config.cdi.enabled=true"]):
+        for extra in ([], ["--set", "example.enabled=true"], ["--set", "restore=true"], ["--set", "config.cdi.enabled=true"],
+                      ["--set", "resourceApi.mode=dra", "--set", "example.enabled=true"],
+                      ["--set", "resourceApi.mode=both", "--set", "example.enabled=true"]):
             docs = template(*(args + extra))
             if docs is None:
                 continue
             t = "%s %s" % (name, " ".join(extra))
+            # DRA adds the contract's resource.k8s.io rules (test_dra checks them)
+            want_rbac = src | DRA_RBAC if any(a.startswith("resourceApi.mode=") for a in extra) else src
             # RBAC exactly the source's calls: nodes through the ClusterRole, events through
             # the Role in the Events' namespace (test_node_policy.py checks which)
             got = set()
@@ -558,7 +565,7 @@ def test_policy():
                         for r in rule["resources"]:
                             for v in rule["verbs"]:
                                 got.add((g, r, v))
-            check(got == src, "%s: ClusterRole and Role grant %s, the agent calls %s" % (t, sorted(got), sorted(src)))
+            check(got == want_rbac, "%s: ClusterRole and Role grant %s, the agent calls %s" % (t, sorted(got), sorted(want_rbac)))
             check(len(objs(docs, "Role")) == 1 and len(objs(docs, "RoleBinding")) == 1,
                   "%s: one Role and RoleBinding (the Events')" % t)
             for crb in objs(docs, "ClusterRoleBinding"):
@@ -613,7 +620,7 @@ def test_policy():
     # every hostPath, host namespace and privileged in the template has a comment above it
     for i, line in enumerate(ds_text):
         s = line.strip()
-        if re.match(r"(hostNetwork|privileged|mountPropagation): ", s) or re.match(r"- name: (host-\w+|device-plugins|cdi)$", s) and "mountPath" in ds_text[i + 1]:
+        if re.match(r"(hostNetwork|privileged|mountPropagation): ", s) or re.match(r"- name: (host-\w+|device-plugins|cdi|plugins-registry|dra-plugin|dra-cdi)$", s) and "mountPath" in ds_text[i + 1]:
             above = ds_text[max(0, i - 8):i]
             check(any(a.strip().startswith("#") for a in above), "daemonset.yaml:%d %s has no justifying comment above it" % (i + 1, s))
 
@@ -867,7 +874,7 @@ def test_notes():
 # ---------------------------------------------------------------- docs
 
 DOCS = ["README.md", "docs/install-eks.md", "docs/install-aks.md", "docs/uninstall.md", "docs/troubleshooting.md",
-        "helm/spinlane/README.md"]
+        "helm/spinlane/README.md", "docs/dra.md"]
 
 
 def code_lines(text):
@@ -1090,6 +1097,297 @@ def test_images():
     print("bake: %s for %s" % (sorted(targets), plats))
 
 
+# ---------------------------------------------------------------- dra
+
+# The DRA side of the chart (resourceApi; the names are the DRA contract of issue #25,
+# docs/dra.md): mode -> the agent's --dra-resources, the DeviceClasses and their CEL.
+DRA_MODES = {  # name: (helm args, --dra-resources, resources through DRA)
+    "device-plugin": ([], None, set()),
+    "dra": (["--set", "resourceApi.mode=dra"], "nic,core", {"nic", "core"}),
+    "both": (["--set", "resourceApi.mode=both"], "nic", {"nic"}),
+    "both-core": (["--set", "resourceApi.mode=both", "--set", "resourceApi.draResources={core}"], "core", {"core"}),
+}
+DRA_CLASSES = {
+    "nic": ("dpdk-nic.spinlane.io", 'device.driver == "spinlane.io" && device.attributes["spinlane.io"].type == "dpdk-nic"'),
+    "core": ("isolated-core.spinlane.io", 'device.driver == "spinlane.io" && device.attributes["spinlane.io"].type == "isolated-core"'),
+}
+DRA_VALUES = {}
+DRA_EXT = {"nic": "spinlane.io/dpdk-nic", "core": "spinlane.io/isolated-core"}
+DRA_RBAC = {("resource.k8s.io", "resourceslices", v) for v in ("get", "list", "watch", "create", "update", "patch", "delete")} | \
+    {("resource.k8s.io", "resourceclaims", "get")}
+# host path -> the agent's mount: the kubelet plugin's registration and DRA sockets, the
+# claims' CDI specs (the checkpoint is under /var/lib/spinlane, mounted in every mode)
+DRA_PATHS = {"/var/lib/kubelet/plugins_registry": "/host/var/lib/kubelet/plugins_registry",
+             "/var/lib/kubelet/plugins/spinlane.io": "/host/var/lib/kubelet/plugins/spinlane.io",
+             "/var/run/cdi": "/host/var/run/cdi"}
+
+
+def slice_device(driver, name, attrs):
+    """A resource.k8s.io/v1 ResourceSlice device (attributes name -> {string|int|bool|
+    version}) and what a DeviceClass's CEL sees of it: device.driver, device.attributes
+    grouped by domain (an unqualified name is the driver's), values unwrapped; an unknown
+    domain is an empty map (the API's CELDeviceSelector documentation)."""
+    cel = {"spinlane.io": {}}
+    for k, v in attrs.items():
+        dom, _, n = k.rpartition("/")
+        cel.setdefault(dom or driver, {})[n] = list(v.values())[0]
+    return {"name": name, "attributes": attrs}, {"driver": driver, "attributes": cel, "capacity": {}}
+
+
+# devices in the contract's shape: a NIC and a core of spinlane.io, and look-alikes
+DRA_DEVICES = [
+    ("ena NIC", "nic", slice_device("spinlane.io", "nic-0000-00-06-0", {
+        "type": {"string": "dpdk-nic"}, "kind": {"string": "ena"}, "pciAddress": {"string": "0000:00:06.0"},
+        "numaNode": {"int": 0}, "ipv4": {"string": "10.0.1.23"}, "mtu": {"int": 9001},
+        "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"}})),
+    ("mana NIC, NUMA unknown", "nic", slice_device("spinlane.io", "nic-7870-00-00-0", {
+        "type": {"string": "dpdk-nic"}, "kind": {"string": "mana"}, "pciAddress": {"string": "7870:00:00.0"},
+        "numaNode": {"int": -1}, "ipv4": {"string": "10.1.0.5"}, "mtu": {"int": 1500},
+        "resource.kubernetes.io/pcieRoot": {"string": "pci7870:00"}})),
+    ("isolated core", "core", slice_device("spinlane.io", "core-p0c3", {
+        "type": {"string": "isolated-core"}, "numaNode": {"int": 0}, "core": {"string": "p0c3"}, "cpus": {"string": "3,11"}})),
+    ("another driver's NIC with the same type", None, slice_device("sriovnetwork.example.com", "vf-0", {
+        "type": {"string": "dpdk-nic"}, "numaNode": {"int": 0}})),
+    ("another driver's device, no spinlane.io attributes", None, slice_device("gpu.example.com", "gpu-0", {
+        "model": {"string": "x"}})),
+]
+
+
+def dra_render(mode, *extra):
+    return template(*(DRA_MODES[mode][0] + list(extra)))
+
+
+def dra_agent_checks(docs, t, mode):
+    """The agent DaemonSets' argument, mounts and volumes for mode."""
+    _, arg, served = DRA_MODES[mode]
+    for ds in objs(docs, "DaemonSet"):
+        dt = "%s: %s" % (t, ds["metadata"]["name"])
+        spec = ds["spec"]["template"]["spec"]
+        c = spec["containers"][0]
+        a = c["args"]
+        if arg is None:
+            check("--dra-resources" not in a, "%s: --dra-resources in mode device-plugin: %s" % (dt, a))
+        else:
+            check(a.count("--dra-resources") == 1 and a[a.index("--dra-resources") + 1] == arg,
+                  "%s: --dra-resources %s, want %s" % (dt, a[a.index("--dra-resources") + 1:][:1] if "--dra-resources" in a else None, arg))
+        vols = {v["name"]: v for v in spec["volumes"]}
+        host = {v["hostPath"]["path"]: n for n, v in vols.items() if "hostPath" in v}
+        mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+        for hp, mp in DRA_PATHS.items():
+            if served:
+                if check(hp in host and mp in mounts and mounts[mp]["name"] == host[hp],
+                         "%s: %s not mounted at %s" % (dt, hp, mp)):
+                    check(not mounts[mp].get("readOnly") and not mounts[mp].get("mountPropagation"),
+                          "%s: %s read-only or propagated: %s" % (dt, mp, mounts[mp]))
+            elif hp != "/var/run/cdi" or not any(m.startswith("/host/var/run/cdi") for m in mounts):
+                check(hp not in host and mp not in mounts, "%s: %s mounted in mode device-plugin" % (dt, hp))
+        dp = "/var/lib/kubelet/device-plugins" in host
+        check(dp == (served != {"nic", "core"}), "%s: device-plugins socket directory mounted %s with DRA for %s" % (dt, dp, sorted(served)))
+        check(len(host) == len([v for v in vols.values() if "hostPath" in v]), "%s: a host path mounted twice" % dt)
+
+
+def dra_pod_checks(docs, t, mode):
+    """The test and example pods: extended resources for what the device plugin serves, a
+    claim from a rendered ResourceClaimTemplate for what DRA serves."""
+    _, _, served = DRA_MODES[mode]
+    rcts = {d["metadata"]["name"]: d for d in objs(docs, "ResourceClaimTemplate")}
+    used = set()
+    for pname, _, spec in pods(docs):
+        pt = "%s: %s" % (t, pname)
+        c = spec["containers"][0]
+        req, lim = c["resources"]["requests"], c["resources"]["limits"]
+        for r, ext in DRA_EXT.items():
+            check((ext in req and ext in lim) == (r not in served), "%s: %s requested %s with DRA for %s" % (pt, ext, ext in req, sorted(served)))
+        pc = spec.get("resourceClaims", [])
+        if not served:
+            check(not pc and "claims" not in c["resources"], "%s: a resource claim in mode device-plugin" % pt)
+            continue
+        if not check(len(pc) == 1 and c["resources"].get("claims") == [{"name": pc[0]["name"]}],
+                     "%s: resourceClaims %s, container claims %s" % (pt, pc, c["resources"].get("claims"))):
+            continue
+        check(all("claims" not in x.get("resources", {}) for x in spec["containers"][1:]), "%s: the app container takes the claim" % pt)
+        tn = pc[0].get("resourceClaimTemplateName")
+        rct = rcts.get(tn)
+        if not check(rct is not None and set(pc[0]) == {"name", "resourceClaimTemplateName"},
+                     "%s: claim from template %s, rendered %s" % (pt, tn, sorted(rcts))):
+            continue
+        used.add(tn)
+        check(rct["apiVersion"] == "resource.k8s.io/v1" and rct["metadata"].get("namespace") == "spinlane",
+              "%s: %s is %s in %s" % (pt, tn, rct["apiVersion"], rct["metadata"].get("namespace")))
+        dev = rct["spec"]["spec"]["devices"]
+        # values.yaml's test.isolatedCores / example.isolatedCores
+        cores = DRA_VALUES["example" if pname.endswith("-example") else "test"]["isolatedCores"]
+        want = []
+        if "nic" in served:
+            want.append({"name": "nic", "exactly": {"deviceClassName": DRA_CLASSES["nic"][0], "allocationMode": "ExactCount", "count": 1}})
+        if "core" in served:
+            want.append({"name": "cores", "exactly": {"deviceClassName": DRA_CLASSES["core"][0], "allocationMode": "ExactCount", "count": cores}})
+        check(dev["requests"] == want, "%s: %s requests %s, want %s" % (pt, tn, dev["requests"], want))
+        cons = [{"matchAttribute": "spinlane.io/numaNode"}] if len(want) == 2 else None
+        check(dev.get("constraints") == cons, "%s: %s constraints %s, want %s" % (pt, tn, dev.get("constraints"), cons))
+    check(used == set(rcts), "%s: ResourceClaimTemplates %s, used %s" % (t, sorted(rcts), sorted(used)))
+
+
+def test_dra():
+    global DRA_VALUES
+    yaml = need_yaml()
+    with open(os.path.join(CHART, "values.yaml")) as f:
+        DRA_VALUES = yaml.safe_load(f)
+    src = rbac_from_source()
+    renders = 0
+    for mode, (args, arg, served) in DRA_MODES.items():
+        for preset in ("default", "eks", "aks"):
+            for extra in ([], ["--set", "example.enabled=true", "--set", "example.appImage=r.example/app:1.0"]):
+                docs = template(*(PRESETS[preset] + args + extra))
+                if docs is None:
+                    continue
+                renders += 1
+                t = "%s %s %s" % (mode, preset, " ".join(extra[:2]))
+                dra_agent_checks(docs, t, mode)
+                dra_pod_checks(docs, t, mode)
+                check(bool(objs(docs, "ResourceClaimTemplate")) == bool(served), "%s: ResourceClaimTemplates rendered" % t)
+                # the classes: exactly those of the resources through DRA, the contract's CEL
+                dc = {d["metadata"]["name"]: d for d in objs(docs, "DeviceClass")}
+                want = {DRA_CLASSES[r][0]: DRA_CLASSES[r][1] for r in served}
+                check(sorted(dc) == sorted(want), "%s: DeviceClasses %s, want %s" % (t, sorted(dc), sorted(want)))
+                for n, d in dc.items():
+                    check(d["apiVersion"] == "resource.k8s.io/v1" and "namespace" not in d["metadata"], "%s: %s %s" % (t, n, d["apiVersion"]))
+                    check(d["spec"] == {"selectors": [{"cel": {"expression": want.get(n)}}]}, "%s: %s spec %s" % (t, n, d["spec"]))
+                    check(d["metadata"]["labels"].get("app.kubernetes.io/instance") == "spinlane", "%s: %s labels" % (t, n))
+                # RBAC: the agent's calls, and with DRA the contract's slices and claims rules
+                got = set()
+                for cr in objs(docs, "ClusterRole") + objs(docs, "Role"):
+                    for rule in cr["rules"]:
+                        got |= {(g, r, v) for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
+                check(got == (src | DRA_RBAC if served else src), "%s: RBAC %s" % (t, sorted(got ^ (src | DRA_RBAC))))
+                vap = sorted(d["metadata"]["name"] for d in objs(docs, "ValidatingAdmissionPolicy"))
+                check(vap == (["spinlane-agent-node", "spinlane-agent-slices"] if served else ["spinlane-agent-node"]), "%s: policies %s" % (t, vap))
+    print("dra: %d renders checked (4 modes x 3 presets, with and without the example)" % renders)
+    # per-node configs: every DaemonSet of the release runs the same mode
+    docs = dra_render("dra", "--set", "nodeConfigs.big.nics.max=1")
+    if docs:
+        check(len(objs(docs, "DaemonSet")) == 2, "nodeConfigs: %d DaemonSets" % len(objs(docs, "DaemonSet")))
+        dra_agent_checks(docs, "dra with nodeConfigs", "dra")
+    # the CDI specs' directory: shared with cdi.enabled when it is /var/run/cdi, else both
+    for sd, want in (("/var/run/cdi", {"/var/run/cdi"}), ("/run/cdi", {"/run/cdi", "/var/run/cdi"})):
+        docs = dra_render("dra", "--set", "config.cdi.enabled=true", "--set", "config.cdi.spec_dir=" + sd)
+        if docs:
+            spec = objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]
+            host = [v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v and "cdi" in v["hostPath"]["path"]]
+            check(sorted(host) == sorted(want), "cdi.spec_dir %s with DRA: CDI host paths %s, want %s" % (sd, host, sorted(want)))
+            dra_agent_checks(docs, "dra cdi.spec_dir " + sd, "dra")
+    # restore (uninstall): nothing of DRA
+    docs = dra_render("dra", "--set", "restore=true")
+    if docs:
+        kinds = sorted({d["kind"] for d in docs})
+        check(not {"DeviceClass", "ResourceClaimTemplate"} & set(kinds), "restore with DRA renders %s" % kinds)
+        rules = [r for cr in objs(docs, "ClusterRole") for r in cr["rules"]]
+        check(all("resource.k8s.io" not in r["apiGroups"] for r in rules), "restore with DRA: resource.k8s.io rules")
+    # NOTES.txt points at the slices only where DRA serves something
+    for mode in ("device-plugin", "dra"):
+        r = helm("install", "spinlane", CHART, "-n", "spinlane", "--dry-run=client", *DRA_MODES[mode][0])
+        if check(r.returncode == 0 and "NOTES:" in r.stdout, "NOTES %s: %s" % (mode, r.stderr.strip()[-300:])):
+            has = "kubectl get resourceslices --field-selector spec.driver=spinlane.io" in r.stdout[r.stdout.index("NOTES:"):]
+            check(has == (mode == "dra"), "NOTES %s: resourceslices command shown %s" % (mode, has))
+    # rbac.nodePolicy=false: no policies, the classes still there
+    docs = dra_render("dra", "--set", "rbac.nodePolicy=false")
+    if docs:
+        check(not objs(docs, "ValidatingAdmissionPolicy") and len(objs(docs, "DeviceClass")) == 2, "dra, nodePolicy=false")
+
+    # bad values: the schema, and the template's own checks (the schema skipped)
+    bad = [("mode", ["--set", "resourceApi.mode=gpu"], "/resourceApi/mode"),
+           ("draResources entry", ["--set", "resourceApi.mode=both", "--set", "resourceApi.draResources={gpu}"], "/resourceApi/draResources/0"),
+           ("draResources empty", ["--set", "resourceApi.mode=both", "--set-json", "resourceApi.draResources=[]"], "/resourceApi/draResources"),
+           ("draResources twice", ["--set", "resourceApi.mode=both", "--set", "resourceApi.draResources={nic,nic}"], "/resourceApi/draResources"),
+           ("unknown key", ["--set", "resourceApi.draResource=nic"], "draResource"),
+           ("mode type", ["--set", "resourceApi.mode=true"], "/resourceApi/mode")]
+    fails = [("both with every resource", ["--set", "resourceApi.mode=both", "--set", "resourceApi.draResources={nic,core}"],
+              "resourceApi.mode both with draResources [nic, core] leaves the device plugin nothing to serve: use resourceApi.mode dra"),
+             ("Kubernetes 1.33", ["--set", "resourceApi.mode=dra", "--kube-version", "1.33.4"],
+              "resourceApi.mode dra needs Kubernetes 1.34 or later (resource.k8s.io/v1, DRA GA); this cluster is v1.33.4"),
+             ("mode, schema skipped", ["--skip-schema-validation", "--set", "resourceApi.mode=gpu"],
+              'resourceApi.mode "gpu" is none of device-plugin, dra, both'),
+             ("entry, schema skipped", ["--skip-schema-validation", "--set", "resourceApi.mode=both", "--set", "resourceApi.draResources={gpu}"],
+              'resourceApi.draResources: "gpu" is not a resource spinlane serves through DRA (nic or core)'),
+             ("empty, schema skipped", ["--skip-schema-validation", "--set", "resourceApi.mode=both", "--set-json", "resourceApi.draResources=[]"],
+              "resourceApi.mode both needs resourceApi.draResources to name the resources served through DRA")]
+    for what, args, want in bad + fails:
+        r = helm("template", "spinlane", CHART, *args)
+        ok = r.returncode != 0 and want in r.stderr
+        print("%-40s %s" % (what, "refused" if ok else "NOT refused"))
+        check(ok, "dra: %s (%s) not refused with %r: exit %d: %s" % (what, " ".join(args), want, r.returncode, r.stderr.strip()[-300:]))
+    for what, args in (("dra on 1.34", ["--set", "resourceApi.mode=dra", "--kube-version", "1.34.0"]),
+                       ("device-plugin on 1.33", ["--kube-version", "1.33.4"]),
+                       ("draResources ignored outside both", ["--set", "resourceApi.mode=dra", "--set", "resourceApi.draResources={core}"])):
+        r = helm("template", "spinlane", CHART, *args)
+        check(r.returncode == 0, "dra: %s refused: %s" % (what, r.stderr.strip()[-300:]))
+
+    # the classes' CEL, evaluated (the npm package @marcbachmann/cel-js, cel-eval.mjs) on
+    # devices in the slices' shape: each class selects its own kind and nothing else
+    node = shutil.which("node")
+    cel_dir = os.path.join(BIN, "tools", "cel")
+    r = subprocess.run(["bash", os.path.join(SRC, "tests", "helm", "get-cel.sh"), cel_dir], capture_output=True, text=True) if node else None
+    if r is None or r.returncode != 0:
+        raise SystemExit("no CEL evaluator (node and @marcbachmann/cel-js, scripts/install-deps.sh): %s" % (r.stderr.strip() if r else "node not installed"))
+    docs = dra_render("dra")
+    tmp = tempfile.mkdtemp(prefix="sl-helm-")
+    evaluated = 0
+    try:
+        for d in objs(docs or [], "DeviceClass"):
+            n = d["metadata"]["name"]
+            res = next(k for k, v in DRA_CLASSES.items() if v[0] == n)
+            spec = {"validations": [{"expression": s["cel"]["expression"]} for s in d["spec"]["selectors"]]}
+            inp = os.path.join(tmp, n + ".json")
+            with open(inp, "w") as f:
+                json.dump({"spec": spec, "cases": [{"name": name, "device": cel} for name, _, (_, cel) in DRA_DEVICES]}, f)
+            r = subprocess.run([node, os.path.join(SRC, "tests", "helm", "cel-eval.mjs"), cel_dir, inp], capture_output=True, text=True, timeout=120)
+            if not check(r.returncode == 0, "%s: cel-eval.mjs exit %d: %s" % (n, r.returncode, r.stderr.strip()[-400:])):
+                continue
+            out = {x["name"]: x for x in json.loads(r.stdout)}
+            for name, kind, _ in DRA_DEVICES:
+                x = out.get(name, {})
+                check("evaluation error" not in x.get("message", ""), "%s on %s: %s" % (n, name, x.get("message")))
+                check(x.get("allowed") == (kind == res), "%s %s %s" % (n, "selects" if x.get("allowed") else "does not select", name))
+                evaluated += 1
+            print("%s: %s" % (n, ", ".join("%s %s" % (nm, "selected" if out[nm]["allowed"] else "not") for nm, _, _ in DRA_DEVICES)))
+        check(evaluated == 2 * len(DRA_DEVICES), "only %d class/device evaluations" % evaluated)
+        # the claim's constraint names an attribute every device it joins carries, and
+        # qualified (the API requires the domain), the driver's own
+        for name, _, (dev, _) in DRA_DEVICES[:3]:
+            check("numaNode" in dev["attributes"] and "int" in dev["attributes"]["numaNode"], "%s: no int numaNode" % name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # the standalone example (deploy/examples/aeron-media-driver-dra.yaml): the chart's
+    # classes, one NIC and two cores under one matchAttribute, the pod's claim in its
+    # only driver container, no spinlane extended resources (tests/deploy checks it
+    # against the agent; kubeschema below validates it against the API types)
+    with open(os.path.join(SRC, "deploy", "examples", "aeron-media-driver-dra.yaml")) as f:
+        ex = [d for d in yaml.safe_load_all(f) if d]
+    rct = objs(ex, "ResourceClaimTemplate")
+    pod = objs(ex, "Pod")
+    if check(len(rct) == 1 and len(pod) == 1, "the DRA example: %d templates, %d pods" % (len(rct), len(pod))):
+        dev = rct[0]["spec"]["spec"]["devices"]
+        check(dev["requests"] == [
+            {"name": "nic", "exactly": {"deviceClassName": "dpdk-nic.spinlane.io", "allocationMode": "ExactCount", "count": 1}},
+            {"name": "cores", "exactly": {"deviceClassName": "isolated-core.spinlane.io", "allocationMode": "ExactCount", "count": 2}}],
+            "the DRA example's requests %s" % dev["requests"])
+        check(dev.get("constraints") == [{"matchAttribute": "spinlane.io/numaNode"}], "the DRA example's constraints %s" % dev.get("constraints"))
+        check(rct[0]["metadata"]["namespace"] == pod[0]["metadata"]["namespace"], "the DRA example: template and pod in different namespaces")
+        spec = pod[0]["spec"]
+        check(spec.get("resourceClaims") == [{"name": "dpdk", "resourceClaimTemplateName": rct[0]["metadata"]["name"]}],
+              "the DRA example's resourceClaims %s" % spec.get("resourceClaims"))
+        c = spec["containers"][0]
+        check(c["resources"].get("claims") == [{"name": "dpdk"}], "the DRA example's container claims %s" % c["resources"].get("claims"))
+        check(not any(k.startswith("spinlane.io/") for k in list(c["resources"]["requests"]) + list(c["resources"]["limits"])),
+              "the DRA example asks for extended resources too: %s" % c["resources"])
+        # what the chart renders for the same pod, mode dra: the same claim
+        docs = dra_render("dra", "--set", "example.enabled=true", "--set", "example.appImage=r.example/app:1.0")
+        if docs:
+            mine = [d for d in objs(docs, "ResourceClaimTemplate") if d["metadata"]["name"].endswith("-example")]
+            check(mine and mine[0]["spec"]["spec"] == rct[0]["spec"]["spec"], "the chart's example claim differs from deploy/examples'")
+
+
 # ---------------------------------------------------------------- kubeschema
 
 VALIDATE_JS = r"""
@@ -1097,7 +1395,8 @@ import * as fs from "node:fs";
 const docs = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const groups = {"v1": "kubernetes-models/v1", "apps/v1": "kubernetes-models/apps/v1",
   "rbac.authorization.k8s.io/v1": "kubernetes-models/rbac.authorization.k8s.io/v1",
-  "admissionregistration.k8s.io/v1": "kubernetes-models/admissionregistration.k8s.io/v1"};
+  "admissionregistration.k8s.io/v1": "kubernetes-models/admissionregistration.k8s.io/v1",
+  "resource.k8s.io/v1": "kubernetes-models/resource.k8s.io/v1"};
 let bad = 0, n = 0;
 for (const d of docs) {
   const mod = groups[d.apiVersion];
@@ -1220,8 +1519,23 @@ def test_kubeschema():
         sets = dict(PRESETS)
         sets["example"] = ["--set", "example.enabled=true"]
         sets["restore"] = ["--set", "restore=true"]
-        for name, args in list(sets.items()) + [("bad", None)]:
-            if args is None:
+        # DRA: the DeviceClasses, ResourceClaimTemplates, pods with claims, slice policy
+        sets["dra"] = ["--set", "resourceApi.mode=dra", "--set", "example.enabled=true"]
+        sets["both"] = PRESETS["aks"] + ["--set", "resourceApi.mode=both", "--set", "resourceApi.draResources={core}",
+                                         "--set", "example.enabled=true"]
+        for name, args in list(sets.items()) + [("examples", "examples"), ("bad", None)]:
+            if args == "examples":
+                # deploy/examples as they are applied (the DRA one among them)
+                yaml = need_yaml()
+                docs = []
+                exdir = os.path.join(SRC, "deploy", "examples")
+                for fn in sorted(os.listdir(exdir)):
+                    if fn.endswith(".yaml"):
+                        with open(os.path.join(exdir, fn)) as f:
+                            docs += [x for x in yaml.safe_load_all(f) if x]
+                kinds = {x["kind"] for x in docs}
+                check({"Pod", "ResourceClaimTemplate", "Namespace"} <= kinds, "deploy/examples kinds %s" % sorted(kinds))
+            elif args is None:
                 docs = template()
                 # the check can fail: a port that is not a number
                 spec = objs(docs, "DaemonSet")[0]["spec"]["template"]["spec"]
@@ -1235,6 +1549,9 @@ def test_kubeschema():
                 docs = template(*args)
             if docs is None:
                 continue
+            if name in ("dra", "both"):
+                kinds = {x["kind"] for x in docs}
+                check({"DeviceClass", "ResourceClaimTemplate"} <= kinds, "%s: no DeviceClass/ResourceClaimTemplate: %s" % (name, sorted(kinds)))
             p = os.path.join(tmp, name + ".json")
             with open(p, "w") as f:
                 json.dump(docs, f)
@@ -1266,7 +1583,7 @@ def main(argv):
     global HELM, KUBECTL
     tests = {"lint": test_lint, "render": test_render, "schema": test_schema, "fail": test_fail, "policy": test_policy,
              "config": test_config, "readme": test_readme, "notes": test_notes, "docs": test_docs, "images": test_images,
-             "kubeschema": test_kubeschema}
+             "kubeschema": test_kubeschema, "dra": test_dra}
     if len(argv) != 2 or argv[1] not in tests:
         print("usage: test-helm.py %s" % "|".join(tests), file=sys.stderr)
         return 2
@@ -1274,9 +1591,9 @@ def main(argv):
     need_yaml()
     tests[argv[1]]()
     if failures:
-        print("%d failure(s)" % len(failures))
+        print("%d failure(s) in %d checks" % (len(failures), testcheck.checks))
         return 1
-    print("ok")
+    print("ok: %d checks" % testcheck.checks)
     return 0
 
 

@@ -134,6 +134,39 @@ def cases(ns, sa):
     return out
 
 
+def rslice(node_name, driver="spinlane.io", gen=1):
+    spec = {"driver": driver, "pool": {"name": node_name or "all", "generation": gen, "resourceSliceCount": 1},
+            "devices": [{"name": "nic-0000-00-06-0", "attributes": {"type": {"string": "dpdk-nic"}, "numaNode": {"int": 0}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    else:
+        spec["allNodes"] = True
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": "%s-%s" % (node_name or "all", driver)}, "spec": spec}
+
+
+def slice_cases(ns, sa):
+    """resourceApi dra/both: the agent's ResourceSlice writes (CREATE: no old object,
+    DELETE: no new one), (name, old, new, request, allowed, message substring)."""
+    me = agent(ns, sa)
+    mine, other = rslice("node-a"), rslice("node-b")
+    return [
+        ("its slice created", None, mine, me, True, ""),
+        ("its slice updated", mine, rslice("node-a", gen=2), me, True, ""),
+        ("its slice deleted", mine, None, me, True, ""),
+        ("another Node's slice created", None, other, me, False, "only the ResourceSlices of the Node it runs on (node-a)"),
+        ("another Node's slice updated", other, rslice("node-b", gen=2), me, False, "the Node it runs on"),
+        ("another Node's slice deleted", other, None, me, False, "the Node it runs on"),
+        ("its slice moved to another Node", mine, other, me, False, "the Node it runs on"),
+        ("another Node's slice moved to its Node", other, mine, me, False, "the Node it runs on"),
+        ("a slice for all nodes", None, rslice(None), me, False, "the Node it runs on"),
+        ("another driver's slice on its Node", None, rslice("node-a", "gpu.example.com"), me, False, "its own driver spinlane.io"),
+        ("another driver's slice on its Node deleted", rslice("node-a", "gpu.example.com"), None, me, False, "its own driver"),
+        ("token without node-name", None, mine, agent(ns, sa, None), False, "names no Node"),
+        ("the kubelet deletes a slice", other, None, {"userInfo": {"username": "system:node:node-b", "extra": {}}}, True, ""),
+    ]
+
+
 def evaluate(spec, tcs, cel_dir, tmp, tag):
     inp = os.path.join(tmp, "in-%s.json" % re.sub(r"\W", "_", tag))
     with open(inp, "w") as f:
@@ -222,6 +255,30 @@ def main():
             spec = policy_checks(docs, tag, ns, sa)
             if spec:
                 evaluate(spec, cases(ns, sa), cel_dir, tmp, tag)
+        # DRA: the second policy, on the agent's ResourceSlice writes
+        for mode in (["--set", "resourceApi.mode=dra"], ["--set", "resourceApi.mode=both"]):
+            r = subprocess.run([helm, "template", "spinlane", CHART, "-n", "spinlane"] + IMAGES + mode, capture_output=True, text=True)
+            if not check(r.returncode == 0, "helm template %s: %s" % (mode, r.stderr.strip())):
+                continue
+            docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+            tag = "chart %s" % " ".join(mode)
+            vap = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"}
+            vapb = {d["spec"]["policyName"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"}
+            p = vap.get("spinlane-agent-slices")
+            if not check(p is not None and sorted(vap) == sorted(vapb) == ["spinlane-agent-node", "spinlane-agent-slices"],
+                         "%s: policies %s, bound %s" % (tag, sorted(vap), sorted(vapb))):
+                continue
+            spec = p["spec"]
+            check(spec.get("failurePolicy") == "Fail" and vapb["spinlane-agent-slices"]["spec"].get("validationActions") == ["Deny"],
+                  "%s: slices policy not Fail/Deny" % tag)
+            check(spec["matchConstraints"]["resourceRules"] == [{"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"],
+                                                                 "operations": ["CREATE", "UPDATE", "DELETE"], "resources": ["resourceslices"]}],
+                  "%s: slices matchConstraints %s" % (tag, spec["matchConstraints"]))
+            evaluate(spec, slice_cases("spinlane", "spinlane-agent"), cel_dir, tmp, tag + " slices")
+            # the node policy is the same one as without DRA
+            node_spec = policy_checks([d for d in docs if not d["metadata"]["name"].endswith("-slices")], tag, "spinlane", "spinlane-agent")
+            if node_spec:
+                evaluate(node_spec, cases("spinlane", "spinlane-agent"), cel_dir, tmp, tag)
         for sets in (["--set", "rbac.nodePolicy=false"], ["--set", "rbac.create=false"]):
             r = subprocess.run([helm, "template", "spinlane", CHART, "-n", "spinlane"] + IMAGES + sets, capture_output=True,
                                text=True)

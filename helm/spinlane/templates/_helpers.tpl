@@ -156,18 +156,109 @@ capabilities:
 {{- end -}}
 
 {{/* A spinlane-launch container's resources: Guaranteed QoS (requests = limits, integer
-     CPUs), the spinlane resources and hugepages-2Mi. Arg: dict ctx, cpu, memory,
-     cores, hugepages, nics. */}}
+     CPUs), hugepages-2Mi and the spinlane resources the device plugin serves; those
+     served through DRA (resourceApi) come from the pod's claim "spinlane" instead
+     (spinlane.podClaims). Arg: dict ctx, cpu, memory, cores, hugepages, nics. */}}
 {{- define "spinlane.driverResources" -}}
 {{- $p := .ctx.Values.config.resource_prefix -}}
+{{- $dra := include "spinlane.draResources" .ctx | splitList "," -}}
 {{- range $k := list "requests" "limits" }}
 {{ $k }}:
   cpu: {{ $.cpu | quote }}
   memory: {{ $.memory | quote }}
   hugepages-2Mi: {{ $.hugepages | quote }}
+  {{- if not (has "core" $dra) }}
   {{ $p }}/isolated-core: {{ $.cores | quote }}
+  {{- end }}
+  {{- if not (has "nic" $dra) }}
   {{ $p }}/dpdk-nic: {{ $.nics | quote }}
+  {{- end }}
 {{- end }}
+{{- if include "spinlane.draResources" .ctx }}
+# the devices of the pod's ResourceClaim "spinlane" (every request in it): the CDI spec
+# the agent writes for the claim gives this container their device nodes and SPINLANE_*
+claims:
+- name: spinlane
+{{- end }}
+{{- end -}}
+
+{{/* The resources served through DRA, as the agent's --dra-resources takes them: "" (mode
+     device-plugin), "nic,core" (dra), or resourceApi.draResources (both) in that order.
+     Fails on a mode or list the schema would refuse (a render with the schema skipped)
+     and on a list that leaves the device plugin nothing (that is mode dra). */}}
+{{- define "spinlane.draResources" -}}
+{{- $r := .Values.resourceApi -}}
+{{- $mode := toString $r.mode -}}
+{{- if eq $mode "device-plugin" -}}
+{{- else if eq $mode "dra" -}}
+nic,core
+{{- else if eq $mode "both" -}}
+{{- $l := $r.draResources | default list -}}
+{{- range $l -}}
+{{- if not (has (toString .) (list "nic" "core")) -}}
+{{- fail (printf "resourceApi.draResources: %q is not a resource spinlane serves through DRA (nic or core)" (toString .)) -}}
+{{- end -}}
+{{- end -}}
+{{- if not $l -}}
+{{- fail "resourceApi.mode both needs resourceApi.draResources to name the resources served through DRA: [nic] or [core]" -}}
+{{- end -}}
+{{- if and (has "nic" $l) (has "core" $l) -}}
+{{- fail "resourceApi.mode both with draResources [nic, core] leaves the device plugin nothing to serve: use resourceApi.mode dra" -}}
+{{- end -}}
+{{- if has "nic" $l -}}nic{{- else -}}core{{- end -}}
+{{- else -}}
+{{- fail (printf "resourceApi.mode %q is none of device-plugin, dra, both" $mode) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Checks of resourceApi beyond its list: DRA needs resource.k8s.io/v1 (Kubernetes
+     1.34+; `helm template` checks the --kube-version it is given). */}}
+{{- define "spinlane.checkResourceApi" -}}
+{{- if include "spinlane.draResources" . -}}
+{{- if semverCompare "<1.34.0-0" .Capabilities.KubeVersion.Version -}}
+{{- fail (printf "resourceApi.mode %s needs Kubernetes 1.34 or later (resource.k8s.io/v1, DRA GA); this cluster is %s: keep resourceApi.mode device-plugin" .Values.resourceApi.mode .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A driver pod's claim (resourceApi dra/both): "spinlane", made per pod from the
+     ResourceClaimTemplate named. Arg: dict ctx, template. */}}
+{{- define "spinlane.podClaims" -}}
+{{- if include "spinlane.draResources" .ctx }}
+resourceClaims:
+- name: spinlane
+  resourceClaimTemplateName: {{ .template }}
+{{- end }}
+{{- end -}}
+
+{{/* A ResourceClaimTemplate's spec for a driver pod: the NIC and the cores served through
+     DRA (the classes of templates/dra.yaml), and with both, one NUMA node for all of them
+     (matchAttribute over every request: the devices' spinlane.io/numaNode must be equal).
+     Arg: dict ctx, cores, nics. */}}
+{{- define "spinlane.claimSpec" -}}
+{{- $dra := include "spinlane.draResources" .ctx | splitList "," -}}
+spec:
+  devices:
+    requests:
+    {{- if has "nic" $dra }}
+    - name: nic
+      exactly:
+        deviceClassName: dpdk-nic.spinlane.io
+        allocationMode: ExactCount
+        count: {{ .nics }}
+    {{- end }}
+    {{- if has "core" $dra }}
+    - name: cores
+      exactly:
+        deviceClassName: isolated-core.spinlane.io
+        allocationMode: ExactCount
+        count: {{ .cores }}
+    {{- end }}
+    {{- if and (has "nic" $dra) (has "core" $dra) }}
+    constraints:
+    # the NIC and the cores on one NUMA node (no requests list: every request)
+    - matchAttribute: spinlane.io/numaNode
+    {{- end }}
 {{- end -}}
 
 {{/* The hugepages of a driver container. hugetlbfs.pod_mount false (the default): the
