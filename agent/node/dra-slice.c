@@ -203,3 +203,84 @@ bool dra_devices_differ(const json_t *a, const json_t *b)
                 return false;
         return !json_equal((json_t *)a, (json_t *)b);
 }
+
+int dra_resources_parse(const char *list, dra_resources *ret, char *why, size_t why_len)
+{
+        dra_resources r = { false, false };
+        const char *p = list ? list : "";
+
+        while (*p) {
+                size_t n = strcspn(p, ",");
+                bool *slot = n == 3 && strncmp(p, "nic", 3) == 0    ? &r.nic
+                             : n == 4 && strncmp(p, "core", 4) == 0 ? &r.core
+                                                                     : NULL;
+                if (!slot || *slot) {
+                        snprintf(why, why_len, "\"%.*s\" %s (the list takes nic and core, each at most once)",
+                                 (int)(n > 32 ? 32 : n), p, slot ? "given twice" : "is not a DRA resource");
+                        return -EINVAL;
+                }
+                *slot = true;
+                p += n;
+                if (*p == ',' && *++p == '\0') {
+                        snprintf(why, why_len, "a trailing comma");
+                        return -EINVAL;
+                }
+        }
+        *ret = r;
+        return 0;
+}
+
+void dra_slice_seen_clear(dra_slice_seen *s)
+{
+        if (!s)
+                return;
+        json_decref(s->devices);
+        s->devices = NULL;
+}
+
+int dra_slice_parse(const char *body, size_t len, const char *node, dra_slice_seen *ret, char *why, size_t why_len)
+{
+        json_error_t jerr;
+        _cleanup_(json_decrefp) json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+        dra_slice_seen s = { 0 };
+
+        if (!o || !json_is_object(o)) {
+                snprintf(why, why_len, "not a JSON object%s%s", o ? "" : ": ", o ? "" : jerr.text);
+                return -EBADMSG;
+        }
+        if (!json_is_string(json_object_get(o, "kind")) ||
+            strcmp(json_string_value(json_object_get(o, "kind")), "ResourceSlice") != 0) {
+                snprintf(why, why_len, "not a ResourceSlice (kind)");
+                return -EBADMSG;
+        }
+        json_t *rv = json_object_get(json_object_get(o, "metadata"), "resourceVersion");
+        if (!json_is_string(rv) || json_string_length(rv) == 0 || json_string_length(rv) >= sizeof(s.resource_version)) {
+                snprintf(why, why_len, "metadata.resourceVersion missing or longer than %zu",
+                         sizeof(s.resource_version) - 1);
+                return -EBADMSG;
+        }
+        snprintf(s.resource_version, sizeof(s.resource_version), "%s", json_string_value(rv));
+        json_t *spec = json_object_get(o, "spec"), *pool = json_object_get(spec, "pool");
+        json_t *gen = json_object_get(pool, "generation");
+        if (!json_is_object(pool) || !json_is_integer(gen) || json_integer_value(gen) < 0) {
+                snprintf(why, why_len, "spec.pool.generation missing or negative");
+                return -EBADMSG;
+        }
+        s.generation = (int64_t)json_integer_value(gen);
+        json_t *devs = json_object_get(spec, "devices");
+        if (devs && !json_is_array(devs)) {
+                snprintf(why, why_len, "spec.devices is not a list");
+                return -EBADMSG;
+        }
+        const char *drv = json_string_value(json_object_get(spec, "driver"));
+        const char *nn = json_string_value(json_object_get(spec, "nodeName"));
+        const char *pn = json_string_value(json_object_get(pool, "name"));
+        json_t *cnt = json_object_get(pool, "resourceSliceCount");
+        s.ours = drv && strcmp(drv, DRA_DRIVER) == 0 && nn && strcmp(nn, node) == 0 && pn && strcmp(pn, node) == 0 &&
+                 json_is_integer(cnt) && json_integer_value(cnt) == 1;
+        s.devices = devs ? json_incref(devs) : json_array();
+        if (!s.devices)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}

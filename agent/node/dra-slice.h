@@ -63,4 +63,22 @@ json_t *dra_slice_json(const char *node, const json_t *devices, int64_t generati
  * NULL counts as the empty list. */
 bool dra_devices_differ(const json_t *a, const json_t *b);
 
+/* --dra-resources: a comma list of "nic", "core" (each at most once; "" none). -EINVAL
+ * with why naming the bad word. */
+int dra_resources_parse(const char *list, dra_resources *ret, char *why, size_t why_len);
+
+/* What the API server holds: a ResourceSlice as a GET answers it. */
+typedef struct dra_slice_seen {
+        char resource_version[64];
+        int64_t generation;      /* spec.pool.generation */
+        bool ours;               /* driver spinlane.io, nodeName and pool.name node, resourceSliceCount 1 */
+        json_t *devices;         /* spec.devices (new reference; an empty array when absent) */
+} dra_slice_seen;
+
+/* Parse the reply body of GET .../resourceslices/<name> for node. -EBADMSG (why says what
+ * was wrong) for anything that is not a ResourceSlice with metadata.resourceVersion and
+ * spec.pool; 0 and *ret (free with dra_slice_seen_clear) otherwise. */
+int dra_slice_parse(const char *body, size_t len, const char *node, dra_slice_seen *ret, char *why, size_t why_len);
+void dra_slice_seen_clear(dra_slice_seen *s);
+
 #endif
