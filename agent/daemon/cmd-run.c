@@ -23,6 +23,7 @@
 #include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
+#include "dra-slice.h"
 #include "envknob.h"
 #include "hostfs.h"
 #include "inventory.h"
@@ -33,6 +34,8 @@
 #include "prep-daemon.h"
 #include "prep-inventory.h"
 #include "run-address.h"
+#include "run-cluster.h"
+#include "run-slices.h"
 #include "select.h"
 #include "run-report.h"
 #include "verdict.h"
@@ -132,6 +135,15 @@ struct run_ctx {
         dp_plugin_stats carry_nic, carry_core;
         /* labels, Events, metrics, probes (run-report.c) */
         run_report *report;
+        /* DRA (issue #25): the resources served through DRA (--dra-resources sets dra;
+         * left empty by the flag, the hidden SPINLANE_DRA_RESOURCES does, for tests), the
+         * node's ResourceSlice (run-slices.c) and the device map it was built from (the
+         * history of the next) */
+        dra_resources dra;
+        run_slices *slices;
+        device_map dra_map;
+        size_t dra_left_out;          /* devices the last slice left out (logged on change) */
+        unsigned stop_wait;           /* what the stop waits for: the plugins, the slice's DELETE */
 };
 
 static void settings_load(const config *c, run_settings *ret)
@@ -159,6 +171,7 @@ static const config *live_config(const run_ctx *ctx)
 }
 
 static void debounce(run_ctx *ctx, const char *why);
+static void stop_done(run_ctx *ctx);
 static void rebuild_soon(run_ctx *ctx, const char *why);
 static void kubelet_restarted(run_ctx *ctx);
 
@@ -447,7 +460,7 @@ static void on_dp_event(const dp_event *ev, void *ud)
         case DP_EVENT_STOPPED:
                 log_info("%s", ev->message);
                 if (ctx->stopping) /* not when a rebuild tears them down */
-                        loop_exit(ctx->l, 0);
+                        stop_done(ctx);
                 break;
         case DP_EVENT_TEARDOWN_UNFINISHED:
                 log_warn("device plugins: %s", ev->message);
@@ -599,14 +612,78 @@ static void report_stop(run_ctx *ctx)
         ctx->report = NULL;
 }
 
+/* ---- service: the node's ResourceSlice for DRA (run-slices.c) ---- */
+
+/* The device map (the one rule, as the device plugins get it) as the slice's devices:
+ * its Healthy devices of the DRA resources. */
+static void slices_rescan(run_ctx *ctx, const run_node *node)
+{
+        _cleanup_(json_decrefp) json_t *devs = NULL;
+        char why[DRA_WHY_LEN];
+        device_map map = { 0 };
+        size_t left = 0;
+
+        if (!ctx->slices)
+                return;
+        if (device_map_build(&node->sel, &ctx->dra_map, &map) < 0 ||
+            dra_slice_devices(node->inv, &map, ctx->dra, &devs, &left, why, sizeof(why)) < 0) {
+                device_map_free(&map);
+                log_error("ResourceSlice: out of memory; the slice stays as it was");
+                return;
+        }
+        device_map_free(&ctx->dra_map);
+        ctx->dra_map = map;
+        if (left && left != ctx->dra_left_out)
+                log_warn("ResourceSlice: %zu device%s not published: %s", left, left == 1 ? "" : "s", why);
+        ctx->dra_left_out = left;
+        run_slices_set(ctx->slices, devs);
+        run_slices_resync(ctx->slices); /* someone may have deleted or edited it */
+}
+
+static int slices_start(run_ctx *ctx, const run_node *node)
+{
+        const char *env = getenv("SPINLANE_DRA_RESOURCES");
+        char why[256];
+
+        if (!ctx->dra.nic && !ctx->dra.core && env && *env &&
+            dra_resources_parse(env, &ctx->dra, why, sizeof(why)) < 0) {
+                log_error("SPINLANE_DRA_RESOURCES=%.100s: %s", env, why);
+                return -EINVAL;
+        }
+        if (!ctx->dra.nic && !ctx->dra.core)
+                return 0; /* no DRA: nothing published */
+        run_cluster *c = run_report_cluster(ctx->report);
+        if (!c) {
+                log_warn("ResourceSlice off: cluster reporting is off (see above), and the slice goes through its API "
+                         "client; DRA claims cannot be allocated on this node");
+                return 0;
+        }
+        int r = run_slices_new(ctx->l, run_cluster_kube(c), run_cluster_node(c), &ctx->slices);
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "ResourceSlice for Node %s", run_cluster_node(c));
+        log_info("ResourceSlice on: driver %s, pool %s, resources %s%s%s", DRA_DRIVER, run_cluster_node(c),
+                 ctx->dra.nic ? "nic" : "", ctx->dra.nic && ctx->dra.core ? "," : "", ctx->dra.core ? "core" : "");
+        slices_rescan(ctx, node);
+        return 0;
+}
+
+static void slices_stop(run_ctx *ctx)
+{
+        run_slices_free(ctx->slices);
+        ctx->slices = NULL;
+        device_map_free(&ctx->dra_map);
+}
+
 /* In this order: the device plugins serve before cluster reporting starts, and nothing of
- * the report (an API server that is down) is waited for. */
+ * the report (an API server that is down) is waited for; the ResourceSlice goes through
+ * the report's API client, so it starts after it and stops before it. */
 static const run_service services[] = {
         { "node-preparation", prep_start, NULL, prep_reload, prep_stop },
         { "nic-addresses", NULL, NULL, addr_reload, NULL },
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, dp_reload, dp_stop },
         { "report", report_start, report_rescan, NULL, report_stop },
+        { "dra-slices", slices_start, slices_rescan, NULL, slices_stop },
 };
 
 /* ---- the loop ---- */
@@ -866,9 +943,22 @@ static void add_watches(run_ctx *ctx)
 static int on_stop_timeout(loop *l, void *ud)
 {
         (void)ud;
-        log_warn("device plugin calls not released after %d ms; exiting anyway", RUN_STOP_TIMEOUT_MS);
+        log_warn("device plugin calls not released (or the ResourceSlice's DELETE not answered) after %d ms; "
+                 "exiting anyway", RUN_STOP_TIMEOUT_MS);
         loop_exit(l, 0);
         return 0;
+}
+
+/* One of what the stop waits for is done; the last ends the loop. */
+static void stop_done(run_ctx *ctx)
+{
+        if (ctx->stop_wait > 0 && --ctx->stop_wait == 0)
+                loop_exit(ctx->l, 0);
+}
+
+static void slices_deleted(void *ud)
+{
+        stop_done(ud);
 }
 
 static int on_signal(loop *l, int signo, void *ud)
@@ -895,10 +985,16 @@ static int on_signal(loop *l, int signo, void *ud)
          * are unblocked again, kills the agent with its default action */
         signal(SIGHUP, SIG_IGN);
         (void)loop_add_timer(l, RUN_STOP_TIMEOUT_MS, 0, on_stop_timeout, ctx, NULL);
-        if (ctx->dp)
-                dp_engine_stop(ctx->dp); /* DP_EVENT_STOPPED ends the loop */
-        else
-                loop_exit(l, 0);
+        /* the loop ends when the plugins have stopped (DP_EVENT_STOPPED) and the
+         * ResourceSlice's DELETE is answered, or at the stop timeout */
+        ctx->stop_wait = 1;
+        if (ctx->slices && run_slices_stop(ctx->slices, slices_deleted, ctx) > 0)
+                ctx->stop_wait++;
+        if (ctx->dp) {
+                ctx->stop_wait++;
+                dp_engine_stop(ctx->dp);
+        }
+        stop_done(ctx);
         return 0;
 }
 

@@ -536,6 +536,16 @@ void run_cluster_get_stats(const run_cluster *c, run_cluster_stats *ret)
         *ret = s;
 }
 
+kube_client *run_cluster_kube(run_cluster *c)
+{
+        return c ? c->kube : NULL;
+}
+
+const char *run_cluster_node(const run_cluster *c)
+{
+        return c ? c->node : NULL;
+}
+
 /* SPINLANE_KUBE_RESYNC_MS (hidden, for tests): the label re-check and the retry of what
  * was refused, in place of 5 min and 60 s. */
 static void periods(run_cluster *c)

@@ -665,3 +665,8 @@ void run_report_free(run_report *r)
         run_cluster_free(r->cluster);
         free(r);
 }
+
+run_cluster *run_report_cluster(run_report *r)
+{
+        return r ? r->cluster : NULL;
+}

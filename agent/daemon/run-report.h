@@ -55,5 +55,7 @@ void run_report_changed(run_report *r);
  * (run_cluster_resync). Accepts NULL. */
 void run_report_rescanned(run_report *r);
 void run_report_free(run_report *r);
+/* Its cluster reporting (run-cluster.h); NULL when that is off or r is NULL. */
+struct run_cluster *run_report_cluster(run_report *r);
 
 #endif

@@ -768,6 +768,31 @@ static void nic_links(inventory *inv, const hostfs *h, const char *dev, const ch
         }
 }
 
+/* The PCI root (host bridge) it lives under: the "pciDDDD:BB" directory of its sysfs
+ * device's real path (/sys/devices/pci0000:00/0000:00:06.0); "" when that cannot be told. */
+static void nic_pcie_root(const hostfs *h, const char *dev, inv_nic *nic)
+{
+        char full[PATH_MAX], real[PATH_MAX];
+        const char *s, *at = NULL;
+
+        if (hostfs_path(h, dev, full, sizeof(full)) < 0 || !realpath(full, real))
+                return;
+        for (s = real; (s = strstr(s, "/sys/devices/pci")) != NULL; s++)
+                at = s; /* the last one: the root's own path may hold the words */
+        if (!at)
+                return;
+        at += strlen("/sys/devices/");
+        size_t n = strcspn(at, "/");
+        /* pciDDDD:BB, DDDD 4 or more hex digits (Hyper-V vPCI domains), BB 2 */
+        bool ok = n >= 10 && n < sizeof(nic->pcie_root) && at[n - 3] == ':';
+        for (size_t i = 3; ok && i < n; i++)
+                ok = i == n - 3 || (at[i] >= '0' && at[i] <= '9') || (at[i] >= 'a' && at[i] <= 'f');
+        if (ok) {
+                memcpy(nic->pcie_root, at, n);
+                nic->pcie_root[n] = '\0';
+        }
+}
+
 /* Its netdev and the netdev's MAC. */
 static void nic_netdev(inventory *inv, const hostfs *h, const char *dev, inv_nic *nic)
 {
@@ -793,6 +818,14 @@ static void nic_netdev(inventory *inv, const hostfs *h, const char *dev, inv_nic
                         snprintf(nic->mac_source, sizeof(nic->mac_source), "netdev");
                 } else
                         problem(inv, INV_TOPIC_NIC, p, r < 0 ? r : -EINVAL, "MAC of %s", nic->netdev);
+        }
+        if (nic->netdev[0] && hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/mtu", nic->netdev) == 0) {
+                r = hostfs_read_int(h, p, 68, 65535, &nic->mtu);
+                if (r < 0) {
+                        nic->mtu = -1;
+                        if (r != -ENOENT)
+                                problem(inv, INV_TOPIC_NIC, p, r, "MTU of %s", nic->netdev);
+                }
         }
 }
 
@@ -904,7 +937,7 @@ static void nic_readiness(inventory *inv, const hostfs *h, const char *dev, inv_
 static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlparse_usage *use, pat_cache *pat)
 {
         char dev[PATH_MAX];
-        inv_nic nic = {.iommu_group = -1, .numa_node = -1, .write_combining = -1};
+        inv_nic nic = {.iommu_group = -1, .numa_node = -1, .mtu = -1, .write_combining = -1};
 
         if (hostfs_fmt(dev, sizeof(dev), SYS_PCI "/%s", pci) < 0 || nic_identity(inv, h, dev, pci, &nic) <= 0)
                 return;
@@ -915,6 +948,7 @@ static void scan_nic(inventory *inv, const hostfs *h, const char *pci, const nlp
         memcpy(nic.pci, pci, strlen(pci) + 1); /* parse_is_pci_addr(): 12 chars */
         nic.kind = inv_nic_kind_from_ids(nic.vendor, nic.device);
         nic_links(inv, h, dev, pci, &nic);
+        nic_pcie_root(h, dev, &nic);
         nic_netdev(inv, h, dev, &nic);
         nic_usage(inv, use, &nic);
         nic_devnodes(h, dev, &nic);

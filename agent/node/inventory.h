@@ -94,6 +94,8 @@ typedef struct inv_nic {
         int iommu_group;        /* -1 when the device has none */
         bool noiommu;           /* its group is a vfio no-IOMMU group (/dev/vfio/noiommu-N) */
         int numa_node;          /* -1 unknown (sysfs says -1, or the file was bad: see problems) */
+        char pcie_root[24];     /* "pci0000:00": the PCI root its sysfs device lives under; "" unknown */
+        int mtu;                /* its netdev's MTU; -1 unknown (no netdev: off the kernel) */
         char netdev[INV_NAME_LEN];  /* kernel netdev ("eth1") while the kernel holds the NIC; else "" */
         char mac[18];           /* "0a:1b:..." of that netdev; "" when unknown */
         char mac_source[16];    /* "netdev" (the scan read it), "bind-state" (recorded before

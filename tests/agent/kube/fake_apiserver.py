@@ -7,6 +7,14 @@ metadata.resourceVersion as a precondition: 409; label syntax: 422), POST and me
 of events.k8s.io/v1 Events in namespace default with the schema checks the API server
 makes (eventTime with microseconds, type, reason, action, reportingController,
 reportingInstance, note <= 1024, series count >= 2; 422 otherwise; 409 AlreadyExists).
+ResourceSlices of resource.k8s.io/v1 (cluster-scoped): GET/PUT/DELETE
+/apis/resource.k8s.io/v1/resourceslices/NAME, POST and LIST (fieldSelector spec.nodeName=,
+spec.driver=) of /apis/resource.k8s.io/v1/resourceslices, with the v1 validation the API
+server makes (slice_errors: required fields, DNS names, exactly one node selection, pool
+counts, at most 128 devices with unique DNS-label names, attribute names and values
+exactly one of int/bool/string/version, 32 attributes and capacities; 422 otherwise),
+the immutable fields on update (422), metadata.resourceVersion required on PUT (422) and
+matching (409), 409 AlreadyExists on create.
 
 Prints "READY port=P dir=D" (D/ca.pem is the CA, D/otherca.pem another one). Commands on
 stdin, each answered by one line:
@@ -33,6 +41,9 @@ stdin, each answered by one line:
   up                   back on the same port                                   -> ok
   cert other|good      open connections are cut, new handshakes get a certificate of
                        another CA / ours again                                -> ok
+  slices               every stored ResourceSlice, a JSON object name -> slice
+  slice-delete NAME    someone else deletes the ResourceSlice                 -> ok / missing
+  slice-touch NAME     someone else updates it (resourceVersion changes)      -> ok / missing
 EOF stops it."""
 import copy
 import http.server
@@ -67,6 +78,8 @@ state = {
     "log": [],
     "hold": None,
     "held": 0,
+    "slices": {},  # resource.k8s.io/v1 ResourceSlices by name
+    "rv": 100,     # the resourceVersion counter of the slices
 }
 released = threading.Event()
 conns = set()  # open client connections (cut by "down")
@@ -137,6 +150,102 @@ def event_errors(e):
     for f in ("firstTimestamp", "lastTimestamp", "count", "source"):
         if f in e:
             errs.append(f + ": needs to be unset")
+    return errs
+
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+SLICE_SPEC = {"driver", "pool", "nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection", "devices",
+              "sharedCounters"}
+DEVICE_FIELDS = {"name", "attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes",
+                 "taints", "bindsToNode", "bindingConditions", "bindingFailureConditions", "allowMultipleAllocations"}
+
+
+def dns_subdomain(v, limit=253):
+    return isinstance(v, str) and 0 < len(v) <= limit and bool(DNS1123.match(v))
+
+
+def slice_errors(o):
+    """What the API server's validation of resource.k8s.io/v1 ResourceSlice refuses
+    (k8s.io/kubernetes pkg/apis/resource/validation; limits of k8s.io/api resource/v1)."""
+    errs = []
+    if o.get("apiVersion") != "resource.k8s.io/v1" or o.get("kind") != "ResourceSlice":
+        errs.append("apiVersion/kind: want resource.k8s.io/v1 ResourceSlice")
+    if not dns_subdomain((o.get("metadata") or {}).get("name")):
+        errs.append("metadata.name: a lowercase RFC 1123 subdomain of at most 253 characters")
+    spec = o.get("spec")
+    if not isinstance(spec, dict):
+        return errs + ["spec: Required value"]
+    for k in spec:
+        if k not in SLICE_SPEC:
+            errs.append("spec.%s: unknown field" % k)
+    if not dns_subdomain(spec.get("driver"), 63):
+        errs.append("spec.driver: Required value: a DNS subdomain of at most 63 characters")
+    pool = spec.get("pool")
+    if not isinstance(pool, dict):
+        errs.append("spec.pool: Required value")
+    else:
+        pn = pool.get("name")
+        if not isinstance(pn, str) or not pn or len(pn) > 253 or not all(dns_subdomain(p) for p in pn.split("/")):
+            errs.append("spec.pool.name: Required value: DNS subdomains separated by slashes, at most 253")
+        g = pool.get("generation")
+        if not isinstance(g, int) or isinstance(g, bool) or g < 0:
+            errs.append("spec.pool.generation: must be greater than or equal to 0")
+        c = pool.get("resourceSliceCount")
+        if not isinstance(c, int) or isinstance(c, bool) or c <= 0:
+            errs.append("spec.pool.resourceSliceCount: must be greater than 0")
+    sel = [k for k in ("nodeName", "nodeSelector") if spec.get(k) not in (None, "")]
+    sel += [k for k in ("allNodes", "perDeviceNodeSelection") if spec.get(k) is True]
+    if len(sel) != 1:
+        errs.append("spec: Invalid value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+                    "`perDeviceNodeSelection` is required (%s given)" % (", ".join(sel) or "none"))
+    if "nodeName" in spec and not dns_subdomain(spec["nodeName"]):
+        errs.append("spec.nodeName: a DNS subdomain")
+    devs = spec.get("devices", [])
+    if not isinstance(devs, list):
+        return errs + ["spec.devices: a list"]
+    if len(devs) > 128:
+        errs.append("spec.devices: Too many: %d: must have at most 128 items" % len(devs))
+    seen = set()
+    for i, d in enumerate(devs):
+        at = "spec.devices[%d]" % i
+        if not isinstance(d, dict):
+            errs.append(at + ": an object")
+            continue
+        for k in d:
+            if k not in DEVICE_FIELDS:
+                errs.append("%s.%s: unknown field (v1 has no `basic`: attributes sit on the device)" % (at, k))
+        n = d.get("name")
+        if not isinstance(n, str) or len(n) > 63 or not DNS_LABEL.match(n):
+            errs.append(at + ".name: Required value: a DNS label (lower case, at most 63)")
+        elif n in seen:
+            errs.append(at + ".name: Duplicate value: " + n)
+        seen.add(n)
+        attrs = d.get("attributes") or {}
+        caps = d.get("capacity") or {}
+        if not isinstance(attrs, dict) or not isinstance(caps, dict):
+            errs.append(at + ": attributes and capacity are maps")
+            continue
+        if len(attrs) + len(caps) > 32:
+            errs.append(at + ": Too many: attributes and capacities combined must not exceed 32")
+        for k, v in attrs.items():
+            a = "%s.attributes[%s]" % (at, k)
+            dom, slash, ident = k.rpartition("/")
+            if (slash and not dns_subdomain(dom, 63)) or len(ident) > 32 or not C_IDENT.match(ident):
+                errs.append(a + ": Invalid value: a C identifier of at most 32, optionally after a DNS domain and '/'")
+            if not isinstance(v, dict) or len(v) != 1 or next(iter(v)) not in ("int", "bool", "string", "version"):
+                errs.append(a + ": Invalid value: exactly one value must be specified (int, bool, string, version)")
+                continue
+            t, x = next(iter(v.items()))
+            if t == "int" and (not isinstance(x, int) or isinstance(x, bool)):
+                errs.append(a + ".int: an integer")
+            elif t == "bool" and not isinstance(x, bool):
+                errs.append(a + ".bool: a boolean")
+            elif t == "string" and (not isinstance(x, str) or len(x) > 64):
+                errs.append(a + ".string: a string of at most 64 characters")
+            elif t == "version" and (not isinstance(x, str) or len(x) > 64 or not SEMVER.match(x)):
+                errs.append(a + ".version: a semantic version of at most 64 characters")
     return errs
 
 
@@ -226,6 +335,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                        500: "InternalError", 503: "ServiceUnavailable"}
             msg = {403: 'nodes "node-a" is forbidden: User "system:serviceaccount:spinlane:agent" cannot patch '
                         'resource "nodes" in API group "" at the cluster scope'}.get(code, "injected failure")
+            if code == 403 and "/resourceslices" in self.path:
+                msg = ('resourceslices.resource.k8s.io is forbidden: User "system:serviceaccount:spinlane:agent" '
+                       'cannot %s resource "resourceslices" in API group "resource.k8s.io" at the cluster scope'
+                       % {"GET": "get", "POST": "create", "PUT": "update", "DELETE": "delete"}.get(self.command, "?"))
             extra = [("Retry-After", f["retry_after"])] if f.get("retry_after") else []
             self.send_json(code, status(code, reasons.get(code, "Unknown"), msg), extra)
         return True
@@ -261,6 +374,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             m = re.match(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events(?:/([^/]+))?$", u)
             if m:
                 return self.event(m.group(1), m.group(2), body)
+            m = re.match(r"^/apis/resource\.k8s\.io/v1/resourceslices(?:/([^/]+))?$", u)
+            if m:
+                return self.resourceslice(m.group(1), body)
         self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
 
     def node(self, name, body):
@@ -328,6 +444,91 @@ class Handler(http.server.BaseHTTPRequestHandler):
             state["events"][name] = new
             return self.send_json(200, new)
         self.send_json(405, status(405, "MethodNotAllowed", "method not allowed"))
+
+    # ---- resource.k8s.io/v1 ResourceSlices (cluster-scoped) ----
+    def resourceslice(self, name, body):
+        sl = state["slices"]
+        if name is None and self.command == "GET":
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            want = {}
+            for sel in ",".join(q.get("fieldSelector", [])).split(","):
+                if not sel:
+                    continue
+                k, eq, v = sel.partition("=")
+                if not eq or k not in ("spec.nodeName", "spec.driver"):
+                    return self.send_json(400, status(400, "BadRequest", 'field label not supported: "%s"' % k))
+                want[k[len("spec."):]] = v.lstrip("=")
+            items = [o for _, o in sorted(sl.items())
+                     if all(o["spec"].get(k) == v for k, v in want.items())]
+            return self.send_json(200, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSliceList",
+                                        "metadata": {"resourceVersion": str(state["rv"])}, "items": items})
+        if name is None and self.command != "POST":
+            return self.send_json(405, status(405, "MethodNotAllowed", "method not allowed"))
+        if name is not None and self.command == "GET":
+            if name not in sl:
+                return self.send_json(404, status(404, "NotFound",
+                                                  'resourceslices.resource.k8s.io "%s" not found' % name))
+            return self.send_json(200, sl[name])
+        if name is not None and self.command == "DELETE":
+            if name not in sl:
+                return self.send_json(404, status(404, "NotFound",
+                                                  'resourceslices.resource.k8s.io "%s" not found' % name))
+            gone = sl.pop(name)
+            state["rv"] += 1
+            return self.send_json(200, gone)
+        if self.command not in ("POST", "PUT"):
+            return self.send_json(405, status(405, "MethodNotAllowed", "method not allowed"))
+        if self.headers.get("Content-Type") != "application/json":
+            return self.send_json(415, status(415, "UnsupportedMediaType", "unsupported media type"))
+        try:
+            doc = json.loads(body) if body else None
+        except ValueError:
+            return self.send_json(400, status(400, "BadRequest", "invalid JSON"))
+        if not isinstance(doc, dict):
+            return self.send_json(400, status(400, "BadRequest", "the body is not an object"))
+        errs = slice_errors(doc)
+        md = doc.get("metadata") or {}
+        n = md.get("name")
+        if self.command == "PUT" and n != name:
+            errs.append("metadata.name: Invalid value: the name of the object (%s) does not match the name on the "
+                        "URL (%s)" % (n, name))
+        if errs:
+            return self.send_json(422, status(422, "Invalid", 'ResourceSlice.resource.k8s.io "%s" is invalid: %s'
+                                              % (n, "; ".join(errs))))
+        if self.command == "POST":
+            if md.get("resourceVersion"):
+                return self.send_json(400, status(400, "BadRequest", "resourceVersion should not be set on objects "
+                                                                     "to be created"))
+            if n in sl:
+                return self.send_json(409, status(409, "AlreadyExists",
+                                                  'resourceslices.resource.k8s.io "%s" already exists' % n))
+            state["rv"] += 1
+            md["resourceVersion"] = str(state["rv"])
+            md["uid"] = "slice-%d" % state["rv"]
+            sl[n] = doc
+            return self.send_json(201, doc)
+        if name not in sl:
+            return self.send_json(404, status(404, "NotFound", 'resourceslices.resource.k8s.io "%s" not found' % name))
+        old = sl[name]
+        if not md.get("resourceVersion"):
+            return self.send_json(422, status(422, "Invalid", 'ResourceSlice.resource.k8s.io "%s" is invalid: '
+                                              'metadata.resourceVersion: Invalid value: 0x0: must be specified for '
+                                              'an update' % name))
+        if md["resourceVersion"] != old["metadata"]["resourceVersion"]:
+            return self.send_json(409, status(409, "Conflict", 'Operation cannot be fulfilled on '
+                                              'resourceslices.resource.k8s.io "%s": the object has been modified; '
+                                              'please apply your changes to the latest version and try again' % name))
+        imm = [f for f in ("driver", "nodeName") if doc["spec"].get(f) != old["spec"].get(f)]
+        if doc["spec"]["pool"].get("name") != old["spec"]["pool"].get("name"):
+            imm.append("pool.name")
+        if imm:
+            return self.send_json(422, status(422, "Invalid", 'ResourceSlice.resource.k8s.io "%s" is invalid: %s' % (
+                name, "; ".join("spec.%s: Invalid value: field is immutable" % f for f in imm))))
+        state["rv"] += 1
+        md["resourceVersion"] = str(state["rv"])
+        md["uid"] = old["metadata"].get("uid")
+        sl[name] = doc
+        return self.send_json(200, doc)
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = handle_any
 
@@ -438,6 +639,19 @@ def main():
                     ctx.load_cert_chain(os.path.join(d, "srv-other.pem" if w[1] == "other" else "srv.pem"),
                                         os.path.join(d, "srv.key"))
                     cut = list(conns)  # with the load, under the lock: see Server
+                elif w[0] == "slices":
+                    out(json.dumps(state["slices"], sort_keys=True))
+                elif w[0] in ("slice-delete", "slice-touch"):
+                    o = state["slices"].get(w[1])
+                    if o is None:
+                        out("missing")
+                    else:
+                        state["rv"] += 1
+                        if w[0] == "slice-delete":
+                            del state["slices"][w[1]]
+                        else:
+                            o["metadata"]["resourceVersion"] = str(state["rv"])
+                        out("ok")
                 elif w[0] in ("down", "up"):
                     pass  # below, outside the lock (handlers take it); "ok" once done
                 else:

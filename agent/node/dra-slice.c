@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The ResourceSlice of the node from the device map: names, attributes, the object, the
+ * comparison of device lists. Pure: what it cannot publish (a name that is no DNS label,
+ * devices past the 128 a slice holds) is counted and named, never guessed. */
+#include "dra-slice.h"
+
+#include "cleanup.h"
+#include "ipv4.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool dns_label(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > DRA_DEVICE_NAME_MAX || s[0] == '-' || s[n - 1] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+int dra_slice_name(const char *node, char *buf, size_t len)
+{
+        if (!node || !*node)
+                return -EINVAL;
+        int n = snprintf(buf, len, "%s-%s", node, DRA_DRIVER);
+        if (n < 0 || (size_t)n >= len || n > DRA_NAME_MAX)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static int device_name(const char *prefix, const char *id, bool map_sep, char *buf, size_t len)
+{
+        char tmp[DRA_DEVICE_NAME_MAX + 2];
+        int n = snprintf(tmp, sizeof(tmp), "%s%s", prefix, id);
+        if (n < 0 || (size_t)n > DRA_DEVICE_NAME_MAX)
+                return -ENAMETOOLONG;
+        for (char *p = tmp; map_sep && *p; p++)
+                if (*p == ':' || *p == '.')
+                        *p = '-';
+        if (!dns_label(tmp))
+                return -EINVAL;
+        if ((size_t)n >= len)
+                return -ENAMETOOLONG;
+        memcpy(buf, tmp, (size_t)n + 1);
+        return 0;
+}
+
+int dra_nic_device_name(const char *pci, char *buf, size_t len)
+{
+        return device_name("nic-", pci, true, buf, len);
+}
+
+int dra_core_device_name(const char *core_id, char *buf, size_t len)
+{
+        return device_name("core-", core_id, false, buf, len);
+}
+
+static int attr_str(json_t *attrs, const char *name, const char *v)
+{
+        if (strlen(v) > DRA_ATTR_STRING_MAX)
+                return -E2BIG;
+        return json_object_set_new(attrs, name, json_pack("{s:s}", "string", v)) < 0 ? -ENOMEM : 0;
+}
+
+static int attr_int(json_t *attrs, const char *name, json_int_t v)
+{
+        return json_object_set_new(attrs, name, json_pack("{s:I}", "int", v)) < 0 ? -ENOMEM : 0;
+}
+
+/* -ENOMEM, or -E2BIG for a value past DRA_ATTR_STRING_MAX (the device is left out). */
+static int nic_attrs(const inv_nic *n, json_t *a)
+{
+        char ip[IPV4_STR_MAX];
+        int r;
+
+        if ((r = attr_str(a, "type", INV_RESOURCE_NIC)) < 0 || (r = attr_str(a, "kind", inv_nic_kind_name(n->kind))) < 0 ||
+            (r = attr_str(a, "pciAddress", n->pci)) < 0 || (r = attr_int(a, "numaNode", n->numa_node)) < 0)
+                return r;
+        if (n->addr.state == INV_ADDR_KNOWN) {
+                ipv4_format(n->addr.ipv4, ip);
+                if ((r = attr_str(a, "ipv4", ip)) < 0)
+                        return r;
+        }
+        if (n->mtu > 0 && (r = attr_int(a, "mtu", n->mtu)) < 0)
+                return r;
+        if (n->pcie_root[0] && (r = attr_str(a, "resource.kubernetes.io/pcieRoot", n->pcie_root)) < 0)
+                return r;
+        return 0;
+}
+
+static int core_attrs(const inv_core *c, json_t *a)
+{
+        char cpus[DRA_ATTR_STRING_MAX + 2];
+        int r;
+
+        if (cpuset_format(&c->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
+                return -E2BIG;
+        if ((r = attr_str(a, "type", INV_RESOURCE_CORE)) < 0 || (r = attr_int(a, "numaNode", c->numa_node)) < 0 ||
+            (r = attr_str(a, "core", c->id)) < 0 || (r = attr_str(a, "cpus", cpus)) < 0)
+                return r;
+        return 0;
+}
+
+static void left_out(size_t *count, char *why, size_t why_len, const char *fmt, const char *id)
+{
+        if (*count == 0 && why && why_len)
+                snprintf(why, why_len, fmt, id);
+        (*count)++;
+}
+
+int dra_slice_devices(const inventory *inv, const device_map *map, dra_resources res, json_t **ret,
+                      size_t *ret_left_out, char *why, size_t why_len)
+{
+        _cleanup_(json_decrefp) json_t *devs = json_array();
+        size_t dropped = 0;
+
+        if (!devs)
+                return -ENOMEM;
+        if (why && why_len)
+                why[0] = '\0';
+        for (int pass = 0; pass < 2; pass++) { /* NICs, then cores (the map's own order in each) */
+                devmap_resource want = pass == 0 ? DEVMAP_NIC : DEVMAP_CORE;
+                if ((want == DEVMAP_NIC && !res.nic) || (want == DEVMAP_CORE && !res.core))
+                        continue;
+                for (size_t i = 0; i < map->n; i++) {
+                        const devmap_entry *e = &map->items[i];
+                        char name[DRA_DEVICE_NAME_MAX + 1];
+                        int r;
+                        if (e->res != want || e->state != DEVMAP_HEALTHY || e->index < 0)
+                                continue;
+                        if (want == DEVMAP_NIC ? (size_t)e->index >= inv->n_nics : (size_t)e->index >= inv->n_cores)
+                                continue;
+                        r = want == DEVMAP_NIC ? dra_nic_device_name(e->id, name, sizeof(name))
+                                               : dra_core_device_name(e->id, name, sizeof(name));
+                        if (r < 0) {
+                                left_out(&dropped, why, why_len,
+                                         "%s: its device name would not be a DNS label of at most 63 characters", e->id);
+                                continue;
+                        }
+                        if (json_array_size(devs) >= DRA_SLICE_MAX_DEVICES) {
+                                left_out(&dropped, why, why_len,
+                                         "%s and the devices after it: a ResourceSlice holds at most 128 devices", e->id);
+                                continue;
+                        }
+                        json_t *attrs = json_object();
+                        json_t *d = json_pack("{s:s,s:o}", "name", name, "attributes", attrs);
+                        if (!d)
+                                return -ENOMEM;
+                        r = want == DEVMAP_NIC ? nic_attrs(&inv->nics[e->index], attrs)
+                                               : core_attrs(&inv->cores[e->index], attrs);
+                        if (r == -E2BIG) {
+                                json_decref(d);
+                                left_out(&dropped, why, why_len, "%s: an attribute is longer than 64 characters", e->id);
+                                continue;
+                        }
+                        if (r < 0 || json_array_append_new(devs, d) < 0) {
+                                if (r < 0)
+                                        json_decref(d);
+                                return -ENOMEM;
+                        }
+                }
+        }
+        if (ret_left_out)
+                *ret_left_out = dropped;
+        *ret = TAKE_PTR(devs);
+        return 0;
+}
+
+json_t *dra_slice_json(const char *node, const json_t *devices, int64_t generation, const char *rv)
+{
+        char name[DRA_NAME_MAX + 2];
+        json_t *devs;
+
+        if (dra_slice_name(node, name, sizeof(name)) < 0)
+                return NULL;
+        devs = devices ? json_deep_copy(devices) : json_array();
+        if (!devs)
+                return NULL;
+        json_t *meta = json_pack("{s:s}", "name", name);
+        if (meta && rv && *rv && json_object_set_new(meta, "resourceVersion", json_string(rv)) < 0) {
+                json_decref(meta);
+                meta = NULL;
+        }
+        if (!meta) {
+                json_decref(devs);
+                return NULL;
+        }
+        return json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:{s:s,s:I,s:i},s:o}}", "apiVersion", DRA_API_GROUP_VERSION, "kind",
+                         "ResourceSlice", "metadata", meta, "spec", "driver", DRA_DRIVER, "nodeName", node, "pool",
+                         "name", node, "generation", (json_int_t)generation, "resourceSliceCount", 1, "devices", devs);
+}
+
+bool dra_devices_differ(const json_t *a, const json_t *b)
+{
+        size_t na = a ? json_array_size(a) : 0, nb = b ? json_array_size(b) : 0;
+        if (na != nb)
+                return true;
+        if (na == 0)
+                return false;
+        return !json_equal((json_t *)a, (json_t *)b);
+}
+
+int dra_resources_parse(const char *list, dra_resources *ret, char *why, size_t why_len)
+{
+        dra_resources r = { false, false };
+        const char *p = list ? list : "";
+
+        while (*p) {
+                size_t n = strcspn(p, ",");
+                bool *slot = n == 3 && strncmp(p, "nic", 3) == 0    ? &r.nic
+                             : n == 4 && strncmp(p, "core", 4) == 0 ? &r.core
+                                                                     : NULL;
+                if (!slot || *slot) {
+                        snprintf(why, why_len, "\"%.*s\" %s (the list takes nic and core, each at most once)",
+                                 (int)(n > 32 ? 32 : n), p, slot ? "given twice" : "is not a DRA resource");
+                        return -EINVAL;
+                }
+                *slot = true;
+                p += n;
+                if (*p == ',' && *++p == '\0') {
+                        snprintf(why, why_len, "a trailing comma");
+                        return -EINVAL;
+                }
+        }
+        *ret = r;
+        return 0;
+}
+
+void dra_slice_seen_clear(dra_slice_seen *s)
+{
+        if (!s)
+                return;
+        json_decref(s->devices);
+        s->devices = NULL;
+}
+
+int dra_slice_parse(const char *body, size_t len, const char *node, dra_slice_seen *ret, char *why, size_t why_len)
+{
+        json_error_t jerr;
+        _cleanup_(json_decrefp) json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+        dra_slice_seen s = { 0 };
+
+        if (!o || !json_is_object(o)) {
+                snprintf(why, why_len, "not a JSON object%s%s", o ? "" : ": ", o ? "" : jerr.text);
+                return -EBADMSG;
+        }
+        if (!json_is_string(json_object_get(o, "kind")) ||
+            strcmp(json_string_value(json_object_get(o, "kind")), "ResourceSlice") != 0) {
+                snprintf(why, why_len, "not a ResourceSlice (kind)");
+                return -EBADMSG;
+        }
+        json_t *rv = json_object_get(json_object_get(o, "metadata"), "resourceVersion");
+        if (!json_is_string(rv) || json_string_length(rv) == 0 || json_string_length(rv) >= sizeof(s.resource_version)) {
+                snprintf(why, why_len, "metadata.resourceVersion missing or longer than %zu",
+                         sizeof(s.resource_version) - 1);
+                return -EBADMSG;
+        }
+        snprintf(s.resource_version, sizeof(s.resource_version), "%s", json_string_value(rv));
+        json_t *spec = json_object_get(o, "spec"), *pool = json_object_get(spec, "pool");
+        json_t *gen = json_object_get(pool, "generation");
+        if (!json_is_object(pool) || !json_is_integer(gen) || json_integer_value(gen) < 0) {
+                snprintf(why, why_len, "spec.pool.generation missing or negative");
+                return -EBADMSG;
+        }
+        s.generation = (int64_t)json_integer_value(gen);
+        json_t *devs = json_object_get(spec, "devices");
+        if (devs && !json_is_array(devs)) {
+                snprintf(why, why_len, "spec.devices is not a list");
+                return -EBADMSG;
+        }
+        const char *drv = json_string_value(json_object_get(spec, "driver"));
+        const char *nn = json_string_value(json_object_get(spec, "nodeName"));
+        const char *pn = json_string_value(json_object_get(pool, "name"));
+        json_t *cnt = json_object_get(pool, "resourceSliceCount");
+        s.ours = drv && strcmp(drv, DRA_DRIVER) == 0 && nn && strcmp(nn, node) == 0 && pn && strcmp(pn, node) == 0 &&
+                 json_is_integer(cnt) && json_integer_value(cnt) == 1;
+        s.devices = devs ? json_incref(devs) : json_array();
+        if (!s.devices)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}

@@ -1,0 +1,383 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Integration test of the daemon's ResourceSlice (DRA, issue #25): `spinlane-agent run
+--root <eks-x86 tree>` with NODE_NAME, --kubeconfig and the hidden SPINLANE_DRA_RESOURCES
+(the --dra-resources of the daemon) against the TLS API-server stand-in
+(tests/agent/kube/fake_apiserver.py, which validates resource.k8s.io/v1 ResourceSlices as
+the API server does). Checks: the slice is created with the fixture's Healthy NICs and
+cores and the contract's attributes; a NIC losing its vfio device node leaves the slice
+and the pool generation goes up by one (PUT with the resourceVersion read); back again,
+up by one again; a slice deleted by someone else is put back; a 409 on the PUT is read
+again and retried; a 403 gives one RBAC line and a retry; a 503 backs off; the stop
+deletes the slice; without DRA resources nothing touches resourceslices; a bad list is
+refused. The stand-in itself refuses v1beta1-shaped devices, two node selections, an
+attribute with two values, a device name that is no DNS label. Every wait is for an
+event, with a generous bound.
+
+usage: test_slices.py --agent PATH [--wrapper "valgrind ..."]
+Exit 0 passed, 1 failed, 77 skipped (openssl missing)."""
+import argparse
+import http.client
+import json
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+
+if not shutil.which("openssl"):
+    print("SKIP: openssl is not installed (the API server stand-in makes its CA with it)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(SRC, "tests", "support"))
+import testcheck  # noqa: E402
+from testcheck import check, failures  # noqa: E402
+
+S = 1.0
+WRAPPER = []
+SLICE = "node-a-spinlane.io"
+PATH = "/apis/resource.k8s.io/v1/resourceslices"
+RBAC = ("RBAC: the agent's ClusterRole must grant get, list, watch, create, update, patch and delete on "
+        "resourceslices (API group resource.k8s.io)")
+
+
+def wait_for(pred, timeout, step=0.05):
+    deadline = time.monotonic() + timeout * S
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+class ApiServer:
+    def __init__(self):
+        self.p = subprocess.Popen([sys.executable, os.path.join(SRC, "tests", "agent", "kube", "fake_apiserver.py")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        line = self._line(120)
+        m = re.match(r"READY port=(\d+) dir=(\S+)", line or "")
+        if not m:
+            raise RuntimeError("fake API server: no READY line (%r)" % line)
+        self.port, self.dir = int(m.group(1)), m.group(2)
+
+    def _line(self, timeout):
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        return self.p.stdout.readline().rstrip("\n") if r else None
+
+    def cmd(self, c):
+        self.p.stdin.write(c + "\n")
+        self.p.stdin.flush()
+        line = self._line(60)
+        if line is None:
+            raise RuntimeError("fake API server: no answer to %r" % c)
+        return line
+
+    def ok(self, c):
+        check(self.cmd(c) == "ok", "API server command %r" % c)
+
+    def json(self, c):
+        return json.loads(self.cmd(c))
+
+    def slice(self):
+        return self.json("slices").get(SLICE)
+
+    def call(self, method, path, body=None):
+        ctx = ssl.create_default_context(cafile=os.path.join(self.dir, "ca.pem"))
+        c = http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx, timeout=30)
+        try:
+            c.request(method, path, body=json.dumps(body) if body is not None else None,
+                      headers={"Authorization": "Bearer tok-1", "Content-Type": "application/json"})
+            r = c.getresponse()
+            return r.status, json.loads(r.read() or b"null")
+        finally:
+            c.close()
+
+    def stop(self):
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.p.wait(30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+class Agent:
+    def __init__(self, binary, root, log, args, env):
+        self.path = log
+        self.log = open(log, "w")
+        e = dict(os.environ)
+        for k in ("NODE_NAME", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "SPINLANE_DRA_RESOURCES"):
+            e.pop(k, None)
+        e.update(env)
+        self.p = subprocess.Popen(WRAPPER + [binary, "run", "--root", root, "--config", config_path(root)] + list(args),
+                                  stdout=self.log, stderr=subprocess.STDOUT, env=e)
+
+    def text(self):
+        with open(self.path, errors="replace") as f:
+            return f.read()
+
+    def stop(self, timeout=20):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(timeout * S)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            rc = "timeout"
+        self.log.close()
+        if rc != 0:
+            sys.stdout.write("--- %s (exit %s), last lines:\n%s\n" % (self.path, rc, self.text()[-4000:]))
+        return rc
+
+
+def config_path(root):
+    return os.path.join(os.path.dirname(root), "spinlane-config.json")
+
+
+def make_tree(base):
+    r = subprocess.run([sys.executable, os.path.join(SRC, "tests", "fixtures", "make-node.py"), base, "eks-x86"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("make-node.py: " + r.stderr)
+    root = os.path.join(base, "eks-x86")
+    with open(config_path(root), "w") as f:  # static addresses: the NICs are Healthy
+        json.dump({"addresses": {"static": [
+            {"pci": "0000:00:06.0", "ipv4": "10.0.1.10/24", "gateway": "10.0.1.1"},
+            {"pci": "0000:00:07.0", "ipv4": "10.0.2.10/24", "gateway": "10.0.2.1"}]}}, f)
+    return root
+
+
+def write_kubeconfig(base, api):
+    with open(os.path.join(base, "token"), "w") as f:
+        f.write("tok-1\n")
+    path = os.path.join(base, "kubeconfig")
+    with open(path, "w") as f:
+        f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    certificate-authority: %s/ca.pem\n"
+                "    server: https://127.0.0.1:%d\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+                "current-context: c\nusers:\n- name: u\n  user:\n    tokenFile: token\n" % (api.dir, api.port))
+    return path
+
+
+def names(sl):
+    return [d["name"] for d in (sl or {}).get("spec", {}).get("devices", [])]
+
+
+def gen(sl):
+    return (sl or {}).get("spec", {}).get("pool", {}).get("generation")
+
+
+CORES = ["core-p0c%d" % i for i in range(2, 8)]
+ALL = ["nic-0000-00-06-0", "nic-0000-00-07-0"] + CORES
+
+
+def slice_log(agent):
+    return "\n".join(x for x in agent.text().splitlines() if "ResourceSlice" in x)
+
+
+def slice_requests(api):
+    return [r for r in api.json("requests") if r["path"].startswith(PATH)]
+
+
+def test_standin(api):
+    """The stand-in refuses what the API server refuses."""
+    good = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "x-spinlane.io"},
+            "spec": {"driver": "spinlane.io", "nodeName": "x", "pool": {"name": "x", "generation": 1,
+                                                                         "resourceSliceCount": 1},
+                     "devices": [{"name": "nic-0", "attributes": {"kind": {"string": "ena"}}}]}}
+    st, _ = api.call("POST", PATH, good)
+    check(st == 201, "stand-in: a good slice is created (%s)" % st)
+    st, _ = api.call("POST", PATH, good)
+    check(st == 409, "stand-in: the same name again is 409 (%s)" % st)
+    bad = [("v1beta1 basic", lambda s: s["spec"]["devices"][0].update(basic={"attributes": {}}), "no `basic`"),
+           ("two node selections", lambda s: s["spec"].update(allNodes=True), "exactly one of"),
+           ("two values", lambda s: s["spec"]["devices"][0]["attributes"].update(x={"int": 1, "string": "a"}),
+            "exactly one value"),
+           ("device name", lambda s: s["spec"]["devices"][0].update(name="nic-0000:00:06.0"), "a DNS label"),
+           ("long string", lambda s: s["spec"]["devices"][0]["attributes"].update(x={"string": "a" * 65}),
+            "at most 64"),
+           ("attribute name", lambda s: s["spec"]["devices"][0]["attributes"].update({"a-b": {"int": 1}}),
+            "C identifier"),
+           ("slice count", lambda s: s["spec"]["pool"].update(resourceSliceCount=0), "greater than 0"),
+           ("no driver", lambda s: s["spec"].pop("driver"), "spec.driver"),
+           ("129 devices", lambda s: s["spec"].update(devices=[{"name": "d%d" % i} for i in range(129)]),
+            "at most 128")]
+    for what, f, needle in bad:
+        o = json.loads(json.dumps(good))
+        o["metadata"]["name"] = "y-spinlane.io"
+        f(o)
+        st, body = api.call("POST", PATH, o)
+        check(st == 422 and needle in (body or {}).get("message", ""),
+              "stand-in refuses %s: %s %s" % (what, st, (body or {}).get("message")))
+    cur = api.call("GET", PATH + "/x-spinlane.io")[1]
+    upd = json.loads(json.dumps(cur))
+    upd["metadata"]["resourceVersion"] = "1"
+    check(api.call("PUT", PATH + "/x-spinlane.io", upd)[0] == 409, "stand-in: a stale resourceVersion is 409")
+    upd = json.loads(json.dumps(cur))
+    upd["spec"]["driver"] = "other.io"
+    check(api.call("PUT", PATH + "/x-spinlane.io", upd)[0] == 422, "stand-in: the driver is immutable")
+    st, lst = api.call("GET", PATH + "?fieldSelector=spec.nodeName%3Dx")
+    check(st == 200 and [i["metadata"]["name"] for i in lst["items"]] == ["x-spinlane.io"], "stand-in: LIST by node")
+    check(api.call("DELETE", PATH + "/x-spinlane.io")[0] == 200, "stand-in: DELETE")
+    check(api.call("GET", PATH + "/x-spinlane.io")[0] == 404, "stand-in: gone")
+    api.json("requests")  # forget these
+
+
+def test_publish(args, base):
+    root = make_tree(base)
+    api = ApiServer()
+    test_standin(api)
+    agent = Agent(args.agent, root, os.path.join(base, "agent.log"), ["--kubeconfig", write_kubeconfig(base, api), "--metrics-bind-address", "0",
+                   "--health-probe-bind-address", "0"],
+                  {"NODE_NAME": "node-a", "SPINLANE_DRA_RESOURCES": "nic,core", "SPINLANE_KUBE_RESYNC_MS": "1000"})
+    try:
+        # ---- created: the Healthy NICs and cores, the contract's attributes ----
+        sl = wait_for(api.slice, 60)
+        check(names(sl) == ALL, "slice devices %s" % names(sl))
+        if sl:
+            spec = sl["spec"]
+            check(spec["driver"] == "spinlane.io" and spec["nodeName"] == "node-a" and
+                  spec["pool"] == {"name": "node-a", "generation": 1, "resourceSliceCount": 1}, "spec %s" % spec)
+            nic = spec["devices"][0]["attributes"]
+            check(nic == {"type": {"string": "dpdk-nic"}, "kind": {"string": "ena"},
+                          "pciAddress": {"string": "0000:00:06.0"}, "numaNode": {"int": 0},
+                          "ipv4": {"string": "10.0.1.10"},
+                          "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"}}, "NIC attributes %s" % nic)
+            core = spec["devices"][2]["attributes"]
+            check(core == {"type": {"string": "isolated-core"}, "numaNode": {"int": 0}, "core": {"string": "p0c2"},
+                           "cpus": {"string": "2,10"}}, "core attributes %s" % core)
+        check(wait_for(lambda: "ResourceSlice %s created: generation 1, 8 devices" % SLICE in agent.text(), 10),
+              "the create is logged")
+        reqs = slice_requests(api)
+        check([(r["method"], r["answer"]) for r in reqs][:2] == [("GET", 404), ("POST", 201)],
+              "GET 404 then POST 201: %s" % [(r["method"], r["answer"]) for r in reqs])
+
+        # ---- a NIC goes unhealthy: it leaves the slice, generation 2 ----
+        os.unlink(os.path.join(root, "dev/vfio/noiommu-0"))
+        sl = wait_for(lambda: (lambda s: s if gen(s) == 2 else None)(api.slice()), 30)
+        check(names(sl) == ALL[1:], "the unhealthy NIC left: %s (generation %s)" % (names(sl), gen(sl)))
+        puts = [r for r in slice_requests(api) if r["method"] == "PUT"]
+        check(len(puts) == 1 and json.loads(puts[0]["body"])["metadata"].get("resourceVersion") and
+              puts[0]["answer"] == 200, "one PUT with the resourceVersion: %s" % puts)
+        # a re-scan of the same node writes nothing (the periodic read-back only GETs)
+        time.sleep(1.5)  # not a bound: a window in which a write would be wrong
+        check(gen(api.slice()) == 2 and not [r for r in slice_requests(api) if r["method"] != "GET"],
+              "no write without a change")
+
+        # ---- back: generation 3 ----
+        open(os.path.join(root, "dev/vfio/noiommu-0"), "w").close()
+        sl = wait_for(lambda: (lambda s: s if gen(s) == 3 else None)(api.slice()), 30)
+        check(names(sl) == ALL, "the NIC is back: %s" % names(sl))
+
+        # ---- deleted by someone else: put back ----
+        api.ok("slice-delete " + SLICE)
+        sl = wait_for(api.slice, 30)
+        check(names(sl) == ALL and gen(sl) == 4, "put back: %s generation %s" % (names(sl), gen(sl)))
+        check(wait_for(lambda: "(deleted by someone else); putting it back" in agent.text(), 10), "the put-back is logged:\n" + slice_log(agent))
+
+        # ---- a 409 on the PUT: read again, written ----
+        slice_requests(api)
+        api.ok("fail PUT %s 409 1" % PATH)
+        os.unlink(os.path.join(root, "dev/vfio/noiommu-0"))
+        sl = wait_for(lambda: (lambda s: s if gen(s) == 5 else None)(api.slice()), 30)
+        check(names(sl) == ALL[1:], "after the conflict: %s" % names(sl))
+        seq = [(r["method"], r["answer"]) for r in slice_requests(api)]
+        check(("PUT", 409) in seq and seq[seq.index(("PUT", 409)) + 1:][:2] == [("GET", 200), ("PUT", 200)],
+              "PUT 409, GET, PUT 200: %s" % seq)
+
+        # ---- 403: the RBAC line, once; retried ----
+        api.ok("fail GET %s 403 3" % PATH)
+        open(os.path.join(root, "dev/vfio/noiommu-0"), "w").close()
+        check(wait_for(lambda: RBAC in agent.text(), 30), "the RBAC line")
+        sl = wait_for(lambda: (lambda s: s if gen(s) == 6 else None)(api.slice()), 30)
+        check(names(sl) == ALL, "written after the refusals: %s" % names(sl))
+        check(agent.text().count(RBAC) == 1, "the RBAC line once (%d)" % agent.text().count(RBAC))
+        m = re.search(r"ResourceSlice %s: GET \S+ HTTP 403[^\n]*" % SLICE, agent.text())
+        check(m is not None and "cannot get resource \"resourceslices\"" in m.group(0), "the 403 line: %s\n%s" %
+              (m.group(0) if m else None, slice_log(agent)))
+
+        # ---- 503: backoff, then written ----
+        api.ok("fail GET %s 503 2" % PATH)
+        os.unlink(os.path.join(root, "dev/vfio/noiommu-1"))
+        sl = wait_for(lambda: (lambda s: s if gen(s) == 7 else None)(api.slice()), 30)
+        check(names(sl) == [ALL[0]] + CORES, "written after the 503s: %s" % names(sl))
+        check("retrying in" in agent.text() and "with backoff while it fails" in agent.text(), "the backoff line")
+        check(not [r for r in api.json("requests") if r["answer"] == 422], "no request was refused as invalid")
+
+        # ---- the stop deletes it ----
+        slice_requests(api)
+        rc = agent.stop()
+        check(rc == 0, "the agent stops cleanly (%s)" % rc)
+        check(api.slice() is None, "the stop deleted the slice")
+        check([r["method"] for r in slice_requests(api)][-1:] == ["DELETE"], "a DELETE at the stop")
+        check("ResourceSlice %s deleted (the agent stops advertising)" % SLICE in agent.text(), "the delete is logged")
+    finally:
+        agent.stop()
+        api.stop()
+
+
+def test_off_and_bad(args, base):
+    d = os.path.join(base, "off")
+    root = make_tree(d)
+    api = ApiServer()
+    try:
+        a = Agent(args.agent, root, os.path.join(d, "agent.log"), ["--kubeconfig", write_kubeconfig(d, api),
+                                                                   "--metrics-bind-address", "0",
+                                                                   "--health-probe-bind-address", "0"],
+                  {"NODE_NAME": "node-a", "SPINLANE_KUBE_RESYNC_MS": "1000"})
+        check(wait_for(lambda: [r for r in api.json("requests") if r["method"] == "PATCH"], 60),
+              "without DRA: the labels are sent")
+        time.sleep(1.5)  # a window in which a slice call would be wrong
+        rc = a.stop()
+        check(rc == 0 and not slice_requests(api) and api.json("slices") == {},
+              "without DRA resources nothing touches resourceslices (rc %s)" % rc)
+        b = Agent(args.agent, root, os.path.join(d, "bad.log"), ["--kubeconfig", write_kubeconfig(d, api),
+                                                                 "--metrics-bind-address", "0",
+                                                                 "--health-probe-bind-address", "0"],
+                  {"NODE_NAME": "node-a", "SPINLANE_DRA_RESOURCES": "nic,gpu"})
+        try:
+            rc = b.p.wait(60 * S)
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        b.stop()
+        check(rc not in (0, "timeout") and
+              'SPINLANE_DRA_RESOURCES=nic,gpu: "gpu" is not a DRA resource' in b.text(),
+              "a bad list is refused: %s %r" % (rc, b.text()[-300:]))
+    finally:
+        api.stop()
+
+
+def main():
+    sys.stdout.reconfigure(line_buffering=True)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--wrapper", default="")
+    args = ap.parse_args()
+    global S, WRAPPER
+    WRAPPER = shlex.split(args.wrapper)
+    S = 20.0 if WRAPPER else 1.0
+    base = tempfile.mkdtemp(prefix="sl-slices-")
+    try:
+        test_publish(args, base)
+        test_off_and_bad(args, base)
+    finally:
+        if not os.environ.get("SL_KEEP"):
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            print("kept " + base)
+    print("%d checks, %d failed" % (testcheck.checks, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
