@@ -23,6 +23,8 @@
 #include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
+#include "dra-plugin.h"
+#include "dra-request.h"
 #include "envknob.h"
 #include "hostfs.h"
 #include "inventory.h"
@@ -132,6 +134,10 @@ struct run_ctx {
         dp_plugin_stats carry_nic, carry_core;
         /* labels, Events, metrics, probes (run-report.c) */
         run_report *report;
+        /* the DRA kubelet plugin (agent/dra): --dra-resources; a resource served there
+         * gets no device plugin */
+        bool dra_nic, dra_core;
+        dra_plugin *dra;
 };
 
 static void settings_load(const config *c, run_settings *ret)
@@ -390,17 +396,25 @@ static void dp_rescan(run_ctx *ctx, const run_node *node)
         device_map_free(&ctx->map);
         ctx->map = map;
         alloc_config(ctx, &cfg);
-        dp_plugin_set_config(ctx->nic_plugin, &cfg);
+        if (ctx->dra && dra_plugin_set_devices(ctx->dra, &nics, &cores, &cfg) < 0)
+                log_error("DRA: out of memory; the devices stay as they were");
+        if (ctx->nic_plugin)
+                dp_plugin_set_config(ctx->nic_plugin, &cfg);
         cfg.numa_with_nics = numa;
-        dp_plugin_set_config(ctx->core_plugin, &cfg);
-        if (dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0 || !ctx->listed) {
+        if (ctx->core_plugin)
+                dp_plugin_set_config(ctx->core_plugin, &cfg);
+        if ((ctx->nic_plugin ? dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0
+                             : !dp_device_list_equal(&ctx->nics, &nics)) ||
+            !ctx->listed) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
                 log_changes(res, &ctx->nics, &nics);
                 r = ctx->set.cdi ? cdi_write(ctx, &nics) : 0;
                 if (r < 0)
                         log_errno(LOG_WARN, r, "CDI spec for %s under %s", res, ctx->set.cdi_dir);
         }
-        if (dp_plugin_set_devices(ctx->core_plugin, &cores) > 0 || !ctx->listed) {
+        if ((ctx->core_plugin ? dp_plugin_set_devices(ctx->core_plugin, &cores) > 0
+                              : !dp_device_list_equal(&ctx->cores, &cores)) ||
+            !ctx->listed) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
                 log_changes(res, &ctx->cores, &cores);
         }
@@ -471,8 +485,9 @@ static int dp_start(run_ctx *ctx, const run_node *node)
                 return log_errno(LOG_ERROR, r, "device plugin engine");
         snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
         snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_NIC);
-        r = dp_engine_add_plugin(ctx->dp, DP_KIND_NIC, res, sock, &cfg, &ctx->nic_plugin);
-        if (r >= 0) {
+        /* a resource served through DRA has no device plugin: nothing is granted twice */
+        r = ctx->dra_nic ? 0 : dp_engine_add_plugin(ctx->dp, DP_KIND_NIC, res, sock, &cfg, &ctx->nic_plugin);
+        if (r >= 0 && !ctx->dra_core) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
                 snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_CORE);
                 r = dp_engine_add_plugin(ctx->dp, DP_KIND_CORE, res, sock, &cfg, &ctx->core_plugin);
@@ -480,8 +495,10 @@ static int dp_start(run_ctx *ctx, const run_node *node)
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin %s", res);
         if (ctx->carry && strcmp(ctx->carry_prefix, ctx->set.prefix) == 0) {
-                dp_plugin_carry_stats(ctx->nic_plugin, &ctx->carry_nic);
-                dp_plugin_carry_stats(ctx->core_plugin, &ctx->carry_core);
+                if (ctx->nic_plugin)
+                        dp_plugin_carry_stats(ctx->nic_plugin, &ctx->carry_nic);
+                if (ctx->core_plugin)
+                        dp_plugin_carry_stats(ctx->core_plugin, &ctx->carry_core);
         }
         ctx->carry = false;
         dp_rescan(ctx, node); /* the first list is ready before the kubelet can ask */
@@ -495,9 +512,11 @@ static int dp_start(run_ctx *ctx, const run_node *node)
  * finished), or for a rebuild (dp_engine_release: the next engine follows at once). */
 static void dp_teardown(run_ctx *ctx, bool exiting)
 {
-        if (!exiting && ctx->nic_plugin && ctx->core_plugin) {
-                dp_plugin_get_stats(ctx->nic_plugin, &ctx->carry_nic);
-                dp_plugin_get_stats(ctx->core_plugin, &ctx->carry_core);
+        if (!exiting && (ctx->nic_plugin || ctx->core_plugin)) {
+                if (ctx->nic_plugin)
+                        dp_plugin_get_stats(ctx->nic_plugin, &ctx->carry_nic);
+                if (ctx->core_plugin)
+                        dp_plugin_get_stats(ctx->core_plugin, &ctx->carry_core);
                 snprintf(ctx->carry_prefix, sizeof(ctx->carry_prefix), "%s", ctx->set.prefix);
                 ctx->carry = true;
         }
@@ -599,6 +618,49 @@ static void report_stop(run_ctx *ctx)
         ctx->report = NULL;
 }
 
+/* ---- service: the DRA kubelet plugin (agent/dra), with --dra-resources ---- */
+
+static void on_dra_log(int level, const char *msg, void *ud)
+{
+        (void)ud;
+        if (level >= 2)
+                log_error("%s", msg);
+        else if (level == 1)
+                log_warn("%s", msg);
+        else
+                log_info("%s", msg);
+}
+
+/* After the report: ResourceClaims are read through its API client. Started once; a
+ * rebuild gives it the new devices through dp_rescan. */
+static int dra_start(run_ctx *ctx, const run_node *node)
+{
+        dp_alloc_config cfg;
+        (void)node;
+        if (!ctx->dra_nic && !ctx->dra_core)
+                return 0;
+        if (ctx->dra)
+                return 0;
+        dra_plugin_options o = { .l = ctx->l, .h = &ctx->h, .node = getenv("NODE_NAME"),
+                                 .kube = run_report_kube(ctx->report), .cdi_dir = ctx->set.cdi_dir,
+                                 .nic = ctx->dra_nic, .core = ctx->dra_core, .log = on_dra_log, .userdata = ctx };
+        if (!o.kube)
+                log_warn("DRA: no API server (cluster reporting is off): claims cannot be prepared");
+        int r = dra_plugin_new(&o, &ctx->dra);
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "DRA kubelet plugin");
+        alloc_config(ctx, &cfg);
+        if (dra_plugin_set_devices(ctx->dra, &ctx->nics, &ctx->cores, &cfg) < 0)
+                log_error("DRA: out of memory; no devices yet");
+        return 0;
+}
+
+static void dra_stop(run_ctx *ctx)
+{
+        dra_plugin_free(ctx->dra);
+        ctx->dra = NULL;
+}
+
 /* In this order: the device plugins serve before cluster reporting starts, and nothing of
  * the report (an API server that is down) is waited for. */
 static const run_service services[] = {
@@ -607,6 +669,7 @@ static const run_service services[] = {
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, dp_reload, dp_stop },
         { "report", report_start, report_rescan, NULL, report_stop },
+        { "dra", dra_start, NULL, NULL, dra_stop },
 };
 
 /* ---- the loop ---- */
@@ -965,7 +1028,7 @@ int cmd_run(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
                                     "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT] "
-                                    "[--health-probe-bind-address HOST:PORT]";
+                                    "[--health-probe-bind-address HOST:PORT] [--dra-resources nic,core]";
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
         run_node node = { 0 };
         size_t started = 0;
@@ -976,6 +1039,13 @@ int cmd_run(int argc, char **argv)
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (ctx.opt.dra_resources) {
+                char err[160];
+                if (dra_resources_parse(ctx.opt.dra_resources, &ctx.dra_nic, &ctx.dra_core, err, sizeof(err)) < 0) {
+                        agent_error(&ctx.opt, "run: --dra-resources: %s", err);
+                        return AGENT_EXIT_ERROR;
+                }
+        }
         /* SPINLANE_DEBUG=1 (hidden): why each re-scan happened */
         log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);

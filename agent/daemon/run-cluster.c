@@ -629,3 +629,8 @@ void run_cluster_free(run_cluster *c)
         report_checks_free(&c->prev);
         free(c);
 }
+
+struct kube_client *run_cluster_kube(const run_cluster *c)
+{
+        return c ? c->kube : NULL;
+}

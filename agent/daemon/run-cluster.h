@@ -82,4 +82,8 @@ void run_cluster_resync(run_cluster *c);
 
 void run_cluster_get_stats(const run_cluster *c, run_cluster_stats *ret);
 
+/* Its API client (owned by c), for other callers' requests. Accepts NULL. */
+struct kube_client;
+struct kube_client *run_cluster_kube(const run_cluster *c);
+
 #endif

@@ -665,3 +665,8 @@ void run_report_free(run_report *r)
         run_cluster_free(r->cluster);
         free(r);
 }
+
+struct kube_client *run_report_kube(const run_report *r)
+{
+        return r ? run_cluster_kube(r->cluster) : NULL;
+}

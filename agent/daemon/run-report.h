@@ -56,4 +56,10 @@ void run_report_changed(run_report *r);
 void run_report_rescanned(run_report *r);
 void run_report_free(run_report *r);
 
+/* The API client of cluster reporting, for the other services' own calls (the DRA plugin
+ * reads ResourceClaims): NULL when reporting is off. Owned by r; valid until
+ * run_report_free. Accepts NULL. */
+struct kube_client;
+struct kube_client *run_report_kube(const run_report *r);
+
 #endif
