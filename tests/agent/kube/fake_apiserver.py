@@ -33,6 +33,8 @@ stdin, each answered by one line:
   up                   back on the same port                                   -> ok
   cert other|good      open connections are cut, new handshakes get a certificate of
                        another CA / ours again                                -> ok
+  claim JSON           store a resource.k8s.io/v1 ResourceClaim (JSON on one line),
+                       served by GET .../namespaces/NS/resourceclaims/NAME    -> ok
 EOF stops it."""
 import copy
 import http.server
@@ -261,6 +263,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             m = re.match(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events(?:/([^/]+))?$", u)
             if m:
                 return self.event(m.group(1), m.group(2), body)
+            m = re.match(r"^/apis/resource\.k8s\.io/v1/namespaces/([^/]+)/resourceclaims/([^/]+)$", u)
+            if m and self.command == "GET":
+                c = state.setdefault("claims", {}).get((m.group(1), m.group(2)))
+                if c is not None:
+                    return self.send_json(200, c)
+                return self.send_json(404, status(404, "NotFound", 'resourceclaims.resource.k8s.io "%s" not found'
+                                                  % m.group(2)))
         self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
 
     def node(self, name, body):
@@ -438,6 +447,10 @@ def main():
                     ctx.load_cert_chain(os.path.join(d, "srv-other.pem" if w[1] == "other" else "srv.pem"),
                                         os.path.join(d, "srv.key"))
                     cut = list(conns)  # with the load, under the lock: see Server
+                elif w[0] == "claim":
+                    c = json.loads(line.split(None, 1)[1])
+                    state.setdefault("claims", {})[(c["metadata"]["namespace"], c["metadata"]["name"])] = c
+                    out("ok")
                 elif w[0] in ("down", "up"):
                     pass  # below, outside the lock (handlers take it); "ok" once done
                 else:
