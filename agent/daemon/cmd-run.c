@@ -601,7 +601,8 @@ static int report_start(run_ctx *ctx, const run_node *node)
                             .have_verdicts = &ctx->have_verdicts, .nics = &ctx->nics, .cores = &ctx->cores,
                             .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
                             .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind,
-                            .probe_bind = ctx->opt.probe_bind };
+                            .probe_bind = ctx->opt.probe_bind, .dra = &ctx->dra, .dra_nic = ctx->dra_nic,
+                            .dra_core = ctx->dra_core };
         (void)node;
         return run_report_new(&src, &ctx->report);
 }
@@ -619,6 +620,12 @@ static void report_stop(run_ctx *ctx)
 }
 
 /* ---- service: the DRA kubelet plugin (agent/dra), with --dra-resources ---- */
+
+static void on_dra_registration(void *ud)
+{
+        run_ctx *ctx = ud;
+        run_report_changed(ctx->report); /* readiness follows the DRA registration too */
+}
 
 static void on_dra_log(int level, const char *msg, void *ud)
 {
@@ -643,7 +650,8 @@ static int dra_start(run_ctx *ctx, const run_node *node)
                 return 0;
         dra_plugin_options o = { .l = ctx->l, .h = &ctx->h, .node = getenv("NODE_NAME"),
                                  .kube = run_report_kube(ctx->report), .cdi_dir = ctx->set.cdi_dir,
-                                 .nic = ctx->dra_nic, .core = ctx->dra_core, .log = on_dra_log, .userdata = ctx };
+                                 .nic = ctx->dra_nic, .core = ctx->dra_core, .log = on_dra_log,
+                                 .registration_changed = on_dra_registration, .userdata = ctx };
         if (!o.kube)
                 log_warn("DRA: no API server (cluster reporting is off): claims cannot be prepared");
         int r = dra_plugin_new(&o, &ctx->dra);

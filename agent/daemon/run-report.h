@@ -30,6 +30,10 @@ typedef struct run_sources {
         const bool *have_verdicts;
         const dp_device_list *nics, *cores;     /* what the device plugins advertise */
         dp_plugin *const *nic_plugin, *const *core_plugin;
+        /* the DRA kubelet plugin and the resources it serves instead (NULL: none): its
+         * registration counts as theirs for readiness */
+        struct dra_plugin *const *dra;
+        bool dra_nic, dra_core;
         prep_daemon *const *prep;               /* NULL inside: no node preparation */
         const char *kubeconfig;                 /* --kubeconfig, or NULL: in-cluster */
         const char *metrics_bind;               /* --metrics-bind-address, NULL: the default */

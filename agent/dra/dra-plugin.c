@@ -95,7 +95,9 @@ struct dra_plugin {
         char cdi_dir[PATH_MAX];
         bool nic, core;
         dra_log_fn log;
+        void (*changed)(void *ud);
         void *ud;
+        bool registered;
         char sock[_S_MAX][PATH_MAX];      /* host paths (under --root) */
         grpc_server *srv[_S_MAX];
         void *rm[_M_MAX];
@@ -625,6 +627,11 @@ static void handle(call *c)
                         logf_(p, 0, "DRA: registered with the kubelet as %s", DRA_DRIVER);
                 else
                         logf_(p, 2, "DRA: the kubelet refused the registration: \"%s\"", err);
+                if (ok != p->registered) {
+                        p->registered = ok;
+                        if (p->changed)
+                                p->changed(p->ud);
+                }
                 reply(c, (const uint8_t *)"", 0, GRPC_STATUS_OK, NULL);
                 return;
         case M_PREP_V1:
@@ -732,6 +739,11 @@ static int serve(dra_plugin *p, int s)
         return 0;
 }
 
+bool dra_plugin_registered(const dra_plugin *p)
+{
+        return p && p->registered;
+}
+
 int dra_plugin_set_devices(dra_plugin *p, const dp_device_list *nics, const dp_device_list *cores,
                            const dp_alloc_config *cfg)
 {
@@ -763,6 +775,7 @@ int dra_plugin_new(const dra_plugin_options *o, dra_plugin **ret)
         p->nic = o->nic;
         p->core = o->core;
         p->log = o->log;
+        p->changed = o->registration_changed;
         p->ud = o->userdata;
         p->efd = -1;
         dp_alloc_config_default(&p->cfg);

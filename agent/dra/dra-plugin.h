@@ -37,6 +37,7 @@ typedef struct dra_plugin_options {
         const char *cdi_dir;      /* host path of the CDI specs ("/var/run/cdi") */
         bool nic, core;           /* the resources served through DRA */
         dra_log_fn log;
+        void (*registration_changed)(void *userdata); /* optional: after dra_plugin_registered() changed */
         void *userdata;
 } dra_plugin_options;
 
@@ -46,6 +47,9 @@ int dra_plugin_new(const dra_plugin_options *o, dra_plugin **ret);
 /* Stops serving (the sockets removed), cancels the calls, waits for them at most
  * DRA_STOP_TIMEOUT_MS. Accepts NULL. */
 void dra_plugin_free(dra_plugin *p);
+
+/* The kubelet's last NotifyRegistrationStatus said it registered the plugin. Accepts NULL. */
+bool dra_plugin_registered(const dra_plugin *p);
 
 /* The devices (copied) and the Allocate config whose environment the claims get. */
 int dra_plugin_set_devices(dra_plugin *p, const dp_device_list *nics, const dp_device_list *cores,

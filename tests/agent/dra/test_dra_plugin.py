@@ -261,9 +261,16 @@ def test_main(base):
 
         # restarted: the checkpoint brings the claim back; unprepare removes it
         k.close()
+        with open(tc.agent_config(root), "w") as f:  # both NICs with addresses: every node check passes
+            json.dump({"addresses": {"static": [
+                {"pci": "0000:00:06.0", "ipv4": "10.0.1.10/24", "gateway": "10.0.1.1"},
+                {"pci": "0000:00:07.0", "ipv4": "10.0.2.10/24", "gateway": "10.0.2.1"}]}}, f)
         a = start_agent(root, base, api, "agent2.log", ["--dra-resources", "nic,core"])
         if not registered(k, a):
             return
+        # readiness: no device plugin registers here, the DRA plugin's registration counts
+        check(tc.wait_for(lambda: api.labels().get("spinlane.io/ready") == "true", 30),
+              "Node ready once the DRA plugin is registered: %r" % tc.readiness_lines(a))
         check("1 prepared claims in the checkpoint" in a.text(), "checkpoint loaded at start")
         api.json("requests")  # from here on
         r = k.prepare([("team-a", uid, "dpdk-claim")]).claims[uid]
