@@ -47,6 +47,7 @@ enum tag_op { OP_REQUEST, OP_DONE, OP_SHUTDOWN };
 typedef struct tag {
         enum tag_op op;
         void *obj;
+        int srv;                  /* OP_SHUTDOWN: which server */
 } tag;
 
 typedef struct call call;
@@ -187,8 +188,8 @@ static int post_request(dra_plugin *p, int m)
                 return -ENOMEM;
         c->p = p;
         c->method = m;
-        c->t_req = (tag){ OP_REQUEST, c };
-        c->t_done = (tag){ OP_DONE, c };
+        c->t_req = (tag){ OP_REQUEST, c, 0 };
+        c->t_done = (tag){ OP_DONE, c, 0 };
         grpc_metadata_array_init(&c->md);
         if (grpc_server_request_registered_call(p->srv[methods[m].srv], p->rm[m], &c->call, &c->deadline, &c->md,
                                                 &c->payload, p->cq, p->cq, &c->t_req) != GRPC_CALL_OK) {
@@ -667,7 +668,7 @@ static void dispatch(dra_plugin *p, void *tagp, bool ok)
                 call_free(t->obj);
                 break;
         case OP_SHUTDOWN:
-                p->srv_up[(int *)t->obj - (int *)NULL] = false;
+                p->srv_up[t->srv] = false;
                 break;
         }
 }
@@ -781,7 +782,7 @@ int dra_plugin_new(const dra_plugin_options *o, dra_plugin **ret)
         dp_alloc_config_default(&p->cfg);
         pthread_mutex_init(&p->mu, NULL);
         for (int s = 0; s < _S_MAX; s++)
-                p->t_shutdown[s] = (tag){ OP_SHUTDOWN, (int *)NULL + s };
+                p->t_shutdown[s] = (tag){ OP_SHUTDOWN, p, s };
         if ((r = hostfs_path(&p->h, DRA_PLUGIN_SOCKET, p->sock[S_PLUGIN], sizeof(p->sock[0]))) < 0 ||
             (r = hostfs_path(&p->h, DRA_REGISTRY_SOCKET, p->sock[S_REG], sizeof(p->sock[0]))) < 0) {
                 free(p);

@@ -212,6 +212,9 @@ def test_main(base):
         api.ok("claim " + json.dumps(claim("team-a", "ghost", other, [("nic", "spinlane.io", "node-a",
                                                                          "nic-0000-00-09-0")])))
         refused([("team-a", other, "ghost")], "is not a device of node node-a", what="unknown device")
+        api.ok("claim " + json.dumps(claim("team-a", "elsewhere", other, [("nic", "spinlane.io", "node-b",
+                                                                             "nic-0000-00-06-0")])))
+        refused([("team-a", other, "elsewhere")], "in pool node-a", what="another node's pool")
         refused([("team-a", other, "absent")], "404", what="claim not found")
         check(not os.path.exists(spec_path(root, other)), "no spec for a refused claim")
         check(checkpoint_uids(root) == [uid], "checkpoint unchanged by refusals")
