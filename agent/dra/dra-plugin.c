@@ -397,7 +397,7 @@ static void prepare_finish(call *c)
                         continue;
                 }
                 if (prepared_find(p, s->ref.uid))
-                        continue; /* a second prepare of it finished first */
+                        continue; /* recorded already (or a second prepare of it finished first) */
                 if (ARRAY_GROW(p->prepared, p->cap_prepared, p->n_prepared + 1, 16) < 0) {
                         snprintf(s->error, sizeof(s->error), "out of memory");
                         continue;
@@ -502,7 +502,10 @@ static void handle_prepare(call *c, const uint8_t *req, size_t len)
                 const dra_prepared *e = prepared_find(p, s->ref.uid);
                 if (p->checkpoint_bad) {
                         snprintf(s->error, sizeof(s->error), "%s", p->checkpoint_err);
-                } else if (e) { /* prepared before (the kubelet asks again after a restart) */
+                } else if (e) {
+                        /* prepared before (the kubelet asks again after its restart, or after
+                         * a reboot emptied /var/run/cdi): the recorded results, the spec
+                         * written again from the devices as they are now */
                         s->results = malloc(e->n_results * sizeof(dra_result));
                         if (!s->results) {
                                 snprintf(s->error, sizeof(s->error), "out of memory");
@@ -510,6 +513,7 @@ static void handle_prepare(call *c, const uint8_t *req, size_t len)
                         }
                         memcpy(s->results, e->results, e->n_results * sizeof(dra_result));
                         s->n_results = e->n_results;
+                        s->fetched = true;
                 } else if (!p->node[0]) {
                         snprintf(s->error, sizeof(s->error), "NODE_NAME is not set: the pool of this node is unknown");
                 } else if (!p->kube) {

@@ -276,8 +276,10 @@ def test_main(base):
               "Node ready once the DRA plugin is registered: %r" % tc.readiness_lines(a))
         check("1 prepared claims in the checkpoint" in a.text(), "checkpoint loaded at start")
         api.json("requests")  # from here on
+        os.unlink(spec_path(root, uid))  # as a reboot empties /var/run/cdi
         r = k.prepare([("team-a", uid, "dpdk-claim")]).claims[uid]
         check(r.error == "" and len(r.devices) == 3, "prepared after restart, from the checkpoint: %r" % r)
+        check(os.path.exists(spec_path(root, uid)), "spec written again from the checkpoint")
         check(not [x for x in api.json("requests") if "resourceclaims" in x["path"]], "no GET for a prepared claim")
         u = k.unprepare([("team-a", uid, "dpdk-claim")]).claims[uid]
         check(u.error == "", "unprepared: %r" % u.error)
