@@ -104,6 +104,9 @@ def registered(k, agent):
     check(list(info.supported_versions) == ["v1.DRAPlugin", "v1beta1.DRAPlugin"],
           "PluginInfo versions %r" % list(info.supported_versions))
     check(tc.wait_for(lambda: "registered with the kubelet" in agent.text(), 20), "registration status logged")
+    if any("valgrind" in w for w in tc.WRAPPER):  # memcheck checks the daemon itself
+        exe = os.path.basename(os.readlink("/proc/%d/exe" % agent.p.pid))
+        check(exe != "spinlane-agent-run", "the daemon runs under valgrind, not natively (exe %s)" % exe)
     return info
 
 
