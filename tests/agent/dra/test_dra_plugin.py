@@ -251,6 +251,33 @@ def test_main(base):
         except grpc.RpcError as e:
             check(e.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED),
                   "oversize refused: %s %s" % (e.code(), e.details()))
+        # a ResourceClaim read held by the API server: the loop goes on (another call is
+        # answered meanwhile), and the held prepare is answered once the read returns
+        held = "44444444-2222-4333-8444-555555555555"
+        api.ok("claim " + json.dumps(claim("team-a", "held", held, [("cores", "spinlane.io", "node-a",
+                                                                      "core-" + same[-1])])))
+        api.ok("hold GET /apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/held")
+        fut = k.channel.unary_unary(
+            "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+            request_serializer=PB["v1"].NodePrepareResourcesRequest.SerializeToString,
+            response_deserializer=PB["v1"].NodePrepareResourcesResponse.FromString).future(
+            PB["v1"].NodePrepareResourcesRequest(claims=[PB["v1"].Claim(namespace="team-a", uid=held, name="held")]),
+            timeout=120 * tc.S)
+        check(tc.wait_for(lambda: api.json("held")["held"] == 1, 30), "the claim's read is held")
+        u = k.unprepare([("team-a", other, "never")]).claims[other]
+        check(u.error == "" and not fut.done(), "another call answered while a prepare waits for the API server")
+        api.ok("release")
+        rh = fut.result().claims[held]
+        check(rh.error == "" and os.path.exists(spec_path(root, held)), "held prepare answered after the read: %r" % rh)
+        check(k.unprepare([("team-a", held, "held")]).claims[held].error == "", "held claim unprepared")
+        # the API server down: the claim's error says so; back up: prepared
+        api.ok("down")
+        rd = k.prepare([("team-a", held, "held")]).claims[held]
+        check("reading ResourceClaim team-a/held" in rd.error, "API server down: %r" % rd.error)
+        api.ok("up")
+        check(tc.wait_for(lambda: k.prepare([("team-a", held, "held")]).claims[held].error == "", 30, step=0.5),
+              "prepared once the API server is back")
+        check(k.unprepare([("team-a", held, "held")]).claims[held].error == "", "unprepared again")
         # v1beta1: the same service
         b1 = "33333333-2222-4333-8444-555555555555"
         api.ok("claim " + json.dumps(claim("team-b", "beta", b1, [("cores", "spinlane.io", "node-a",
