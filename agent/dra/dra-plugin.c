@@ -52,7 +52,8 @@ typedef struct tag {
 
 typedef struct call call;
 
-/* One ResourceClaim read in flight: c NULL once its call is gone (the reply still comes). */
+/* One ResourceClaim read in flight (the userdata of its kube_request; cancelled with
+ * kube_cancel when its call goes first). */
 typedef struct claim_get {
         call *c;
         size_t i;
@@ -164,7 +165,7 @@ static void call_free(call *c)
         dra_plugin *p = c->p;
         for (size_t i = 0; i < c->n_claims; i++) {
                 if (c->claims[i].get)
-                        c->claims[i].get->c = NULL; /* its reply frees it */
+                        c->claims[i].get->c = NULL; /* not reached: only parked calls have reads */
                 free(c->claims[i].results);
         }
         free(c->claims);
@@ -830,9 +831,15 @@ void dra_plugin_free(dra_plugin *p)
         p->stopping = true;
         for (int s = 0; s < _S_MAX; s++) /* the registration socket first: the kubelet stops using us */
                 (void)unlink(p->sock[_S_MAX - 1 - s]);
-        while (p->parked) { /* their reads' replies find no call */
+        while (p->parked) { /* their reads cancelled: no reply comes */
                 call *c = p->parked;
                 unpark(c);
+                for (size_t i = 0; i < c->n_claims; i++)
+                        if (c->claims[i].get) {
+                                kube_cancel(p->kube, c->claims[i].get);
+                                free(c->claims[i].get);
+                                c->claims[i].get = NULL;
+                        }
                 grpc_call_cancel_with_status(c->call, GRPC_STATUS_UNAVAILABLE, "the plugin is stopping", NULL);
                 call_free(c);
         }

@@ -288,7 +288,19 @@ def test_main(base):
         ub = k.unprepare([("team-b", b1, "beta")], version="v1beta1").claims[b1]
         check(ub.error == "" and not os.path.exists(spec_path(root, b1)), "v1beta1 unprepare")
         check(a.p.poll() is None, "agent alive after the bad requests")
+        # stopped while a prepare waits for a held read: a clean exit (no leak, no late callback)
+        api.ok("hold GET /apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/held")
+        fut = k.channel.unary_unary(
+            "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+            request_serializer=PB["v1"].NodePrepareResourcesRequest.SerializeToString,
+            response_deserializer=PB["v1"].NodePrepareResourcesResponse.FromString).future(
+            PB["v1"].NodePrepareResourcesRequest(claims=[PB["v1"].Claim(namespace="team-a", uid=held, name="held")]),
+            timeout=120 * tc.S)
+        check(tc.wait_for(lambda: api.json("held")["held"] == 2, 30), "the claim's read is held again")
         check(a.stop() == 0, "agent exit 0")
+        api.ok("release")
+        check(fut.exception() is not None and not os.path.exists(spec_path(root, held)),
+              "the held prepare ended unanswered, nothing written")
         check(not os.path.exists(os.path.join(root, tc.kubelet_standin.PLUGIN_DIR, "..", "plugins_registry", REG_SOCK)),
               "registration socket removed at exit")
 
