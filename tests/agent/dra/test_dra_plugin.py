@@ -11,7 +11,8 @@ the NIC's address; the checkpoint holds it; the agent restarted, the kubelet ask
 is not the claim's, a claim of another driver's devices, an unhealthy device, a device of
 another pool, too many claims, a malformed request, a claim not found; a corrupt
 checkpoint fails every prepare closed, naming it, and the agent keeps running. The
-v1beta1 service answers the same. No device plugin serves the resources in the list.
+v1beta1 service answers the same. No device plugin serves the resources in the list
+(--dra-resources nic: the cores keep theirs, and a core claim is refused by DRA).
 
 usage: test_dra_plugin.py --agent PATH --proto-dir DIR [--wrapper "valgrind ..."]
 Exit 0 passed, 1 failed, 77 skipped (a peer's package missing)."""
@@ -351,6 +352,43 @@ def test_main(base):
         api.stop()
 
 
+def test_nic_only(base):
+    """--dra-resources nic: the NICs through DRA only, the cores through their device plugin
+    only; a claim of a core is refused by the DRA plugin."""
+    api = tc.ApiServer()
+    os.makedirs(base, exist_ok=True)
+    root = tc.make_tree(base)
+    dpk = Kubelet(DP_PB, root)
+    dpk.start()
+    k = DraKubelet(PB, root)
+    a = start_agent(root, base, api, "agent-nic.log", ["--dra-resources", "nic"])
+    try:
+        if not registered(k, a):
+            return
+        reg = dpk.registrations.get(timeout=60 * tc.S)[1]
+        check(reg.resource_name == tc.CORE, "the core device plugin registers: %s" % reg.resource_name)
+        uid = "55555555-2222-4333-8444-555555555555"
+        core = sorted(devices_of(a.text(), tc.CORE))[0]
+        api.ok("claim " + json.dumps(claim("team-a", "core", uid, [("c", "spinlane.io", "node-a", "core-" + core)])))
+        r = k.prepare([("team-a", uid, "core")]).claims[uid]
+        check("cores are not served through DRA on this node" in r.error, "a core refused with nic only: %r" % r.error)
+        api.ok("claim " + json.dumps(claim("team-a", "nic", uid[:-1] + "6",
+                                           [("n", "spinlane.io", "node-a", "nic-0000-00-06-0")])))
+        r = k.prepare([("team-a", uid[:-1] + "6", "nic")]).claims[uid[:-1] + "6"]
+        check(r.error == "", "a NIC prepared with nic only: %r" % r.error)
+        check(k.unprepare([("team-a", uid[:-1] + "6", "nic")]).claims[uid[:-1] + "6"].error == "", "unprepared")
+        plugins = sorted(os.listdir(os.path.join(root, kubelet_standin.PLUGIN_DIR)))
+        check(dpk.registrations.empty() and "spinlane-dpdk-nic.sock" not in plugins,
+              "no NIC device plugin (sockets %s)" % plugins)
+        check(a.stop() == 0, "agent (nic only) exit 0")
+    finally:
+        k.close()
+        if a.p.poll() is None:
+            a.p.kill()
+        dpk.stop()
+        api.stop()
+
+
 def test_options(base):
     for bad, needle in (("gpu", "not a resource"), ("nic,nic", "listed twice"), ("nic,", "trailing comma")):
         os.makedirs(os.path.join(base, "o"), exist_ok=True)
@@ -379,6 +417,7 @@ def main():
     try:
         test_options(base)
         test_main(base)
+        test_nic_only(os.path.join(base, "nic-only"))
     finally:
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(gen, ignore_errors=True)
