@@ -138,6 +138,7 @@ struct run_ctx {
          * gets no device plugin */
         bool dra_nic, dra_core;
         dra_plugin *dra;
+        char dra_cdi_dir[DP_PATH_LEN]; /* the spec dir it was started with */
 };
 
 static void settings_load(const config *c, run_settings *ret)
@@ -657,9 +658,21 @@ static int dra_start(run_ctx *ctx, const run_node *node)
         int r = dra_plugin_new(&o, &ctx->dra);
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "DRA kubelet plugin");
+        snprintf(ctx->dra_cdi_dir, sizeof(ctx->dra_cdi_dir), "%s", ctx->set.cdi_dir);
         alloc_config(ctx, &cfg);
         if (dra_plugin_set_devices(ctx->dra, &ctx->nics, &ctx->cores, &cfg) < 0)
                 log_error("DRA: out of memory; no devices yet");
+        return 0;
+}
+
+/* The plugin keeps running across a rebuild (prepared claims stay where they are); a
+ * changed CDI spec dir would split the claims' specs over two dirs: said, not followed. */
+static int dra_reload(run_ctx *ctx)
+{
+        if (ctx->dra && strcmp(ctx->dra_cdi_dir, ctx->set.cdi_dir) != 0)
+                log_warn("DRA: cdi.spec_dir is now %s; the DRA plugin keeps writing claim specs under %s until the "
+                         "agent restarts, ignoring",
+                         ctx->set.cdi_dir, ctx->dra_cdi_dir);
         return 0;
 }
 
@@ -677,7 +690,7 @@ static const run_service services[] = {
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, dp_reload, dp_stop },
         { "report", report_start, report_rescan, NULL, report_stop },
-        { "dra", dra_start, NULL, NULL, dra_stop },
+        { "dra", dra_start, NULL, dra_reload, dra_stop },
 };
 
 /* ---- the loop ---- */

@@ -380,6 +380,17 @@ def test_nic_only(base):
         plugins = sorted(os.listdir(os.path.join(root, kubelet_standin.PLUGIN_DIR)))
         check(dpk.registrations.empty() and "spinlane-dpdk-nic.sock" not in plugins,
               "no NIC device plugin (sockets %s)" % plugins)
+        # a config change moving the CDI spec dir: said, the plugin keeps its dir
+        with open(tc.agent_config(root)) as f:
+            conf = json.load(f)
+        conf["cdi"] = {"spec_dir": "/var/run/cdi-other"}
+        with open(tc.agent_config(root), "w") as f:
+            json.dump(conf, f)
+        check(tc.wait_for(lambda: "DRA: cdi.spec_dir is now /var/run/cdi-other" in a.text(), 30),
+              "a changed spec dir is logged: %s" % a.text()[-1500:])
+        r = k.prepare([("team-a", uid[:-1] + "6", "nic")]).claims[uid[:-1] + "6"]
+        check(r.error == "" and os.path.exists(spec_path(root, uid[:-1] + "6")), "specs stay in their dir")
+        check(k.unprepare([("team-a", uid[:-1] + "6", "nic")]).claims[uid[:-1] + "6"].error == "", "unprepared")
         check(a.stop() == 0, "agent (nic only) exit 0")
     finally:
         k.close()
