@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,4 +74,58 @@ int dp_cdi_remove(const hostfs *h, const char *dir, const char *kind)
         if (r < 0 || (r = hostfs_path(h, rel, path, sizeof(path))) < 0)
                 return r;
         return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* "<prefix>/claim-<uid>": the name spec_path makes "<prefix>-claim-<uid>.json" of. */
+static int claim_name(const char *prefix, const char *uid, char *ret, size_t size)
+{
+        int n = snprintf(ret, size, "%s/claim-%s", prefix, uid);
+        return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int dp_cdi_write_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid, const char *hugetlbfs,
+                       const dp_device *const *nics, size_t n, char *const *env, size_t n_env)
+{
+        char name[256], kind[128], path[PATH_MAX];
+        int r;
+
+        if ((r = claim_name(prefix, uid, name, sizeof(name))) < 0 || (r = spec_path(dir, name, path, sizeof(path))) < 0)
+                return r;
+        snprintf(kind, sizeof(kind), "%s/claim", prefix);
+        json_t *nodes = json_array(), *envs = json_array();
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < nics[i]->n_devnodes; k++) {
+                        bool dup = false; /* a shared node (/dev/vfio/vfio) once */
+                        for (size_t j = 0; j < json_array_size(nodes); j++)
+                                dup |= strcmp(json_string_value(json_object_get(json_array_get(nodes, j), "path")),
+                                              nics[i]->devnodes[k].container) == 0;
+                        if (!dup)
+                                json_array_append_new(nodes, json_pack("{s:s,s:s,s:s}", "path",
+                                                                       nics[i]->devnodes[k].container, "hostPath",
+                                                                       nics[i]->devnodes[k].host, "permissions", "rw"));
+                }
+        for (size_t i = 0; i < n_env; i++)
+                json_array_append_new(envs, json_string(env[i]));
+        json_t *edits = json_pack("{s:o,s:o}", "env", envs, "deviceNodes", nodes);
+        if (edits && *hugetlbfs)
+                json_object_set_new(edits, "mounts", json_pack("[{s:s,s:s,s:[s,s]}]", "hostPath", hugetlbfs,
+                                                               "containerPath", hugetlbfs, "options", "rw", "bind"));
+        json_t *spec = json_pack("{s:s,s:s,s:[{s:s,s:o}]}", "cdiVersion", "0.5.0", "kind", kind, "devices", "name", uid,
+                                 "containerEdits", edits);
+        if (!spec)
+                return -ENOMEM;
+        _cleanup_free_ char *text = json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(spec);
+        if (!text)
+                return -ENOMEM;
+        if ((r = hostfs_mkdir_p(h, dir)) < 0)
+                return r;
+        return hostfs_write_atomic(h, path, text, 0644);
+}
+
+int dp_cdi_remove_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid)
+{
+        char name[256];
+        int r = claim_name(prefix, uid, name, sizeof(name));
+        return r < 0 ? r : dp_cdi_remove(h, dir, name);
 }

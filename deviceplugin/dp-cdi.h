@@ -20,4 +20,13 @@ int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char 
 /* Removes that spec; 0 also when there was none. */
 int dp_cdi_remove(const hostfs *h, const char *dir, const char *kind);
 
+/* The spec of one DRA claim: kind "<prefix>/claim" in <dir>/<prefix>-claim-<uid>.json,
+ * one device named uid carrying the device nodes of nics[0..n), the environment env
+ * ("KEY=VALUE" each) and, when hugetlbfs is not "", that mount. Written as dp_cdi_write
+ * writes. 0, or -ENOMEM, -ENAMETOOLONG, -errno. */
+int dp_cdi_write_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid, const char *hugetlbfs,
+                       const dp_device *const *nics, size_t n, char *const *env, size_t n_env);
+/* Removes it; 0 also when there was none. */
+int dp_cdi_remove_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid);
+
 #endif

@@ -584,6 +584,53 @@ out:
         return r;
 }
 
+int dp_alloc_env(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices, const size_t *idx,
+                 size_t n, char ***ret, size_t *ret_n)
+{
+        V1beta1__ContainerAllocateResponse cr = V1BETA1__CONTAINER_ALLOCATE_RESPONSE__INIT;
+        _cleanup_free_ size_t *copy = malloc((n ? n : 1) * sizeof(size_t));
+        arena a = { 0 };
+        char **env = NULL;
+        size_t k = 0;
+        int r = -ENOMEM;
+
+        if (!copy)
+                return -ENOMEM;
+        if (n)
+                memcpy(copy, idx, n * sizeof(size_t));
+        if (kind == DP_KIND_NIC)
+                build_nic_container(&a, cfg, devices, copy, n, &cr);
+        else
+                build_core_container(&a, cfg, devices, copy, n, &cr);
+        if (a.failed)
+                goto out;
+        env = calloc(cr.n_envs ? cr.n_envs : 1, sizeof(char *));
+        if (!env)
+                goto out;
+        for (; k < cr.n_envs; k++) {
+                size_t len = strlen(cr.envs[k]->key) + strlen(cr.envs[k]->value) + 2;
+                env[k] = malloc(len);
+                if (!env[k]) {
+                        dp_env_free(env, k);
+                        goto out;
+                }
+                snprintf(env[k], len, "%s=%s", cr.envs[k]->key, cr.envs[k]->value);
+        }
+        *ret = env;
+        *ret_n = k;
+        r = 0;
+out:
+        arena_free(&a);
+        return r;
+}
+
+void dp_env_free(char **env, size_t n)
+{
+        for (size_t i = 0; env && i < n; i++)
+                free(env[i]);
+        free(env);
+}
+
 /* ---- GetPreferredAllocation ---- */
 
 /* Bucket key for a NUMA node: -1 (unknown) is its own bucket. */

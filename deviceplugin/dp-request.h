@@ -60,6 +60,14 @@ int dp_handle_preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_devic
 int dp_handle_prestart(const dp_device_list *devices, const uint8_t *req, size_t len, dp_status *st,
                        uint8_t **ret_buf, size_t *ret_len);
 
+/* The environment Allocate gives a container for the devices idx[0..n) of devices (of
+ * kind): the same builder, so a DRA claim's CDI spec carries exactly the device plugin's
+ * SPINLANE_* contract. *ret is a malloc'ed array of n_ret malloc'ed "KEY=VALUE" strings
+ * (free with dp_env_free). idx is not changed. 0 or -ENOMEM (outputs untouched). */
+int dp_alloc_env(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices, const size_t *idx,
+                 size_t n, char ***ret, size_t *ret_n);
+void dp_env_free(char **env, size_t n);
+
 /* Empty (GetDevicePluginOptions, ListAndWatch): any decodable Empty is accepted. */
 int dp_check_empty(const uint8_t *req, size_t len, dp_status *st);
 

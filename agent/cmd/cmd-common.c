@@ -32,6 +32,7 @@ int agent_parse_options(int argc, char **argv, const char *usage, agent_options 
                 {"kubeconfig", required_argument, NULL, 'k'},
                 {"metrics-bind-address", required_argument, NULL, 'm'},
                 {"health-probe-bind-address", required_argument, NULL, 'p'},
+                {"dra-resources", required_argument, NULL, 'd'},
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, 'V'},
                 {0},
@@ -72,14 +73,18 @@ again:
                 case 'k':
                 case 'm':
                 case 'p':
+                case 'd':
                         if (strcmp(argv[0], "run") != 0) {
                                 fprintf(stderr, "spinlane-agent %s: %s belongs to `run`\nusage: %s\n", argv[0],
                                         c == 'k' ? "--kubeconfig" : c == 'm' ? "--metrics-bind-address"
+                                                                : c == 'd' ? "--dra-resources"
                                                                              : "--health-probe-bind-address",
                                         usage);
                                 return -EINVAL;
                         }
-                        if (c == 'k')
+                        if (c == 'd')
+                                o.dra_resources = optarg;
+                        else if (c == 'k')
                                 o.kubeconfig = optarg;
                         else if (c == 'm')
                                 o.metrics_bind = optarg;

@@ -27,13 +27,14 @@ typedef struct agent_options {
         const char *kubeconfig;   /* --kubeconfig FILE (run only); NULL = in-cluster */
         const char *metrics_bind; /* --metrics-bind-address HOST:PORT (run only); NULL = default */
         const char *probe_bind;   /* --health-probe-bind-address HOST:PORT (run only); NULL = default */
+        const char *dra_resources; /* --dra-resources LIST (run only): "nic", "core" served through DRA */
         const char *device;       /* explain only: the one NIC (PCI address) or core (id) asked about */
 } agent_options;
 
 /* Parse argv after the subcommand name (argv[0] is the subcommand). Accepts --root DIR,
  * --config FILE, --json, --log-format human|json, -h/--help, and --once, --kubeconfig
- * FILE, --metrics-bind-address HOST:PORT and --health-probe-bind-address HOST:PORT for
- * `run` (their values are checked there), and one device argument for `explain`.
+ * FILE, --metrics-bind-address HOST:PORT, --health-probe-bind-address HOST:PORT and
+ * --dra-resources LIST for `run` (their values are checked there), and one device argument for `explain`.
  * --json and --log-format json both select JSON for verdicts and logs; --json with
  * --log-format human is refused. On a bad option or a stray argument prints usage to
  * stderr and returns -EINVAL; returns 1 after printing usage for --help or the version

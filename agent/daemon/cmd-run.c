@@ -23,6 +23,8 @@
 #include "dp-cdi.h"
 #include "dp-server.h"
 #include "dp-uevent.h"
+#include "dra-plugin.h"
+#include "dra-request.h"
 #include "dra-slice.h"
 #include "envknob.h"
 #include "hostfs.h"
@@ -135,11 +137,12 @@ struct run_ctx {
         dp_plugin_stats carry_nic, carry_core;
         /* labels, Events, metrics, probes (run-report.c) */
         run_report *report;
-        /* DRA (issue #25): the resources served through DRA (--dra-resources sets dra;
-         * left empty by the flag, the hidden SPINLANE_DRA_RESOURCES does, for tests), the
-         * node's ResourceSlice (run-slices.c) and the device map it was built from (the
-         * history of the next) */
+        /* DRA: the resources served through it (--dra-resources; such a resource gets no
+         * device plugin), the kubelet plugin (agent/dra), the node's ResourceSlice
+         * (run-slices.c) and the device map it was built from (the history of the next) */
         dra_resources dra;
+        dra_plugin *kplugin;
+        char dra_cdi_dir[DP_PATH_LEN]; /* the spec dir the kubelet plugin was started with */
         run_slices *slices;
         device_map dra_map;
         size_t dra_left_out;          /* devices the last slice left out (logged on change) */
@@ -403,17 +406,25 @@ static void dp_rescan(run_ctx *ctx, const run_node *node)
         device_map_free(&ctx->map);
         ctx->map = map;
         alloc_config(ctx, &cfg);
-        dp_plugin_set_config(ctx->nic_plugin, &cfg);
+        if (ctx->kplugin && dra_plugin_set_devices(ctx->kplugin, &nics, &cores, &cfg) < 0)
+                log_error("DRA: out of memory; the devices stay as they were");
+        if (ctx->nic_plugin)
+                dp_plugin_set_config(ctx->nic_plugin, &cfg);
         cfg.numa_with_nics = numa;
-        dp_plugin_set_config(ctx->core_plugin, &cfg);
-        if (dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0 || !ctx->listed) {
+        if (ctx->core_plugin)
+                dp_plugin_set_config(ctx->core_plugin, &cfg);
+        if ((ctx->nic_plugin ? dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0
+                             : !dp_device_list_equal(&ctx->nics, &nics)) ||
+            !ctx->listed) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
                 log_changes(res, &ctx->nics, &nics);
                 r = ctx->set.cdi ? cdi_write(ctx, &nics) : 0;
                 if (r < 0)
                         log_errno(LOG_WARN, r, "CDI spec for %s under %s", res, ctx->set.cdi_dir);
         }
-        if (dp_plugin_set_devices(ctx->core_plugin, &cores) > 0 || !ctx->listed) {
+        if ((ctx->core_plugin ? dp_plugin_set_devices(ctx->core_plugin, &cores) > 0
+                              : !dp_device_list_equal(&ctx->cores, &cores)) ||
+            !ctx->listed) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
                 log_changes(res, &ctx->cores, &cores);
         }
@@ -484,8 +495,9 @@ static int dp_start(run_ctx *ctx, const run_node *node)
                 return log_errno(LOG_ERROR, r, "device plugin engine");
         snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
         snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_NIC);
-        r = dp_engine_add_plugin(ctx->dp, DP_KIND_NIC, res, sock, &cfg, &ctx->nic_plugin);
-        if (r >= 0) {
+        /* a resource served through DRA has no device plugin: nothing is granted twice */
+        r = ctx->dra.nic ? 0 : dp_engine_add_plugin(ctx->dp, DP_KIND_NIC, res, sock, &cfg, &ctx->nic_plugin);
+        if (r >= 0 && !ctx->dra.core) {
                 snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
                 snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_CORE);
                 r = dp_engine_add_plugin(ctx->dp, DP_KIND_CORE, res, sock, &cfg, &ctx->core_plugin);
@@ -493,8 +505,10 @@ static int dp_start(run_ctx *ctx, const run_node *node)
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin %s", res);
         if (ctx->carry && strcmp(ctx->carry_prefix, ctx->set.prefix) == 0) {
-                dp_plugin_carry_stats(ctx->nic_plugin, &ctx->carry_nic);
-                dp_plugin_carry_stats(ctx->core_plugin, &ctx->carry_core);
+                if (ctx->nic_plugin)
+                        dp_plugin_carry_stats(ctx->nic_plugin, &ctx->carry_nic);
+                if (ctx->core_plugin)
+                        dp_plugin_carry_stats(ctx->core_plugin, &ctx->carry_core);
         }
         ctx->carry = false;
         dp_rescan(ctx, node); /* the first list is ready before the kubelet can ask */
@@ -508,9 +522,11 @@ static int dp_start(run_ctx *ctx, const run_node *node)
  * finished), or for a rebuild (dp_engine_release: the next engine follows at once). */
 static void dp_teardown(run_ctx *ctx, bool exiting)
 {
-        if (!exiting && ctx->nic_plugin && ctx->core_plugin) {
-                dp_plugin_get_stats(ctx->nic_plugin, &ctx->carry_nic);
-                dp_plugin_get_stats(ctx->core_plugin, &ctx->carry_core);
+        if (!exiting && (ctx->nic_plugin || ctx->core_plugin)) {
+                if (ctx->nic_plugin)
+                        dp_plugin_get_stats(ctx->nic_plugin, &ctx->carry_nic);
+                if (ctx->core_plugin)
+                        dp_plugin_get_stats(ctx->core_plugin, &ctx->carry_core);
                 snprintf(ctx->carry_prefix, sizeof(ctx->carry_prefix), "%s", ctx->set.prefix);
                 ctx->carry = true;
         }
@@ -595,7 +611,8 @@ static int report_start(run_ctx *ctx, const run_node *node)
                             .have_verdicts = &ctx->have_verdicts, .nics = &ctx->nics, .cores = &ctx->cores,
                             .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
                             .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind,
-                            .probe_bind = ctx->opt.probe_bind };
+                            .probe_bind = ctx->opt.probe_bind, .dra = &ctx->kplugin, .dra_nic = ctx->dra.nic,
+                            .dra_core = ctx->dra.core };
         (void)node;
         return run_report_new(&src, &ctx->report);
 }
@@ -642,14 +659,6 @@ static void slices_rescan(run_ctx *ctx, const run_node *node)
 
 static int slices_start(run_ctx *ctx, const run_node *node)
 {
-        const char *env = getenv("SPINLANE_DRA_RESOURCES");
-        char why[256];
-
-        if (!ctx->dra.nic && !ctx->dra.core && env && *env &&
-            dra_resources_parse(env, &ctx->dra, why, sizeof(why)) < 0) {
-                log_error("SPINLANE_DRA_RESOURCES=%.100s: %s", env, why);
-                return -EINVAL;
-        }
         if (!ctx->dra.nic && !ctx->dra.core)
                 return 0; /* no DRA: nothing published */
         run_cluster *c = run_report_cluster(ctx->report);
@@ -674,6 +683,68 @@ static void slices_stop(run_ctx *ctx)
         device_map_free(&ctx->dra_map);
 }
 
+/* ---- service: the DRA kubelet plugin (agent/dra), with --dra-resources ---- */
+
+static void on_dra_registration(void *ud)
+{
+        run_ctx *ctx = ud;
+        run_report_changed(ctx->report); /* readiness follows the DRA registration too */
+}
+
+static void on_dra_log(int level, const char *msg, void *ud)
+{
+        (void)ud;
+        if (level >= 2)
+                log_error("%s", msg);
+        else if (level == 1)
+                log_warn("%s", msg);
+        else
+                log_info("%s", msg);
+}
+
+/* After the report: ResourceClaims are read through its API client. Started once; a
+ * rebuild gives it the new devices through dp_rescan. */
+static int dra_start(run_ctx *ctx, const run_node *node)
+{
+        dp_alloc_config cfg;
+        (void)node;
+        if (!ctx->dra.nic && !ctx->dra.core)
+                return 0;
+        if (ctx->kplugin)
+                return 0;
+        dra_plugin_options o = { .l = ctx->l, .h = &ctx->h, .node = getenv("NODE_NAME"),
+                                 .kube = run_report_kube(ctx->report), .cdi_dir = ctx->set.cdi_dir,
+                                 .nic = ctx->dra.nic, .core = ctx->dra.core, .log = on_dra_log,
+                                 .registration_changed = on_dra_registration, .userdata = ctx };
+        if (!o.kube)
+                log_warn("DRA: no API server (cluster reporting is off): claims cannot be prepared");
+        int r = dra_plugin_new(&o, &ctx->kplugin);
+        if (r < 0)
+                return log_errno(LOG_ERROR, r, "DRA kubelet plugin");
+        snprintf(ctx->dra_cdi_dir, sizeof(ctx->dra_cdi_dir), "%s", ctx->set.cdi_dir);
+        alloc_config(ctx, &cfg);
+        if (dra_plugin_set_devices(ctx->kplugin, &ctx->nics, &ctx->cores, &cfg) < 0)
+                log_error("DRA: out of memory; no devices yet");
+        return 0;
+}
+
+/* The plugin keeps running across a rebuild (prepared claims stay where they are); a
+ * changed CDI spec dir would split the claims' specs over two dirs: said, not followed. */
+static int dra_reload(run_ctx *ctx)
+{
+        if (ctx->kplugin && strcmp(ctx->dra_cdi_dir, ctx->set.cdi_dir) != 0)
+                log_warn("DRA: cdi.spec_dir is now %s; the DRA plugin keeps writing claim specs under %s until the "
+                         "agent restarts, ignoring",
+                         ctx->set.cdi_dir, ctx->dra_cdi_dir);
+        return 0;
+}
+
+static void dra_stop(run_ctx *ctx)
+{
+        dra_plugin_free(ctx->kplugin);
+        ctx->kplugin = NULL;
+}
+
 /* In this order: the device plugins serve before cluster reporting starts, and nothing of
  * the report (an API server that is down) is waited for; the ResourceSlice goes through
  * the report's API client, so it starts after it and stops before it. */
@@ -683,6 +754,7 @@ static const run_service services[] = {
         { "verdicts", verdicts_start, verdicts_rescan, NULL, verdicts_stop },
         { "device-plugin", dp_start, dp_rescan, dp_reload, dp_stop },
         { "report", report_start, report_rescan, NULL, report_stop },
+        { "dra", dra_start, NULL, dra_reload, dra_stop },
         { "dra-slices", slices_start, slices_rescan, NULL, slices_stop },
 };
 
@@ -1061,7 +1133,7 @@ int cmd_run(int argc, char **argv)
 {
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
                                     "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT] "
-                                    "[--health-probe-bind-address HOST:PORT]";
+                                    "[--health-probe-bind-address HOST:PORT] [--dra-resources nic,core]";
         run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
         run_node node = { 0 };
         size_t started = 0;
@@ -1072,6 +1144,13 @@ int cmd_run(int argc, char **argv)
         if (r != 0)
                 return r > 0 ? AGENT_EXIT_OK : AGENT_EXIT_ERROR;
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (ctx.opt.dra_resources) {
+                char err[160];
+                if (dra_resources_parse(ctx.opt.dra_resources, &ctx.dra, err, sizeof(err)) < 0) {
+                        agent_error(&ctx.opt, "run: --dra-resources: %s", err);
+                        return AGENT_EXIT_ERROR;
+                }
+        }
         /* SPINLANE_DEBUG=1 (hidden): why each re-scan happened */
         log_setup(ctx.opt.log_json ? LOG_FORMAT_JSON : LOG_FORMAT_HUMAN,
                   getenv("SPINLANE_DEBUG") && *getenv("SPINLANE_DEBUG") == '1' ? LOG_DEBUG : LOG_INFO);

@@ -536,7 +536,7 @@ void run_cluster_get_stats(const run_cluster *c, run_cluster_stats *ret)
         *ret = s;
 }
 
-kube_client *run_cluster_kube(run_cluster *c)
+kube_client *run_cluster_kube(const run_cluster *c)
 {
         return c ? c->kube : NULL;
 }

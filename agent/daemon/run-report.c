@@ -10,6 +10,7 @@
 #include "log.h"
 #include "podres.h"
 #include "report.h"
+#include "dra-plugin.h"
 #include "run-cluster.h"
 #include "run-metrics.h"
 
@@ -58,8 +59,10 @@ static void input_of(const run_report *r, report_input *ret)
         *ret = (report_input){.verdicts = *s->have_verdicts ? s->verdicts : NULL,
                               .nics = s->nics,
                               .cores = s->cores,
-                              .nic_registered = *s->nic_plugin && dp_plugin_registered(*s->nic_plugin),
-                              .core_registered = *s->core_plugin && dp_plugin_registered(*s->core_plugin),
+                              .nic_registered = (*s->nic_plugin && dp_plugin_registered(*s->nic_plugin)) ||
+                                                (s->dra_nic && s->dra && dra_plugin_registered(*s->dra)),
+                              .core_registered = (*s->core_plugin && dp_plugin_registered(*s->core_plugin)) ||
+                                                 (s->dra_core && s->dra && dra_plugin_registered(*s->dra)),
                               .pin_mode = r->pin_mode};
 }
 
@@ -669,4 +672,9 @@ void run_report_free(run_report *r)
 run_cluster *run_report_cluster(run_report *r)
 {
         return r ? r->cluster : NULL;
+}
+
+struct kube_client *run_report_kube(const run_report *r)
+{
+        return r ? run_cluster_kube(r->cluster) : NULL;
 }

@@ -30,6 +30,10 @@ typedef struct run_sources {
         const bool *have_verdicts;
         const dp_device_list *nics, *cores;     /* what the device plugins advertise */
         dp_plugin *const *nic_plugin, *const *core_plugin;
+        /* the DRA kubelet plugin and the resources it serves instead (NULL: none): its
+         * registration counts as theirs for readiness */
+        struct dra_plugin *const *dra;
+        bool dra_nic, dra_core;
         prep_daemon *const *prep;               /* NULL inside: no node preparation */
         const char *kubeconfig;                 /* --kubeconfig, or NULL: in-cluster */
         const char *metrics_bind;               /* --metrics-bind-address, NULL: the default */
@@ -57,5 +61,11 @@ void run_report_rescanned(run_report *r);
 void run_report_free(run_report *r);
 /* Its cluster reporting (run-cluster.h); NULL when that is off or r is NULL. */
 struct run_cluster *run_report_cluster(run_report *r);
+
+/* The API client of cluster reporting, for the other services' own calls (the DRA plugin
+ * reads ResourceClaims): NULL when reporting is off. Owned by r; valid until
+ * run_report_free. Accepts NULL. */
+struct kube_client;
+struct kube_client *run_report_kube(const run_report *r);
 
 #endif

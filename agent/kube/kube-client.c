@@ -334,6 +334,21 @@ int kube_client_new(loop *l, http_client *h, const kube_config *cfg, const kube_
         return 0;
 }
 
+void kube_cancel(kube_client *c, const void *userdata)
+{
+        if (!c)
+                return;
+        for (call **p = &c->calls; *p;) {
+                call *k = *p;
+                if (k->userdata != userdata) {
+                        p = &k->next;
+                        continue;
+                }
+                *p = k->next;
+                call_free(k);
+        }
+}
+
 void kube_client_free(kube_client *c)
 {
         if (!c)

@@ -61,6 +61,11 @@ void kube_client_free(kube_client *c);
 int kube_request(kube_client *c, const char *method, const char *path, const char *content_type,
                  const char *body, kube_done_fn fn, void *userdata);
 
+/* Cancel every call in flight whose userdata is userdata: freed, its callback never
+ * called (a caller going away before its replies). Not from inside one of those calls'
+ * own callbacks. */
+void kube_cancel(kube_client *c, const void *userdata);
+
 /* Make the labels of Node node named in labels[] what labels[] says (a NULL value:
  * removed when present); no other label is touched. Never creates or deletes the Node. */
 int kube_node_sync_labels(kube_client *c, const char *node, const kube_label *labels, size_t n,

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Integration test of the daemon's ResourceSlice (DRA, issue #25): `spinlane-agent run
---root <eks-x86 tree>` with NODE_NAME, --kubeconfig and the hidden SPINLANE_DRA_RESOURCES
-(the --dra-resources of the daemon) against the TLS API-server stand-in
+--root <eks-x86 tree>` with NODE_NAME, --kubeconfig and --dra-resources against the TLS API-server stand-in
 (tests/agent/kube/fake_apiserver.py, which validates resource.k8s.io/v1 ResourceSlices as
 the API server does). Checks: the slice is created with the fixture's Healthy NICs and
 cores and the contract's attributes; a NIC losing its vfio device node leaves the slice
@@ -116,7 +115,7 @@ class Agent:
         self.path = log
         self.log = open(log, "w")
         e = dict(os.environ)
-        for k in ("NODE_NAME", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "SPINLANE_DRA_RESOURCES"):
+        for k in ("NODE_NAME", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
             e.pop(k, None)
         e.update(env)
         self.p = subprocess.Popen(WRAPPER + [binary, "run", "--root", root, "--config", config_path(root)] + list(args),
@@ -238,8 +237,8 @@ def test_publish(args, base):
     api = ApiServer()
     test_standin(api)
     agent = Agent(args.agent, root, os.path.join(base, "agent.log"), ["--kubeconfig", write_kubeconfig(base, api), "--metrics-bind-address", "0",
-                   "--health-probe-bind-address", "0"],
-                  {"NODE_NAME": "node-a", "SPINLANE_DRA_RESOURCES": "nic,core", "SPINLANE_KUBE_RESYNC_MS": "1000"})
+                   "--health-probe-bind-address", "0", "--dra-resources", "nic,core"],
+                  {"NODE_NAME": "node-a", "SPINLANE_KUBE_RESYNC_MS": "1000"})
     try:
         # ---- created: the Healthy NICs and cores, the contract's attributes ----
         sl = wait_for(api.slice, 60)
@@ -343,15 +342,16 @@ def test_off_and_bad(args, base):
               "without DRA resources nothing touches resourceslices (rc %s)" % rc)
         b = Agent(args.agent, root, os.path.join(d, "bad.log"), ["--kubeconfig", write_kubeconfig(d, api),
                                                                  "--metrics-bind-address", "0",
-                                                                 "--health-probe-bind-address", "0"],
-                  {"NODE_NAME": "node-a", "SPINLANE_DRA_RESOURCES": "nic,gpu"})
+                                                                 "--health-probe-bind-address", "0",
+                                                                 "--dra-resources", "nic,gpu"],
+                  {"NODE_NAME": "node-a"})
         try:
             rc = b.p.wait(60 * S)
         except subprocess.TimeoutExpired:
             rc = "timeout"
         b.stop()
         check(rc not in (0, "timeout") and
-              'SPINLANE_DRA_RESOURCES=nic,gpu: "gpu" is not a DRA resource' in b.text(),
+              '--dra-resources: "gpu" is not a DRA resource' in b.text(),
               "a bad list is refused: %s %r" % (rc, b.text()[-300:]))
     finally:
         api.stop()

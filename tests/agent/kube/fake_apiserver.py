@@ -44,6 +44,8 @@ stdin, each answered by one line:
   slices               every stored ResourceSlice, a JSON object name -> slice
   slice-delete NAME    someone else deletes the ResourceSlice                 -> ok / missing
   slice-touch NAME     someone else updates it (resourceVersion changes)      -> ok / missing
+  claim JSON           store a resource.k8s.io/v1 ResourceClaim (JSON on one line),
+                       served by GET .../namespaces/NS/resourceclaims/NAME    -> ok
 EOF stops it."""
 import copy
 import http.server
@@ -377,6 +379,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             m = re.match(r"^/apis/resource\.k8s\.io/v1/resourceslices(?:/([^/]+))?$", u)
             if m:
                 return self.resourceslice(m.group(1), body)
+            m = re.match(r"^/apis/resource\.k8s\.io/v1/namespaces/([^/]+)/resourceclaims/([^/]+)$", u)
+            if m and self.command == "GET":
+                c = state.setdefault("claims", {}).get((m.group(1), m.group(2)))
+                if c is not None:
+                    return self.send_json(200, c)
+                return self.send_json(404, status(404, "NotFound", 'resourceclaims.resource.k8s.io "%s" not found'
+                                                  % m.group(2)))
         self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
 
     def node(self, name, body):
@@ -652,6 +661,10 @@ def main():
                         else:
                             o["metadata"]["resourceVersion"] = str(state["rv"])
                         out("ok")
+                elif w[0] == "claim":
+                    c = json.loads(line.split(None, 1)[1])
+                    state.setdefault("claims", {})[(c["metadata"]["namespace"], c["metadata"]["name"])] = c
+                    out("ok")
                 elif w[0] in ("down", "up"):
                     pass  # below, outside the lock (handlers take it); "ok" once done
                 else:

@@ -425,6 +425,23 @@ int main(void)
         kube_client_free(c);
         CHECK_INT(x.calls, 0);
 
+        /* kube_cancel: the calls of one userdata go (no callback), the others finish */
+        c = client_from_kubeconfig(ca, 30000);
+        res y = {0}, z = {0};
+        cmd("hold GET /api/v1/nodes/node-a");
+        CHECK_INT(kube_request(c, "GET", "/api/v1/nodes/node-a", NULL, NULL, on_done, &y), 0);
+        CHECK_INT(kube_request(c, "GET", "/api/v1/nodes/node-a", NULL, NULL, on_done, &z), 0);
+        kube_cancel(c, &y);
+        kube_cancel(c, &y); /* none left: nothing happens */
+        cmd("release");
+        CHECK(run_until(&z.done));
+        CHECK_INT(z.error, 0);
+        for (int i = 0; i < 10; i++)
+                loop_run_once(L, 20);
+        CHECK_INT(y.calls, 0);
+        CHECK_INT(z.calls, 1);
+        kube_client_free(c);
+
         /* a token file that is not there: the call is refused at once, and says which file */
         kube_config cfg = {0};
         CHECK_INT(kube_config_in_cluster("127.0.0.1", "6443", "/nonexistent/sa", &cfg, err, sizeof(err)), 0);

@@ -293,6 +293,31 @@ static void test_bound(void)
         free(inv);
 }
 
+/* --dra-resources, the daemon's flag */
+static void test_resources(void)
+{
+        static const struct {
+                const char *list;
+                int r;
+                bool nic, core;
+        } opts[] = {
+                { "", 0, false, false },      { "nic", 0, true, false },   { "core", 0, false, true },
+                { "nic,core", 0, true, true }, { "core,nic", 0, true, true }, { "nic,nic", -EINVAL, 0, 0 },
+                { "nic,", -EINVAL, 0, 0 },    { ",nic", -EINVAL, 0, 0 },   { "gpu", -EINVAL, 0, 0 },
+                { "nics", -EINVAL, 0, 0 },    { "NIC", -EINVAL, 0, 0 },    { "nic,,core", -EINVAL, 0, 0 },
+        };
+        for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+                dra_resources res = { true, true };
+                char why[DRA_WHY_LEN] = "";
+                int r = dra_resources_parse(opts[i].list, &res, why, sizeof(why));
+                CHECK_INT(r, opts[i].r);
+                if (r == 0)
+                        CHECK(res.nic == opts[i].nic && res.core == opts[i].core);
+                else
+                        CHECK(res.nic && res.core && why[0]); /* untouched, and said why */
+        }
+}
+
 int main(int argc, char **argv)
 {
         const char *out = argc == 3 && strcmp(argv[1], "--write") == 0 ? argv[2] : NULL;
@@ -307,6 +332,7 @@ int main(int argc, char **argv)
                 }
         } else {
                 test_names();
+                test_resources();
                 test_bound();
                 test_mana();
                 test_eks(); /* last: it removes a device node of the tree */
