@@ -725,6 +725,28 @@ def test_config():
             print("eks on eks-al2023: %s" % line)
             check(line and line[0].startswith("WARN") and "ens6" in r.stdout + r.stderr,
                   "eks on eks-al2023: ens6 (address + route) was not refused:\n%s%s" % (r.stdout, r.stderr))
+        # resourceApi dra / both: the DaemonSet's own command line, --dra-resources
+        # included, is one the agent takes (the daemon parses the list before --once)
+        for mode, want_list in (("dra", "nic,core"), ("both", "nic")):
+            text, argv = rendered_config(PRESETS["eks"] + ["--set", "resourceApi.mode=" + mode])
+            if not text:
+                continue
+            d = os.path.join(tmp, "dra-" + mode)
+            os.makedirs(d)
+            cfg = os.path.join(d, "config.json")
+            with open(cfg, "w") as f:
+                f.write(text)
+            root = fixture(d, "eks-x86", {"0000:00:06.0": "ens6", "0000:00:07.0": "ens7"})
+            a = [AGENT] + argv[1:]
+            check("--dra-resources" in a and a[a.index("--dra-resources") + 1] == want_list,
+                  "resourceApi.mode=%s: --dra-resources %s in %s" % (mode, want_list, a))
+            a[a.index("--root") + 1] = root
+            a[a.index("--config") + 1] = cfg
+            a[a.index("--metrics-bind-address") + 1] = "0"
+            r = subprocess.run(a + ["--once"], capture_output=True, text=True)
+            print("resourceApi.mode=%s: --once: exit %d" % (mode, r.returncode))
+            check(r.returncode == 0, "resourceApi.mode=%s: the DaemonSet's command --once: exit %d\n%s%s" %
+                  (mode, r.returncode, r.stdout, r.stderr))
         # every per-node config is a config the agent takes
         vf = values_file(tmp, "nodecfg", "nodeConfigs:\n  big:\n    nics: {max: 1}\n    cores: {cpus: '2-5,10-13'}\n")
         text, _ = rendered_config(["-f", vf], key="node-big.json")

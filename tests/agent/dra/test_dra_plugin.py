@@ -165,9 +165,19 @@ def test_main(base):
         CORES = same[:2]
         check(dpk.registrations.empty(), "no device plugin registered for DRA resources")
 
+        # the claim allocates from the ResourceSlice the agent published, as the scheduler
+        # would: the NIC and the two cores of one NUMA node by their attributes
+        sl = tc.wait_for(lambda: api.json("slices").get("node-a-spinlane.io"), 30)
+        pub = {d["name"]: {k: list(v.values())[0] for k, v in d.get("attributes", {}).items()}
+               for d in (sl or {}).get("spec", {}).get("devices", [])}
+        nic_dev = [n for n, at in pub.items() if at.get("type") == "dpdk-nic" and at.get("pciAddress") == NIC_PCI]
+        core_devs = sorted(n for n, at in pub.items() if at.get("type") == "isolated-core" and at.get("numaNode") == numa)
+        check(nic_dev == ["nic-0000-00-06-0"] and not any(at.get("pciAddress") == "0000:00:07.0" for at in pub.values()),
+              "the published slice has the healthy NIC, not the unhealthy one: %r" % sorted(pub))
+        check(core_devs[:2] == ["core-" + c for c in CORES], "the slice's cores on NUMA node %d: %r" % (numa, core_devs))
         uid = "11111111-2222-4333-8444-555555555555"
-        results = [("nic", "spinlane.io", "node-a", "nic-0000-00-06-0")] + \
-                  [("cores", "spinlane.io", "node-a", "core-" + c) for c in CORES]
+        results = [("nic", "spinlane.io", "node-a", n) for n in nic_dev[:1]] + \
+                  [("cores", "spinlane.io", "node-a", n) for n in core_devs[:2]]
         api.ok("claim " + json.dumps(claim("team-a", "dpdk-claim", uid, results)))
         resp = k.prepare([("team-a", uid, "dpdk-claim")])
         r = resp.claims[uid]
