@@ -403,7 +403,7 @@ static int check_smt(ctx *c, verdict_list *vl)
                 }
         }
         if (sibling_problem)
-                lreport_remedy(&rep, "Grant whole physical cores: request spinlane.io/isolated-core (every SMT sibling of a core), run the kubelet with cpuManagerPolicyOptions full-pcpus-only=true, or take the siblings offline.");
+                lreport_remedy(&rep, "Grant whole physical cores: request spinlane.io/isolated-core or claim isolated-core.spinlane.io devices (every SMT sibling of a core), run the kubelet with cpuManagerPolicyOptions full-pcpus-only=true, or take the siblings offline.");
         fmt_set(&c->pinned, buf, sizeof(buf));
         ev = json_pack("{s:s,s:o}", "pinned", buf, "unshared_siblings_violations", shared);
         char pass[512];
@@ -798,7 +798,7 @@ static int check_devices(ctx *c, verdict_list *vl)
                                     nic->pci, i);
         }
         if (rep.level == VERDICT_FAIL)
-                lreport_remedy(&rep, "The spinlane device plugin passes each NIC's device nodes; check that the pod requests spinlane.io/dpdk-nic and that the agent on the node is healthy.");
+                lreport_remedy(&rep, "The spinlane device plugin passes each NIC's device nodes; check that the pod requests spinlane.io/dpdk-nic (with DRA: claims a device of class dpdk-nic.spinlane.io) and that the agent on the node is healthy.");
         json_object_set_new(ev, "opened", devs);
         json_object_set_new(ev, "iova", json_string(iova_pa ? "pa" : "va"));
 

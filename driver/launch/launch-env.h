@@ -44,7 +44,7 @@ typedef struct lenv_err {
 
 /* The remedy of an error that means "nothing was granted": request the resources. */
 #define LENV_REMEDY_NO_GRANT \
-        "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic in the container's resources (requests == limits, e.g. spinlane.io/isolated-core: \"2\" and spinlane.io/dpdk-nic: \"1\"); the spinlane device plugin then sets the SPINLANE_* variables. Do not set them by hand."
+        "Request spinlane.io/isolated-core and spinlane.io/dpdk-nic in the container's resources (requests == limits, e.g. spinlane.io/isolated-core: \"2\" and spinlane.io/dpdk-nic: \"1\"); the spinlane device plugin then sets the SPINLANE_* variables. On a node pool with resourceApi.mode dra or both, claim them instead through a ResourceClaim of the DeviceClasses dpdk-nic.spinlane.io and isolated-core.spinlane.io (docs/dra.md), whose CDI spec sets the same variables. Do not set them by hand."
 
 /* An AERON_* value: set by the user or not. Values are kept verbatim (checked later). */
 typedef struct lenv_aeron {
