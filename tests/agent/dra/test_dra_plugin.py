@@ -22,6 +22,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -202,6 +203,25 @@ def test_main(base):
         hp = env.get("SPINLANE_HUGEPAGE_DIR")  # hugetlbfs.pod_mount: the mount as the device plugin's
         check([m["containerPath"] for m in edits.get("mounts", [])] == ([hp] if hp else []),
               "hugetlbfs mount as the env says: %r %r" % (hp, edits.get("mounts")))
+        if ARGS.launch and ARGS.make_pod:
+            # the launcher reads the claim's CDI env as it reads the device plugin's: its
+            # allocation-env check passes on it (it fails on a variable missing or wrong)
+            pods = os.path.join(base, "pods")
+            subprocess.run([ARGS.make_pod, pods], check=True)
+            r = subprocess.run([ARGS.launch, "--check-only", "--json", "--root", os.path.join(pods, "v2")],
+                               env=dict(env, PATH=os.environ.get("PATH", "/usr/bin:/bin")), capture_output=True,
+                               text=True, timeout=120)
+            verdicts = {}
+            for line in r.stdout.splitlines():
+                try:
+                    v = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(v, dict) and "check" in v:
+                    verdicts[v["check"]] = v
+            ae = verdicts.get("allocation-env", {})
+            check(ae.get("verdict") == "pass" and NIC_PCI in json.dumps(ae.get("evidence")),
+                  "spinlane-launch takes the claim's CDI env: allocation-env %r" % ae)
         want = dp_allocate_env(os.path.join(base, "dp"), api)
         check(env == want, "env is exactly the device plugin's Allocate env:\n  %r\n  %r" % (env, want))
         check(checkpoint_uids(root) == [uid], "checkpoint holds the claim")
@@ -426,6 +446,8 @@ def main():
     ap.add_argument("--agent", required=True)
     ap.add_argument("--proto-dir", required=True)
     ap.add_argument("--wrapper", default="")
+    ap.add_argument("--launch", default="", help="spinlane-launch: run on the claim's CDI env")
+    ap.add_argument("--make-pod", default="", help="make-pod: the launcher's pod-view fixture trees")
     global ARGS, PB, DP_PB
     ARGS = ap.parse_args()
     tc.WRAPPER = shlex.split(ARGS.wrapper)
