@@ -19,10 +19,8 @@ import http.client
 import json
 import os
 import re
-import select
 import shlex
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
@@ -36,54 +34,19 @@ if not shutil.which("openssl"):
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(SRC, "tests", "support"))
+sys.path.insert(0, os.path.join(SRC, "tests", "deviceplugin"))  # for test_cluster
 import testcheck  # noqa: E402
 from testcheck import check, failures  # noqa: E402
+import test_cluster as tc  # noqa: E402  (its API-server stand-in, Agent, fixture tree, kubeconfig, wait_for)
 
-S = 1.0
-WRAPPER = []
 SLICE = "node-a-spinlane.io"
 PATH = "/apis/resource.k8s.io/v1/resourceslices"
 RBAC = ("RBAC: the agent's ClusterRole must grant get, list, watch, create, update, patch and delete on "
         "resourceslices (API group resource.k8s.io)")
 
 
-def wait_for(pred, timeout, step=0.05):
-    deadline = time.monotonic() + timeout * S
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
-
-
-class ApiServer:
-    def __init__(self):
-        self.p = subprocess.Popen([sys.executable, os.path.join(SRC, "tests", "agent", "kube", "fake_apiserver.py")],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-        line = self._line(120)
-        m = re.match(r"READY port=(\d+) dir=(\S+)", line or "")
-        if not m:
-            raise RuntimeError("fake API server: no READY line (%r)" % line)
-        self.port, self.dir = int(m.group(1)), m.group(2)
-
-    def _line(self, timeout):
-        r, _, _ = select.select([self.p.stdout], [], [], timeout)
-        return self.p.stdout.readline().rstrip("\n") if r else None
-
-    def cmd(self, c):
-        self.p.stdin.write(c + "\n")
-        self.p.stdin.flush()
-        line = self._line(60)
-        if line is None:
-            raise RuntimeError("fake API server: no answer to %r" % c)
-        return line
-
-    def ok(self, c):
-        check(self.cmd(c) == "ok", "API server command %r" % c)
-
-    def json(self, c):
-        return json.loads(self.cmd(c))
+class ApiServer(tc.ApiServer):
+    """test_cluster's stand-in, with the slice calls."""
 
     def slice(self):
         return self.json("slices").get(SLICE)
@@ -98,74 +61,6 @@ class ApiServer:
             return r.status, json.loads(r.read() or b"null")
         finally:
             c.close()
-
-    def stop(self):
-        try:
-            self.p.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.p.wait(30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-
-
-class Agent:
-    def __init__(self, binary, root, log, args, env):
-        self.path = log
-        self.log = open(log, "w")
-        e = dict(os.environ)
-        for k in ("NODE_NAME", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
-            e.pop(k, None)
-        e.update(env)
-        self.p = subprocess.Popen(WRAPPER + [binary, "run", "--root", root, "--config", config_path(root)] + list(args),
-                                  stdout=self.log, stderr=subprocess.STDOUT, env=e)
-
-    def text(self):
-        with open(self.path, errors="replace") as f:
-            return f.read()
-
-    def stop(self, timeout=20):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-        try:
-            rc = self.p.wait(timeout * S)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-            rc = "timeout"
-        self.log.close()
-        if rc != 0:
-            sys.stdout.write("--- %s (exit %s), last lines:\n%s\n" % (self.path, rc, self.text()[-4000:]))
-        return rc
-
-
-def config_path(root):
-    return os.path.join(os.path.dirname(root), "spinlane-config.json")
-
-
-def make_tree(base):
-    r = subprocess.run([sys.executable, os.path.join(SRC, "tests", "fixtures", "make-node.py"), base, "eks-x86"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("make-node.py: " + r.stderr)
-    root = os.path.join(base, "eks-x86")
-    with open(config_path(root), "w") as f:  # static addresses: the NICs are Healthy
-        json.dump({"addresses": {"static": [
-            {"pci": "0000:00:06.0", "ipv4": "10.0.1.10/24", "gateway": "10.0.1.1"},
-            {"pci": "0000:00:07.0", "ipv4": "10.0.2.10/24", "gateway": "10.0.2.1"}]}}, f)
-    return root
-
-
-def write_kubeconfig(base, api):
-    with open(os.path.join(base, "token"), "w") as f:
-        f.write("tok-1\n")
-    path = os.path.join(base, "kubeconfig")
-    with open(path, "w") as f:
-        f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    certificate-authority: %s/ca.pem\n"
-                "    server: https://127.0.0.1:%d\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
-                "current-context: c\nusers:\n- name: u\n  user:\n    tokenFile: token\n" % (api.dir, api.port))
-    return path
 
 
 def names(sl):
@@ -233,15 +128,15 @@ def test_standin(api):
 
 
 def test_publish(args, base):
-    root = make_tree(base)
+    root = tc.make_tree(base)
     api = ApiServer()
     test_standin(api)
-    agent = Agent(args.agent, root, os.path.join(base, "agent.log"), ["--kubeconfig", write_kubeconfig(base, api), "--metrics-bind-address", "0",
+    agent = tc.Agent(args.agent, root, os.path.join(base, "agent.log"), ["--kubeconfig", tc.write_kubeconfig(base, api), "--metrics-bind-address", "0",
                    "--health-probe-bind-address", "0", "--dra-resources", "nic,core"],
                   {"NODE_NAME": "node-a", "SPINLANE_KUBE_RESYNC_MS": "1000"})
     try:
         # ---- created: the Healthy NICs and cores, the contract's attributes ----
-        sl = wait_for(api.slice, 60)
+        sl = tc.wait_for(api.slice, 60)
         check(names(sl) == ALL, "slice devices %s" % names(sl))
         if sl:
             spec = sl["spec"]
@@ -255,7 +150,7 @@ def test_publish(args, base):
             core = spec["devices"][2]["attributes"]
             check(core == {"type": {"string": "isolated-core"}, "numaNode": {"int": 0}, "core": {"string": "p0c2"},
                            "cpus": {"string": "2,10"}}, "core attributes %s" % core)
-        check(wait_for(lambda: "ResourceSlice %s created: generation 1, 8 devices" % SLICE in agent.text(), 10),
+        check(tc.wait_for(lambda: "ResourceSlice %s created: generation 1, 8 devices" % SLICE in agent.text(), 10),
               "the create is logged")
         reqs = slice_requests(api)
         check([(r["method"], r["answer"]) for r in reqs][:2] == [("GET", 404), ("POST", 201)],
@@ -263,7 +158,7 @@ def test_publish(args, base):
 
         # ---- a NIC goes unhealthy: it leaves the slice, generation 2 ----
         os.unlink(os.path.join(root, "dev/vfio/noiommu-0"))
-        sl = wait_for(lambda: (lambda s: s if gen(s) == 2 else None)(api.slice()), 30)
+        sl = tc.wait_for(lambda: (lambda s: s if gen(s) == 2 else None)(api.slice()), 30)
         check(names(sl) == ALL[1:], "the unhealthy NIC left: %s (generation %s)" % (names(sl), gen(sl)))
         puts = [r for r in slice_requests(api) if r["method"] == "PUT"]
         check(len(puts) == 1 and json.loads(puts[0]["body"])["metadata"].get("resourceVersion") and
@@ -275,20 +170,20 @@ def test_publish(args, base):
 
         # ---- back: generation 3 ----
         open(os.path.join(root, "dev/vfio/noiommu-0"), "w").close()
-        sl = wait_for(lambda: (lambda s: s if gen(s) == 3 else None)(api.slice()), 30)
+        sl = tc.wait_for(lambda: (lambda s: s if gen(s) == 3 else None)(api.slice()), 30)
         check(names(sl) == ALL, "the NIC is back: %s" % names(sl))
 
         # ---- deleted by someone else: put back ----
         api.ok("slice-delete " + SLICE)
-        sl = wait_for(api.slice, 30)
+        sl = tc.wait_for(api.slice, 30)
         check(names(sl) == ALL and gen(sl) == 4, "put back: %s generation %s" % (names(sl), gen(sl)))
-        check(wait_for(lambda: "(deleted by someone else); putting it back" in agent.text(), 10), "the put-back is logged:\n" + slice_log(agent))
+        check(tc.wait_for(lambda: "(deleted by someone else); putting it back" in agent.text(), 10), "the put-back is logged:\n" + slice_log(agent))
 
         # ---- a 409 on the PUT: read again, written ----
         slice_requests(api)
         api.ok("fail PUT %s 409 1" % PATH)
         os.unlink(os.path.join(root, "dev/vfio/noiommu-0"))
-        sl = wait_for(lambda: (lambda s: s if gen(s) == 5 else None)(api.slice()), 30)
+        sl = tc.wait_for(lambda: (lambda s: s if gen(s) == 5 else None)(api.slice()), 30)
         check(names(sl) == ALL[1:], "after the conflict: %s" % names(sl))
         seq = [(r["method"], r["answer"]) for r in slice_requests(api)]
         check(("PUT", 409) in seq and seq[seq.index(("PUT", 409)) + 1:][:2] == [("GET", 200), ("PUT", 200)],
@@ -297,8 +192,8 @@ def test_publish(args, base):
         # ---- 403: the RBAC line, once; retried ----
         api.ok("fail GET %s 403 3" % PATH)
         open(os.path.join(root, "dev/vfio/noiommu-0"), "w").close()
-        check(wait_for(lambda: RBAC in agent.text(), 30), "the RBAC line")
-        sl = wait_for(lambda: (lambda s: s if gen(s) == 6 else None)(api.slice()), 30)
+        check(tc.wait_for(lambda: RBAC in agent.text(), 30), "the RBAC line")
+        sl = tc.wait_for(lambda: (lambda s: s if gen(s) == 6 else None)(api.slice()), 30)
         check(names(sl) == ALL, "written after the refusals: %s" % names(sl))
         check(agent.text().count(RBAC) == 1, "the RBAC line once (%d)" % agent.text().count(RBAC))
         m = re.search(r"ResourceSlice %s: GET \S+ HTTP 403[^\n]*" % SLICE, agent.text())
@@ -308,7 +203,7 @@ def test_publish(args, base):
         # ---- 503: backoff, then written ----
         api.ok("fail GET %s 503 2" % PATH)
         os.unlink(os.path.join(root, "dev/vfio/noiommu-1"))
-        sl = wait_for(lambda: (lambda s: s if gen(s) == 7 else None)(api.slice()), 30)
+        sl = tc.wait_for(lambda: (lambda s: s if gen(s) == 7 else None)(api.slice()), 30)
         check(names(sl) == [ALL[0]] + CORES, "written after the 503s: %s" % names(sl))
         check("retrying in" in agent.text() and "with backoff while it fails" in agent.text(), "the backoff line")
         check(not [r for r in api.json("requests") if r["answer"] == 422], "no request was refused as invalid")
@@ -327,26 +222,26 @@ def test_publish(args, base):
 
 def test_off_and_bad(args, base):
     d = os.path.join(base, "off")
-    root = make_tree(d)
+    root = tc.make_tree(d)
     api = ApiServer()
     try:
-        a = Agent(args.agent, root, os.path.join(d, "agent.log"), ["--kubeconfig", write_kubeconfig(d, api),
+        a = tc.Agent(args.agent, root, os.path.join(d, "agent.log"), ["--kubeconfig", tc.write_kubeconfig(d, api),
                                                                    "--metrics-bind-address", "0",
                                                                    "--health-probe-bind-address", "0"],
                   {"NODE_NAME": "node-a", "SPINLANE_KUBE_RESYNC_MS": "1000"})
-        check(wait_for(lambda: [r for r in api.json("requests") if r["method"] == "PATCH"], 60),
+        check(tc.wait_for(lambda: [r for r in api.json("requests") if r["method"] == "PATCH"], 60),
               "without DRA: the labels are sent")
         time.sleep(1.5)  # a window in which a slice call would be wrong
         rc = a.stop()
         check(rc == 0 and not slice_requests(api) and api.json("slices") == {},
               "without DRA resources nothing touches resourceslices (rc %s)" % rc)
-        b = Agent(args.agent, root, os.path.join(d, "bad.log"), ["--kubeconfig", write_kubeconfig(d, api),
+        b = tc.Agent(args.agent, root, os.path.join(d, "bad.log"), ["--kubeconfig", tc.write_kubeconfig(d, api),
                                                                  "--metrics-bind-address", "0",
                                                                  "--health-probe-bind-address", "0",
                                                                  "--dra-resources", "nic,gpu"],
                   {"NODE_NAME": "node-a"})
         try:
-            rc = b.p.wait(60 * S)
+            rc = b.p.wait(60 * tc.S)
         except subprocess.TimeoutExpired:
             rc = "timeout"
         b.stop()
@@ -363,9 +258,8 @@ def main():
     ap.add_argument("--agent", required=True)
     ap.add_argument("--wrapper", default="")
     args = ap.parse_args()
-    global S, WRAPPER
-    WRAPPER = shlex.split(args.wrapper)
-    S = 20.0 if WRAPPER else 1.0
+    tc.WRAPPER = shlex.split(args.wrapper)
+    tc.S = 20.0 if tc.WRAPPER else 1.0
     base = tempfile.mkdtemp(prefix="sl-slices-")
     try:
         test_publish(args, base)
