@@ -5,11 +5,11 @@
  * the refusal reports and the Allocate counters. Decoding and answers are dp-request's;
  * this file does not register with the kubelet or watch the dir (dp-register.c). */
 #include "dp-internal.h"
+#include "rpc-unary.h"
 
 #include "cleanup.h"
 
 #include <errno.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <stdio.h>
@@ -95,32 +95,6 @@ static int post_request(dp_srv *s, int method)
         return 0;
 }
 
-/* Read a whole (bounded by the server's max message size) payload. */
-static int payload_read(grpc_byte_buffer *bb, uint8_t **ret, size_t *ret_len)
-{
-        grpc_byte_buffer_reader rd;
-        if (!bb) {
-                *ret = NULL;
-                *ret_len = 0;
-                return -ENODATA;
-        }
-        if (!grpc_byte_buffer_reader_init(&rd, bb))
-                return -EINVAL;
-        grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
-        grpc_byte_buffer_reader_destroy(&rd);
-        size_t n = GRPC_SLICE_LENGTH(sl);
-        uint8_t *buf = malloc(n ? n : 1);
-        if (!buf) {
-                grpc_slice_unref(sl);
-                return -ENOMEM;
-        }
-        memcpy(buf, GRPC_SLICE_START_PTR(sl), n);
-        grpc_slice_unref(sl);
-        *ret = buf;
-        *ret_len = n;
-        return 0;
-}
-
 grpc_byte_buffer *dp_bytes_to_bb(const uint8_t *buf, size_t len)
 {
         grpc_slice sl = grpc_slice_from_copied_buffer((const char *)buf, len);
@@ -200,7 +174,7 @@ static void handle_unary(dp_call *c)
         uint64_t t0 = dp_mono_ns();
         int r;
 
-        r = payload_read(c->payload, &req, &req_len);
+        r = rpc_bytes_read(c->payload, 0, &req, &req_len);
         if (r < 0) {
                 if (c->method == M_ALLOCATE)
                         stats_allocate(&p->stats, t0, false);
@@ -346,7 +320,7 @@ static void handle_stream_start(dp_call *c)
         dp_status st;
         grpc_op op;
 
-        if (payload_read(c->payload, &req, &req_len) < 0 || dp_check_empty(req, req_len, &st) < 0) {
+        if (rpc_bytes_read(c->payload, 0, &req, &req_len) < 0 || dp_check_empty(req, req_len, &st) < 0) {
                 unary_reply(c, NULL, 0, GRPC_STATUS_INVALID_ARGUMENT, "ListAndWatch: malformed Empty request");
                 return;
         }

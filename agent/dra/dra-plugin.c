@@ -10,9 +10,9 @@
 #include "cleanup.h"
 #include "dp-cdi.h"
 #include "dra-request.h"
+#include "rpc-unary.h"
 
 #include <errno.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
@@ -228,26 +228,6 @@ static void reply(call *c, const uint8_t *resp, size_t len, grpc_status_code cod
         ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
         if (grpc_call_start_batch(c->call, ops, n, &c->t_done, NULL) != GRPC_CALL_OK)
                 call_free(c);
-}
-
-static int payload_read(grpc_byte_buffer *bb, uint8_t **ret, size_t *ret_len)
-{
-        grpc_byte_buffer_reader rd;
-        if (!bb || !grpc_byte_buffer_reader_init(&rd, bb))
-                return -EINVAL;
-        grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
-        grpc_byte_buffer_reader_destroy(&rd);
-        size_t n = GRPC_SLICE_LENGTH(sl);
-        uint8_t *buf = malloc(n ? n : 1);
-        if (!buf) {
-                grpc_slice_unref(sl);
-                return -ENOMEM;
-        }
-        memcpy(buf, GRPC_SLICE_START_PTR(sl), n);
-        grpc_slice_unref(sl);
-        *ret = buf;
-        *ret_len = n;
-        return 0;
 }
 
 /* ---- the checkpoint ---- */
@@ -607,7 +587,7 @@ static void handle(call *c)
         char err[DRA_ERR_LEN];
         bool ok;
 
-        if (payload_read(c->payload, &req, &len) < 0) {
+        if (rpc_bytes_read(c->payload, 0, &req, &len) < 0) {
                 reply(c, NULL, 0, GRPC_STATUS_INVALID_ARGUMENT, "request message missing or unreadable");
                 return;
         }

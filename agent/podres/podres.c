@@ -8,7 +8,6 @@
 #include "rpc-unary.h"
 
 #include <errno.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
@@ -73,29 +72,8 @@ static void call_free(podres_call *k)
 /* The reply bytes (new), bounded. */
 static int reply_bytes(grpc_byte_buffer *bb, uint8_t **ret, size_t *ret_len)
 {
-        grpc_byte_buffer_reader rd;
-        if (!bb) {
-                *ret = NULL;
-                *ret_len = 0;
-                return 0;
-        }
-        if (grpc_byte_buffer_length(bb) > PODRES_MAX_REPLY)
-                return -E2BIG;
-        if (!grpc_byte_buffer_reader_init(&rd, bb))
-                return -EBADMSG;
-        grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
-        grpc_byte_buffer_reader_destroy(&rd);
-        size_t n = GRPC_SLICE_LENGTH(sl);
-        uint8_t *b = malloc(n ? n : 1);
-        if (!b) {
-                grpc_slice_unref(sl);
-                return -ENOMEM;
-        }
-        memcpy(b, GRPC_SLICE_START_PTR(sl), n);
-        grpc_slice_unref(sl);
-        *ret = b;
-        *ret_len = n;
-        return 0;
+        int r = rpc_bytes_read(bb, PODRES_MAX_REPLY, ret, ret_len);
+        return r == -ENODATA ? 0 : r; /* no message: an empty reply */
 }
 
 static void finish(podres_client *c, bool ok)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A unary gRPC client call: start the six-op batch, free what it filled, copy the status
- * details out bounded (rpc-unary.h). */
+ * details out bounded; and a received message's bytes (rpc-unary.h). */
 #include "rpc-unary.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc_security.h>
 
 void rpc_unary_init(rpc_unary *u)
@@ -95,4 +97,31 @@ grpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opt
         grpc_channel *ch = grpc_channel_create(target, creds, &ca);
         grpc_channel_credentials_release(creds);
         return ch;
+}
+
+int rpc_bytes_read(grpc_byte_buffer *bb, size_t max, uint8_t **ret, size_t *ret_len)
+{
+        grpc_byte_buffer_reader rd;
+
+        *ret = NULL;
+        *ret_len = 0;
+        if (!bb)
+                return -ENODATA;
+        if (max && grpc_byte_buffer_length(bb) > max)
+                return -E2BIG;
+        if (!grpc_byte_buffer_reader_init(&rd, bb))
+                return -EBADMSG;
+        grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
+        grpc_byte_buffer_reader_destroy(&rd);
+        size_t n = GRPC_SLICE_LENGTH(sl);
+        uint8_t *buf = malloc(n ? n : 1);
+        if (!buf) {
+                grpc_slice_unref(sl);
+                return -ENOMEM;
+        }
+        memcpy(buf, GRPC_SLICE_START_PTR(sl), n);
+        grpc_slice_unref(sl);
+        *ret = buf;
+        *ret_len = n;
+        return 0;
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One unary call of the gRPC C core as a client makes it: the six ops of a request and
  * its reply started as one batch on a completion queue, the buffers they fill, and the
- * status details as a bounded string; and the client channel both make. Shared by the
- * device plugin's Register and the PodResources client. No threads, no logging; the
+ * status details as a bounded string; the client channel both make; and the bytes of a
+ * received message, for clients and servers alike. Shared by the device plugin, the
+ * PodResources client and the DRA kubelet plugin. No threads, no logging; the
  * caller owns the queue and the tag. */
 #ifndef SPINLANE_RPC_UNARY_H
 #define SPINLANE_RPC_UNARY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <grpc/grpc.h>
 
@@ -45,5 +47,11 @@ typedef struct rpc_channel_opts {
 
 /* An insecure channel to target ("unix:/path") with opts; NULL when gRPC refused. */
 grpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts);
+
+/* The bytes of a received message in a new buffer (one byte allocated for an empty
+ * message), at most max bytes (0: no bound beyond the channel's). No message (bb NULL):
+ * *ret NULL, *ret_len 0 and -ENODATA. -E2BIG past max, -EBADMSG when unreadable,
+ * -ENOMEM. */
+int rpc_bytes_read(grpc_byte_buffer *bb, size_t max, uint8_t **ret, size_t *ret_len);
 
 #endif
