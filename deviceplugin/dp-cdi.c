@@ -45,6 +45,24 @@ static json_t *spec_json(const char *kind, const char *hugetlbfs, const dp_devic
         return json_pack("{s:s,s:s,s:o}", "cdiVersion", "0.5.0", "kind", kind, "devices", devs);
 }
 
+/* spec (taken; NULL: out of memory) as the file path in dir, the bind state's way
+ * (hostfs_write_atomic): a fresh O_EXCL temporary file beside it (mkostemp: no planted
+ * file or symlink is followed), 0644 whatever the umask, fsync'ed, renamed over (a
+ * symlink at the spec's name is replaced, not followed). */
+static int spec_write(const hostfs *h, const char *dir, const char *path, json_t *spec)
+{
+        int r;
+        if (!spec)
+                return -ENOMEM;
+        _cleanup_free_ char *text = json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(spec);
+        if (!text)
+                return -ENOMEM;
+        if ((r = hostfs_mkdir_p(h, dir)) < 0)
+                return r;
+        return hostfs_write_atomic(h, path, text, 0644);
+}
+
 int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char *hugetlbfs,
                  const dp_device_list *nics)
 {
@@ -52,19 +70,7 @@ int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char 
         int r = spec_path(dir, kind, path, sizeof(path));
         if (r < 0)
                 return r;
-        json_t *spec = spec_json(kind, hugetlbfs, nics);
-        if (!spec)
-                return -ENOMEM;
-        _cleanup_free_ char *text = json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        json_decref(spec);
-        if (!text)
-                return -ENOMEM;
-        /* the bind state's write (hostfs_write_atomic): a fresh O_EXCL temporary file beside
-         * it (mkostemp: no planted file or symlink is followed), 0644 whatever the umask,
-         * fsync'ed, renamed over (a symlink at the spec's name is replaced, not followed) */
-        if ((r = hostfs_mkdir_p(h, dir)) < 0)
-                return r;
-        return hostfs_write_atomic(h, path, text, 0644);
+        return spec_write(h, dir, path, spec_json(kind, hugetlbfs, nics));
 }
 
 int dp_cdi_remove(const hostfs *h, const char *dir, const char *kind)
@@ -112,15 +118,7 @@ int dp_cdi_write_claim(const hostfs *h, const char *dir, const char *prefix, con
                                                                "containerPath", hugetlbfs, "options", "rw", "bind"));
         json_t *spec = json_pack("{s:s,s:s,s:[{s:s,s:o}]}", "cdiVersion", "0.5.0", "kind", kind, "devices", "name", uid,
                                  "containerEdits", edits);
-        if (!spec)
-                return -ENOMEM;
-        _cleanup_free_ char *text = json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        json_decref(spec);
-        if (!text)
-                return -ENOMEM;
-        if ((r = hostfs_mkdir_p(h, dir)) < 0)
-                return r;
-        return hostfs_write_atomic(h, path, text, 0644);
+        return spec_write(h, dir, path, spec);
 }
 
 int dp_cdi_remove_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid)
