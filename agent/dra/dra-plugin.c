@@ -360,11 +360,12 @@ static void prepare_finish(call *c)
 {
         dra_plugin *p = c->p;
         _cleanup_free_ dra_answer *ans = calloc(c->n_claims, sizeof(*ans));
+        _cleanup_free_ bool *fresh = calloc(c->n_claims, sizeof(bool)); /* recorded by this call */
         _cleanup_free_ uint8_t *buf = NULL;
         size_t len = 0, added = 0;
         int r;
 
-        if (!ans) {
+        if (!ans || !fresh) {
                 reply(c, NULL, 0, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
                 return;
         }
@@ -390,13 +391,15 @@ static void prepare_finish(call *c)
                 }
                 memcpy(copy, s->results, s->n_results * sizeof(*copy));
                 p->prepared[p->n_prepared++] = (dra_prepared){ .ref = s->ref, .results = copy, .n_results = s->n_results };
+                fresh[i] = true;
                 added++;
         }
         if (added && (r = checkpoint_write(p)) < 0) {
-                /* not recorded: not prepared (its spec goes again) */
+                /* not recorded: not prepared (its spec goes again); a claim recorded by an
+                 * earlier call stays as it was */
                 for (size_t i = 0; i < c->n_claims; i++) {
                         claim_state *s = &c->claims[i];
-                        dra_prepared *e = s->fetched && !s->error[0] ? prepared_find(p, s->ref.uid) : NULL;
+                        dra_prepared *e = fresh[i] ? prepared_find(p, s->ref.uid) : NULL;
                         if (!e)
                                 continue;
                         (void)dp_cdi_remove_claim(&p->h, p->cdi_dir, DRA_DRIVER, s->ref.uid);

@@ -228,6 +228,23 @@ def test_main(base):
         # prepared again (the kubelet retries): the same answer, from the checkpoint
         again = k.prepare([("team-a", uid, "dpdk-claim")]).claims[uid]
         check(again.error == "" and len(again.devices) == 3, "prepared again: %r" % again)
+        # the checkpoint cannot be written (a directory in its place): the claim new in the
+        # call is refused, its spec gone; the one recorded before stays prepared
+        cp = os.path.join(root, CHECKPOINT)
+        with open(cp) as f:
+            saved = f.read()
+        os.unlink(cp)
+        os.mkdir(cp)
+        uid3 = "33333333-2222-4333-8444-555555555555"
+        api.ok("claim " + json.dumps(claim("team-a", "third", uid3, results[:1])))
+        resp = k.prepare([("team-a", uid, "dpdk-claim"), ("team-a", uid3, "third")])
+        check("writing the checkpoint" in resp.claims[uid3].error and not os.path.exists(spec_path(root, uid3)),
+              "a claim that cannot be recorded is not prepared: %r" % resp.claims[uid3].error)
+        check(resp.claims[uid].error == "" and os.path.exists(spec_path(root, uid)),
+              "the claim recorded before stays prepared: %r" % resp.claims[uid].error)
+        os.rmdir(cp)
+        with open(cp, "w") as f:
+            f.write(saved)
 
         def refused(claims, needle, version="v1", what=""):
             resp = k.prepare(claims, version=version)
