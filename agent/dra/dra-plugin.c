@@ -232,6 +232,15 @@ static void reply(call *c, const uint8_t *resp, size_t len, grpc_status_code cod
 
 /* ---- the checkpoint ---- */
 
+/* The answer an encoder made (r < 0: it ran out of memory). */
+static void reply_encoded(call *c, int r, const uint8_t *buf, size_t len)
+{
+        if (r < 0)
+                reply(c, NULL, 0, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        else
+                reply(c, buf, len, GRPC_STATUS_OK, NULL);
+}
+
 static dra_prepared *prepared_find(dra_plugin *p, const char *uid)
 {
         for (size_t i = 0; i < p->n_prepared; i++)
@@ -421,10 +430,7 @@ static void prepare_finish(call *c)
                               s->n_results);
         }
         r = dra_encode_prepare(ans, c->n_claims, &buf, &len);
-        if (r < 0)
-                reply(c, NULL, 0, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        else
-                reply(c, buf, len, GRPC_STATUS_OK, NULL);
+        reply_encoded(c, r, buf, len);
 }
 
 static void unpark(call *c)
@@ -576,10 +582,7 @@ static void handle_unprepare(call *c, const uint8_t *req, size_t len)
                                 snprintf(errs[i], DRA_ERR_LEN, "writing the checkpoint %s: %s", DRA_CHECKPOINT,
                                          strerror(-r));
         r = dra_encode_unprepare(ans, n, &buf, &blen);
-        if (r < 0)
-                reply(c, NULL, 0, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        else
-                reply(c, buf, blen, GRPC_STATUS_OK, NULL);
+        reply_encoded(c, r, buf, blen);
 }
 
 static void handle(call *c)

@@ -63,6 +63,16 @@ def claim(ns, name, uid, results):
                 {"request": r, "driver": drv, "pool": pool, "device": dev} for r, drv, pool, dev in results]}}}}
 
 
+def prepare_later(k, ns, uid, name):
+    """NodePrepareResources (v1) of one claim, answered later: a grpc future."""
+    return k.channel.unary_unary(
+        "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+        request_serializer=PB["v1"].NodePrepareResourcesRequest.SerializeToString,
+        response_deserializer=PB["v1"].NodePrepareResourcesResponse.FromString).future(
+        PB["v1"].NodePrepareResourcesRequest(claims=[PB["v1"].Claim(namespace=ns, uid=uid, name=name)]),
+        timeout=120 * tc.S)
+
+
 def spec_path(root, uid):
     return os.path.join(root, CDI_DIR, "spinlane.io-claim-%s.json" % uid)
 
@@ -305,12 +315,7 @@ def test_main(base):
         api.ok("claim " + json.dumps(claim("team-a", "held", held, [("cores", "spinlane.io", "node-a",
                                                                       "core-" + same[-1])])))
         api.ok("hold GET /apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/held")
-        fut = k.channel.unary_unary(
-            "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
-            request_serializer=PB["v1"].NodePrepareResourcesRequest.SerializeToString,
-            response_deserializer=PB["v1"].NodePrepareResourcesResponse.FromString).future(
-            PB["v1"].NodePrepareResourcesRequest(claims=[PB["v1"].Claim(namespace="team-a", uid=held, name="held")]),
-            timeout=120 * tc.S)
+        fut = prepare_later(k, "team-a", held, "held")
         check(tc.wait_for(lambda: api.json("held")["held"] == 1, 30), "the claim's read is held")
         u = k.unprepare([("team-a", other, "never")]).claims[other]
         check(u.error == "" and not fut.done(), "another call answered while a prepare waits for the API server")
@@ -338,12 +343,7 @@ def test_main(base):
         check(a.p.poll() is None, "agent alive after the bad requests")
         # stopped while a prepare waits for a held read: a clean exit (no leak, no late callback)
         api.ok("hold GET /apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/held")
-        fut = k.channel.unary_unary(
-            "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
-            request_serializer=PB["v1"].NodePrepareResourcesRequest.SerializeToString,
-            response_deserializer=PB["v1"].NodePrepareResourcesResponse.FromString).future(
-            PB["v1"].NodePrepareResourcesRequest(claims=[PB["v1"].Claim(namespace="team-a", uid=held, name="held")]),
-            timeout=120 * tc.S)
+        fut = prepare_later(k, "team-a", held, "held")
         check(tc.wait_for(lambda: api.json("held")["held"] == 2, 30), "the claim's read is held again")
         check(a.stop() == 0, "agent exit 0")
         api.ok("release")
