@@ -213,8 +213,10 @@ static inline bool tr_frame_parse_udp_fast(const uint8_t *frame, size_t len, uns
         /* ethertype IPv4 and version/IHL 0x45 in one compare; no MF, no offset; UDP */
         if ((fr_rd32_raw(frame + 12) & fr_bytes4(0xff, 0xff, 0xff, 0)) != fr_bytes4(0x08, 0x00, 0x45, 0))
                 return false;
-        if (tot > len - TR_ETH_HLEN || tot < TR_IP_HLEN + TR_UDP_HLEN || (fr_rd16(ip + 6) & 0x3fff) ||
-            ip[9] != TR_IPPROTO_UDP || fr_rd16(u + 4) != tot - TR_IP_HLEN)
+        /* no MF, no fragment offset (DF may be set), any TTL, UDP: bytes 6-9 in one compare */
+        if ((fr_rd32_raw(ip + 6) & fr_bytes4(0x3f, 0xff, 0, 0xff)) != fr_bytes4(0, 0, 0, TR_IPPROTO_UDP))
+                return false;
+        if (tot > len - TR_ETH_HLEN || tot < TR_IP_HLEN + TR_UDP_HLEN || fr_rd16(u + 4) != tot - TR_IP_HLEN)
                 return false;
         uint32_t src = fr_rd32_raw(ip + 12), dst = fr_rd32_raw(ip + 16);
         /* a source in 1-126 or 128-223: certainly not one fr_bad_source refuses (the rare
