@@ -152,12 +152,18 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
                         size_t *done, const struct tr_udp_tmpl **tmpl_of, uint32_t gen, int *err)
 {
         struct tr_port *p = q->port;
+        const struct sockaddr_in *last_dst = NULL; /* a run to one destination (Aeron's case): */
+        const struct tr_udp_tmpl *last_t = NULL;   /* its flow is looked up once */
         unsigned k = 0;
         while (*done + k < n && k < p->burst) {
                 const struct tr_msg *m = &msgs[*done + k];
                 if (unlikely(m->len > p->mtu)) {
                         *err = -EMSGSIZE;
                         break;
+                }
+                if (m->dst == last_dst) {
+                        tmpl_of[k++] = last_t;
+                        continue;
                 }
                 if (unlikely(m->dst->sin_family != AF_INET)) {
                         *err = -EAFNOSUPPORT;
@@ -178,6 +184,8 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
                         (*done)++;
                         continue;
                 }
+                last_dst = m->dst;
+                last_t = t;
                 tmpl_of[k++] = t;
         }
         return k;
