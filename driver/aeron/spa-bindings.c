@@ -545,6 +545,16 @@ static int spa_send(aeron_udp_channel_data_paths_t *data_paths, aeron_udp_channe
                 return -1;
         }
         const struct sockaddr_in *dst = (const struct sockaddr_in *)address;
+        if (iov_length == 1) {
+                /* one datagram (a ping, a status message, most of what a quiet stream
+                 * sends): the transport's short path, without a burst's arrays */
+                int r = tr_send(t->agent->q, t->ep, dst, iov[0].iov_base, iov[0].iov_len);
+                if (__builtin_expect(r < 0, 0))
+                        return send_failed(dst, r);
+                if (r > 0)
+                        *bytes_sent += (int64_t)iov[0].iov_len;
+                return r;
+        }
         if (__builtin_expect(iov_length <= SPA_SEND_BATCH, 1)) {
                 /* one burst: what Aeron sends (at most 16 messages a call) */
                 fill_msgs(m, dst, iov, iov_length);
