@@ -193,7 +193,7 @@ static long num(const char *s, const char *what)
 
 static void usage(void)
 {
-        fprintf(stderr, "usage: aeron-invoker ping|pong --dir DIR --pub CHANNEL --sub CHANNEL [--cpu N] [--len B]\n"
+        fprintf(stderr, "usage: aeron-invoker --version | ping|pong --dir DIR --pub CHANNEL --sub CHANNEL [--cpu N] [--len B]\n"
                         "       [--warmup N] [--messages N] [--no-driver] [--connect-s S]\n"
                         "  the driver's transport and everything else come from the AERON_* / SPINLANE_* environment\n");
         exit(2);
@@ -203,6 +203,10 @@ int main(int argc, char **argv)
 {
         if (argc < 2)
                 usage();
+        if (!strcmp(argv[1], "--version")) {
+                printf("Aeron %s\n", aeron_version_full());
+                return 0;
+        }
         if (!strcmp(argv[1], "ping"))
                 O.ping = true;
         else if (strcmp(argv[1], "pong"))

@@ -176,7 +176,16 @@ def main():
             raise SystemExit("unknown arm %s (arms: %s)" % (a, ",".join(ARMS)))
     sizes = [int(s) for s in args.sizes.split(",")]
     b = Bench(args)
+    ver = subprocess.run([b.bin, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    btype = "?"
+    try:
+        with open(os.path.join(args.build, "CMakeCache.txt")) as f:
+            m = re.search(r"^CMAKE_BUILD_TYPE:STRING=(.*)$", f.read(), re.M)
+            btype = (m.group(1) if m else "") or "none"
+    except OSError:
+        pass
     print("# Aeron ping/pong, driver embedded in each side's one thread (AERON_THREADING_MODE=INVOKER, busy, no idle)")
+    print("# %s; spinlane build type %s; %s" % (ver, btype, " ".join(os.uname()[2:3] + os.uname()[4:5])))
     print("# ping on CPU %d, pong on CPU %d; %d CPUs online; sizes %s B; warm-up %d, measured %d round trips a run;"
           " %d rounds, arms interleaved: %s" % (args.cpus[0], args.cpus[1], os.cpu_count(), args.sizes, args.warmup,
                                               args.messages, args.rounds, ",".join(arms)))
