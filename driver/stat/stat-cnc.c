@@ -66,6 +66,9 @@ int stat_cnc_header_parse(const uint8_t *buf, size_t len, stat_cnc_header *ret)
         if (total > len)
                 return -ENODATA;
         h.metadata_offset = STAT_CNC_HEADER_LENGTH + (size_t)h.to_driver_length + (size_t)h.to_clients_length;
+        if (h.to_driver_length >= STAT_CNC_RB_TRAILER)
+                h.driver_heartbeat_ms = rd64(buf + STAT_CNC_HEADER_LENGTH + h.to_driver_length - STAT_CNC_RB_TRAILER +
+                                             STAT_CNC_RB_HEARTBEAT);
         h.values_offset = h.metadata_offset + (size_t)h.counters_metadata_length;
         uint64_t n = (uint32_t)h.counters_values_length / STAT_CNC_VALUE_RECORD;
         h.max_counters = (uint32_t)(n > STAT_CNC_COUNTERS_MAX ? STAT_CNC_COUNTERS_MAX : n);

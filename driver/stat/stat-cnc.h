@@ -27,6 +27,10 @@
 /* Hard limits: a buffer length over 1 GiB, or more counters than this, is refused. */
 #define STAT_CNC_BUFFER_MAX (1u << 30)
 #define STAT_CNC_COUNTERS_MAX 65536
+/* The to-driver ring's trailer (aeron_rb_descriptor_t, 768 bytes) ends the buffer; the
+ * consumer heartbeat is its 6th 128-byte slot's first 8 bytes. */
+#define STAT_CNC_RB_TRAILER 768
+#define STAT_CNC_RB_HEARTBEAT 640
 
 /* Record states (aeronc.h). */
 #define STAT_CNC_RECORD_UNUSED 0
@@ -41,6 +45,9 @@ typedef struct stat_cnc_header {
         int64_t start_timestamp_ms;     /* when the driver created the file (epoch ms) */
         int64_t pid;                    /* the driver's process id */
         int32_t file_page_size;
+        /* the driver conductor's heartbeat (epoch ms): the to-driver ring's consumer
+         * heartbeat, in the ring's trailer; 0 when the ring is too short to hold one */
+        int64_t driver_heartbeat_ms;
         /* computed: where the two counters buffers start, and how many counters they hold */
         size_t metadata_offset, values_offset;
         uint32_t max_counters;

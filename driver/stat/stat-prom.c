@@ -564,6 +564,13 @@ static void self_metrics(collect *c, const stat_prom_self *self, int state, cons
             h->start_timestamp_ms, false, none);
         if (!c->err)
                 c->s[c->n - 1].exp = -3; /* ms */
+        if (h->driver_heartbeat_ms > 0) {
+                add(c, "aeron_driver_heartbeat_timestamp_seconds", GAUGE,
+                    "The driver conductor's last heartbeat (epoch): it stops when the driver stops.",
+                    h->driver_heartbeat_ms, false, none);
+                if (!c->err)
+                        c->s[c->n - 1].exp = -3; /* ms */
+        }
         add(c, "spinlane_stat_counters", GAUGE, "Allocated counters in the CnC file.", n, false, none);
 }
 

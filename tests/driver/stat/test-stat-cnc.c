@@ -47,6 +47,7 @@ static void test_good(void)
         CHECK_INT(h.pid, 4242);
         CHECK_INT(h.start_timestamp_ms, 1764800000123LL);
         CHECK_INT(h.file_page_size, 4096);
+        CHECK_INT(h.driver_heartbeat_ms, 0); /* a 64-byte ring has no trailer */
         CHECK_INT(h.max_counters, 8);
         CHECK_INT(h.metadata_offset, b.meta);
         CHECK_INT(h.values_offset, b.values);
@@ -117,6 +118,23 @@ static void test_bad_headers(void)
         CHECK_INT(stat_cnc_version_of(b.buf, b.len), (3 << 8) | 1);
         CHECK_INT(stat_cnc_version_of(b.buf, 3), 0);
         CHECK_INT(stat_cnc_header_parse(NULL, 0, &h), -EINVAL);
+        free(b.buf);
+}
+
+/* The heartbeat from a to-driver ring with a trailer. */
+static void test_heartbeat(void)
+{
+        cnc_build b = cb_new(2);
+        uint8_t *big = calloc(1, b.len + 1024);
+        stat_cnc_header h;
+        /* the same file with a 1024-byte to-driver ring: everything after it moves */
+        memcpy(big, b.buf, STAT_CNC_HEADER_LENGTH);
+        cb_w32(big + 4, 1024 + CB_RING);
+        cb_w64(big + STAT_CNC_HEADER_LENGTH + 1024 + CB_RING - STAT_CNC_RB_TRAILER + STAT_CNC_RB_HEARTBEAT, 1764800001000LL);
+        CHECK_INT(stat_cnc_header_parse(big, b.len + 1024, &h), 0);
+        CHECK_INT(h.driver_heartbeat_ms, 1764800001000LL);
+        CHECK_INT(h.metadata_offset, b.meta + 1024);
+        free(big);
         free(b.buf);
 }
 
@@ -205,6 +223,7 @@ int main(void)
         test_good();
         test_bad_headers();
         test_truncated();
+        test_heartbeat();
         test_labels_and_keys();
         test_garbage();
         printf("%d checks, %d failed\n", test_checks, test_failures);
