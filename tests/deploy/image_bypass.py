@@ -6,7 +6,8 @@ each program run by chroot: the image's aeronmd with its libspinlane_aeron.so on
 net_af_packet over a veth in one network namespace, the image's aeronmd without the
 bindings (stock Aeron, kernel UDP) in another; Aeron's cping (stock side) and cpong (bypass
 side) pass messages both ways; then spinlane-launch --check-only in a pod view passes every
-check, aeron-bindings included. Namespaces, veths, processes and files are the rig's
+check, aeron-bindings included; the image's spinlane-stat serves the bypass driver's
+counters on /metrics. Namespaces, veths, processes and files are the rig's
 (tests/driver/aeron/aeronrig.py): removed at exit, also on failure.
 
 usage: image_bypass.py ROOT TOOLS   (TOOLS: the folder of cping, cpong, AeronStat inside ROOT)"""
