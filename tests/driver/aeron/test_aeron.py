@@ -623,6 +623,17 @@ def case_stat(env):
     c.ok(spin and not missing, tag + ": every spinlane counter AeronStat shows (%d) is on /metrics" % len(spin),
          "\n".join(missing))
 
+    # every metric the chart's dashboard and alerts query is in this scrape
+    chart = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "helm", "spinlane", "files")
+    with open(os.path.join(chart, "spinlane-driver-dashboard.json")) as f:
+        text = f.read()
+    with open(os.path.join(chart, "spinlane-driver-rules.yaml")) as f:
+        text += "".join(ln for ln in f if ln.strip().startswith("expr:"))
+    queried = set(re.findall(r"\b((?:aeron|spinlane)_[a-z0-9_]+)\b", text))
+    names = {n for n, _ in s2}
+    c.ok(len(queried) >= 20 and queried <= names, tag + ": every metric the dashboard and the alerts query (%d) is "
+         "on /metrics" % len(queried), "missing: %s" % sorted(queried - names))
+
     for p in (pub_a, pub_b, sub_a, sub_b):
         p.stop(30)
     # the driver restarted under it: the old file stands still, the new one is mapped
