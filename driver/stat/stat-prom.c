@@ -428,6 +428,15 @@ static int on_counter(const stat_counter *k, void *ud)
         return c->err;
 }
 
+/* a - b, saturated: positions come from another process's file and may be anything */
+static int64_t diff(int64_t a, int64_t b)
+{
+        int64_t r;
+        if (__builtin_sub_overflow(a, b, &r))
+                return b < 0 ? INT64_MAX : INT64_MIN;
+        return r;
+}
+
 static bool same_stream(const position *a, const position *b, bool by_channel)
 {
         return a->session_id == b->session_id && a->stream_id == b->stream_id &&
@@ -459,17 +468,17 @@ static void lags(collect *c)
                             a->registration_id == b->registration_id && same_stream(a, b, false))
                                 lag(c, "aeron_publication_unsent_bytes",
                                     "Bytes a publication wrote that its sender has not sent (publisher position - sender position).",
-                                    a, a->value - b->value);
+                                    a, diff(a->value, b->value));
                         if (a->type_id == T_PUB_LIMIT && b->type_id == T_PUB_POS &&
                             a->registration_id == b->registration_id && same_stream(a, b, false))
                                 lag(c, "aeron_publication_window_bytes",
                                     "Bytes a publication may still write before back pressure (publisher limit - publisher position).",
-                                    b, a->value - b->value);
+                                    b, diff(a->value, b->value));
                         if (a->type_id == T_RCV_HWM && b->type_id == T_RCV_POS &&
                             a->registration_id == b->registration_id && same_stream(a, b, false))
                                 lag(c, "aeron_image_receiver_gap_bytes",
                                     "Bytes between an image's high-water mark and its receiver position (loss being repaired).",
-                                    a, a->value - b->value);
+                                    a, diff(a->value, b->value));
                 }
                 if (a->type_id != T_SUB_POS)
                         continue;
@@ -481,7 +490,7 @@ static void lags(collect *c)
                 if (hwm)
                         lag(c, "aeron_subscription_lag_bytes",
                             "Bytes a subscriber is behind what its image received (receiver high-water mark - subscriber position).",
-                            a, hwm->value - a->value);
+                            a, diff(hwm->value, a->value));
         }
 }
 

@@ -149,6 +149,21 @@ static void test_driver_file(void)
         free(b.buf);
 }
 
+/* Positions are another process's numbers: lags of extreme ones saturate (no overflow:
+ * UBSan would stop here). */
+static void test_extreme_positions(void)
+{
+        cnc_build b = cb_new(4);
+        cb_stream(&b, 0, 3, "rcv-hwm", 21, 1, 2, "aeron:udp", "", INT64_MIN + 5);
+        cb_stream(&b, 1, 5, "rcv-pos", 21, 1, 2, "aeron:udp", "", INT64_MAX - 5);
+        cb_stream(&b, 2, 4, "sub-pos", 31, 1, 2, "aeron:udp", " @0", INT64_MIN);
+        char *t = render(b.buf, b.len);
+        HAS(t, "aeron_image_receiver_gap_bytes{channel=\"aeron:udp\",stream_id=\"2\",session_id=\"1\",registration_id=\"21\"} -9223372036854775808\n");
+        HAS(t, "aeron_subscription_lag_bytes{channel=\"aeron:udp\",stream_id=\"2\",session_id=\"1\",registration_id=\"31\"} 5\n");
+        free(t);
+        free(b.buf);
+}
+
 /* Files that cannot be read: spinlane_stat_up 0 with the reason, no driver series. */
 static void test_unreadable(void)
 {
@@ -185,6 +200,7 @@ int main(void)
 {
         test_escape_and_names();
         test_driver_file();
+        test_extreme_positions();
         test_unreadable();
         printf("%d checks, %d failed\n", test_checks, test_failures);
         return test_failures ? 1 : 0;
