@@ -5,6 +5,9 @@ network namespaces, in one sitting and with one harness for every arm:
   kernel    two stock aeronmd on kernel UDP over a veth pair
   af_packet two aeronmd + libspinlane_aeron.so on net_af_packet over a veth pair
   memif     two aeronmd + libspinlane_aeron.so over net_memif (DPDK on both ends, no kernel)
+An arm named ARM+stat is ARM with spinlane-stat on both drivers' Aeron directories, each
+scraped every --scrape-interval seconds while cping runs (the cost of a /metrics scrape
+beside the driver: compare it with ARM in the same sitting; SPINLANE_STAT names the binary).
 With --pin, side A (driver + cping) is pinned to one CPU and side B (driver + cpong) to
 the other, as two hosts would be; by default the scheduler places them (on 2 CPUs a
 spinning client beside its driver on one CPU measures time slices). Prints every
@@ -18,8 +21,11 @@ SPINLANE_AERON_LIB_RELEASE, SPINLANE_AERON_MSGS), e.g.:
 
 import argparse
 import os
+import re
 import subprocess
 import sys
+import threading
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "driver", "aeron"))
 from aeronrig import Driver, Env, Fail, Rig, SLEEPING, cping_percentiles, wait_for  # noqa: E402
@@ -36,7 +42,7 @@ PROFILES = {
 
 
 def run_arm(rig, arm, profile, args, cpus, rnd):
-    tag = "%s%d" % (arm[:1], rnd)
+    tag = "%s%s%d" % (arm[:1], "s" if "+stat" in arm else "", rnd)
     ns_a, ns_b = rig.netns(tag + "A"), rig.netns(tag + "B")
     try:
         return run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag)
@@ -49,8 +55,39 @@ def run_arm(rig, arm, profile, args, cpus, rnd):
             rig.namespaces.remove(ns)
 
 
+class Scraper:
+    """spinlane-stat on each driver's directory (loopback, a port of its choosing), each
+    scraped every interval seconds on a thread until stop(); counts the scrapes."""
+
+    def __init__(self, rig, drivers, interval):
+        self.ports, self.scrapes, self.failed = [], 0, 0
+        self.done = threading.Event()
+        for d in drivers:
+            p = rig.start(None, [rig.env.stat, "--aeron-dir", d.dir, "--metrics-bind-address", "127.0.0.1:0"],
+                          {"PATH": "/usr/bin:/bin"}, "stat-" + d.name)
+            self.ports.append(int(p.wait_line(r"serving /metrics on 127\.0\.0\.1:(\d+)", 60).group(1)))
+        self.t = threading.Thread(target=self.run, args=(interval,), daemon=True)
+        self.t.start()
+
+    def run(self, interval):
+        while not self.done.wait(interval):
+            for port in self.ports:
+                try:
+                    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                        body = r.read()
+                    self.scrapes += 1 if re.search(rb"^spinlane_stat_up 1$", body, re.M) else 0
+                    self.failed += 0 if re.search(rb"^spinlane_stat_up 1$", body, re.M) else 1
+                except OSError:
+                    self.failed += 1
+
+    def stop(self):
+        self.done.set()
+        self.t.join(30)
+
+
 def run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag):
     ip_a, ip_b = "10.60.0.1", "10.60.0.2"
+    arm, _, scrape = arm.partition("+")
     base = dict(PROFILES[profile])
     pin_a, pin_b = (["taskset", "-c", cpus[0]], ["taskset", "-c", cpus[1]]) if args.pin else ([], [])
     if arm == "kernel":
@@ -81,6 +118,7 @@ def run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag):
                     wrap=pin_b)
     da.ready(90)
     db.ready(90)
+    scraper = Scraper(rig, (da, db), args.scrape_interval) if scrape == "stat" else None
     pong = rig.start(ns_b, pin_b + [rig.env.tool("cpong"), "-p", db.dir, "-c",
                                   "aeron:udp?endpoint=%s:40500" % ip_b, "-C", "aeron:udp?endpoint=%s:40501" % ip_a],
                      {"PATH": "/usr/bin:/bin"}, "cpong")
@@ -90,6 +128,8 @@ def run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag):
                      {"PATH": "/usr/bin:/bin"}, "cping")
     rc = ping.wait(args.timeout)
     out = ping.output()
+    if scraper:
+        scraper.stop()
     pong.stop(20)
     errs = sum(d.errors()[0] for d in (da, db))
     for d in (da, db):
@@ -98,6 +138,7 @@ def run_in(rig, arm, profile, args, cpus, ns_a, ns_b, tag):
         raise Fail("cping exited %d:\n%s" % (rc, out[-2000:]))
     r = cping_percentiles(out)
     r["errors"] = errs
+    r["scrapes"] = "%d (%d failed)" % (scraper.scrapes, scraper.failed) if scraper else "-"
     return r
 
 
@@ -110,10 +151,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--arms", default="kernel,af_packet,memif")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--scrape-interval", type=float, default=1.0, help="seconds between scrapes of an ARM+stat arm")
     ap.add_argument("--pin", action="store_true", help="side A on CPU 0, side B on CPU 1 (default: the scheduler places)")
     args = ap.parse_args()
     env = Env()
     env.lib = env.lib_release  # measure the release build, not the thread-checking one
+    if "+stat" in args.arms and not os.access(env.stat, os.X_OK):
+        print("an ARM+stat arm needs SPINLANE_STAT (the spinlane-stat binary)", file=sys.stderr)
+        return 2
     rig = Rig(env, "p")
     cpus = ["0", "1"] if os.cpu_count() >= 2 else ["0", "0"]
     ver = subprocess.run([env.tool("aeronmd"), "-v"], stdout=subprocess.PIPE, text=True).stdout.strip()
@@ -122,19 +167,20 @@ def main():
     print("Aeron ping/pong: cping -m %d -w %d -L %d; profile %s %s; %s; %d CPUs online; %s; rounds %d" %
           (args.messages, args.warmup, args.length, args.profile, PROFILES[args.profile], where, os.cpu_count(), ver,
            args.rounds), flush=True)
-    print("%-10s %5s %9s %9s %9s %9s %9s %7s %6s %s" % ("arm", "round", "p50 us", "p90 us", "p99 us", "p99.9 us",
-                                                        "max us", "count", "errors", "loadavg"), flush=True)
+    print("%-14s %5s %9s %9s %9s %9s %9s %7s %6s %7s %s" % ("arm", "round", "p50 us", "p90 us", "p99 us", "p99.9 us",
+                                                             "max us", "count", "errors", "loadavg", "scrapes"),
+          flush=True)
     for rnd in range(args.rounds):
         for arm in args.arms.split(","):
             try:
                 r = run_arm(rig, arm, args.profile, args, cpus, rnd)
                 with open("/proc/loadavg") as f:
                     load = f.read().split()[0]  # other jobs on the machine: a figure is worth what this says
-                print("%-10s %5d %9.2f %9.2f %9.2f %9.2f %9.2f %7d %6d %s" % (arm, rnd + 1, r["p50"], r["p90"], r["p99"],
-                                                                             r["p99.9"], r["max"], r["count"],
-                                                                             r["errors"], load), flush=True)
+                print("%-14s %5d %9.2f %9.2f %9.2f %9.2f %9.2f %7d %6d %7s %s" %
+                      (arm, rnd + 1, r["p50"], r["p90"], r["p99"], r["p99.9"], r["max"], r["count"], r["errors"], load,
+                       r["scrapes"]), flush=True)
             except Fail as e:
-                print("%-10s %5d FAILED: %s" % (arm, rnd + 1, e), flush=True)
+                print("%-14s %5d FAILED: %s" % (arm, rnd + 1, e), flush=True)
     return 0
 
 

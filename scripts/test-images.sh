@@ -182,7 +182,7 @@ same_build() { # same_build IMAGE_ROOT BUILD_ROOT FILE...
   done
 }
 same_build "$agent_root" "$agent_build_root" /usr/local/bin/spinlane-agent /usr/local/bin/spinlane-agent-run
-same_build "$driver_root" "$build_root" /usr/local/bin/spinlane-launch /usr/local/bin/aeronmd \
+same_build "$driver_root" "$build_root" /usr/local/bin/spinlane-launch /usr/local/bin/aeronmd /usr/local/bin/spinlane-stat \
   /usr/local/lib/libspinlane_aeron.so /usr/local/lib/libaeron_driver.so /usr/local/lib/libaeron.so
 echo "the images ship the binaries of their build stages"
 
@@ -229,7 +229,7 @@ echo "driver: the EAL's driver folder ${pmds#"$driver_root"}: $(cd "$pmds" && ls
 for pmd in librte_net_ena librte_net_mana librte_mempool_ring; do
   ls "$pmds/$pmd".so.* >/dev/null 2>&1 || fail "driver image: no $pmd in ${pmds#"$driver_root"}"
 done
-for f in /usr/local/lib/libspinlane_aeron.so /usr/local/bin/aeronmd /usr/local/bin/spinlane-launch; do
+for f in /usr/local/lib/libspinlane_aeron.so /usr/local/bin/aeronmd /usr/local/bin/spinlane-launch /usr/local/bin/spinlane-stat; do
   echo "driver: ldd $f:"
   chroot "$driver_root" /usr/bin/ldd "$f" | sed 's/ (0x[0-9a-f]*)//; s/^[[:space:]]*/    /'
 done
@@ -253,6 +253,9 @@ bind_sys "$driver_root"
 step "versions"
 chroot "$agent_root" /usr/local/bin/spinlane-agent --version
 chroot "$driver_root" /usr/local/bin/spinlane-launch --version
+chroot "$driver_root" /usr/local/bin/spinlane-stat --version | tee "$tmp/stat-version"
+grep -qx "spinlane-stat $(chroot "$driver_root" /usr/local/bin/spinlane-launch --version | cut -d' ' -f2)" "$tmp/stat-version" ||
+  fail "the driver image's spinlane-stat --version does not match spinlane-launch's"
 chroot "$driver_root" /usr/local/bin/aeronmd -v </dev/null 2>&1 | head -n1 | tee "$tmp/aeronmd-version"
 grep -q 'major 1 minor 52 patch 2' "$tmp/aeronmd-version" || fail "the driver image's aeronmd is not Aeron 1.52.2"
 

@@ -6,7 +6,8 @@ each program run by chroot: the image's aeronmd with its libspinlane_aeron.so on
 net_af_packet over a veth in one network namespace, the image's aeronmd without the
 bindings (stock Aeron, kernel UDP) in another; Aeron's cping (stock side) and cpong (bypass
 side) pass messages both ways; then spinlane-launch --check-only in a pod view passes every
-check, aeron-bindings included. Namespaces, veths, processes and files are the rig's
+check, aeron-bindings included; the image's spinlane-stat serves the bypass driver's
+counters on /metrics. Namespaces, veths, processes and files are the rig's
 (tests/driver/aeron/aeronrig.py): removed at exit, also on failure.
 
 usage: image_bypass.py ROOT TOOLS   (TOOLS: the folder of cping, cpong, AeronStat inside ROOT)"""
@@ -99,6 +100,28 @@ def ping_pong(rig, root, tools, a, b, n):
     return out
 
 
+def stat_scrape(rig, root, a, want):
+    """The image's spinlane-stat on A's Aeron directory (loopback, a port of its choosing):
+    Aeron's and spinlane's counters, the port's with its NIC label."""
+    import urllib.request
+    st = rig.start(None, [CHROOT, root, "/usr/local/bin/spinlane-stat", "--aeron-dir", a.dir,
+                          "--metrics-bind-address", "127.0.0.1:0"], {"PATH": "/usr/local/bin:/usr/bin:/bin"},
+                   "spinlane-stat")
+    port = int(st.wait_line(r"serving /metrics on 127\.0\.0\.1:(\d+)", 60).group(1))
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=30) as r:
+        text = r.read().decode()
+    st.stop(30)
+
+    def value(rx):
+        m = re.search(rx, text, re.M)
+        return int(m.group(1)) if m else None
+    rx = value(r'^spinlane_port_rx_datagrams_total\{nic="net_af_packet0",ipv4="%s/24"\} (\d+)$' % A_IP)
+    got = value(r"^aeron_bytes_received_total (\d+)$")
+    if value(r"^spinlane_stat_up (\d+)$") != 1 or rx is None or rx < want or not got:
+        raise Fail("spinlane-stat's /metrics (rx datagrams %s, want >= %d; bytes received %s):\n%s" %
+                   (rx, want, got, text[:3000]))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -139,6 +162,7 @@ def main():
         ok = False
     c.ok(ok, "the pings came in and the pongs went out through DPDK (A: %d rx, %d tx datagrams, %d each expected)"
          % (seen.get("rx", 0), seen.get("tx", 0), want))
+    c.run("the image's spinlane-stat serves the bypass driver's counters on /metrics", stat_scrape, rig, root, a, want)
     for d in (a, b):
         c.run("driver %s stops on SIGTERM" % d.name, d.stop)
 

@@ -620,6 +620,20 @@ def test_example():
         for c in spec["containers"]:
             tc = "%s container %s" % (t, c["name"])
             cmd = c.get("command", [])
+            if cmd == ["spinlane-stat"]:
+                # the driver's counters on /metrics (docs/observability.md): a plain sidecar
+                # reading the driver's Aeron directory, Guaranteed like the rest of the pod
+                drv = [x for x in spec["containers"] if x.get("command", [])[:1] == ["spinlane-launch"]]
+                aeron_dir = [e["value"] for x in drv for e in x.get("env", []) if e["name"] == "AERON_DIR"]
+                check(aeron_dir and "--aeron-dir=%s" % aeron_dir[0] in c.get("args", []),
+                      "%s: --aeron-dir is not the driver's AERON_DIR %s: %s" % (tc, aeron_dir, c.get("args")))
+                check(c["resources"].get("requests") == c["resources"].get("limits"), "%s: requests != limits" % tc)
+                check(drv and c["image"] == drv[0]["image"], "%s: not the driver's image" % tc)
+                check(any(m["name"] == "aeron" and m.get("readOnly") for m in c.get("volumeMounts", [])),
+                      "%s: does not mount the Aeron directory read-only" % tc)
+                check(pod["metadata"]["labels"].get("spinlane.io/driver-metrics") == "true",
+                      "%s: the pod lacks the PodMonitor's label spinlane.io/driver-metrics" % tc)
+                continue
             check(cmd[:1] == ["spinlane-launch"] and "--" in cmd, "%s: command %s does not start with spinlane-launch --" % (tc, cmd))
             req = c.get("resources", {}).get("requests", {})
             lim = c.get("resources", {}).get("limits", {})

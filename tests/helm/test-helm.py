@@ -1601,11 +1601,154 @@ def test_kubeschema():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- driver metrics
+
+PROM = ["--api-versions", "monitoring.coreos.com/v1"]
+EXAMPLE = ["--set", "example.enabled=true"]
+
+
+def exprs_of(text):
+    """The metric names (aeron_*, spinlane_*) a text of PromQL expressions names."""
+    return set(re.findall(r"\b((?:aeron|spinlane)_[a-z0-9_]+)\b", text))
+
+
+def stat_names():
+    """The metric names spinlane-stat emits: its fixed families (string literals of
+    driver/stat/stat-prom.c) and the ones it makes of spinlane's counter labels
+    (driver/aeron/spa-counters.c's tables: "spinlane_port_<name>_total",
+    "spinlane_agent_<name>_total", by stat_prom_name's rule)."""
+    def name(x):
+        return re.sub(r"[^a-z0-9]+", "_", x.lower()).strip("_")
+    with open(os.path.join(SRC, "driver", "stat", "stat-prom.c")) as f:
+        out = set(re.findall(r'"((?:aeron|spinlane)_[a-z0-9_]+)"', f.read()))
+    with open(os.path.join(SRC, "driver", "aeron", "spa-counters.c")) as f:
+        src = f.read()
+    fixed = src[src.index("fixed[SPA_PC__FIXED]"):src.index("agent_names[")]
+    for n in re.findall(r'\{ "([^"]+)",', fixed):
+        if n != "drops total":
+            out.add("spinlane_port_%s_total" % name(n))
+    agents = src[src.index("agent_names["):src.index("void spa_counter_name")]
+    for n in re.findall(r'= "([^"]+)"', agents):
+        out.add("spinlane_agent_lcore_id" if n == "lcore id" else "spinlane_agent_%s_total" % name(n))
+    return out
+
+
+def test_driver_metrics():
+    yaml = need_yaml()
+    # the sidecar: a plain container with explicit args, the Aeron directory read-only
+    docs = template(*EXAMPLE)
+    if docs is None:
+        return
+    kinds = {d["kind"] for d in docs}
+    check(not kinds & {"PodMonitor", "PrometheusRule"}, "no Prometheus Operator CRDs: no PodMonitor/PrometheusRule: %s" % kinds)
+    meta, spec = [(m, sp) for n, m, sp in pods(docs) if n.startswith("Deployment")][0]
+    cs = {c["name"]: c for c in spec["containers"]}
+    st = cs.get("stat")
+    if check(st is not None, "the example pod has the stat sidecar: %s" % sorted(cs)):
+        check(st["command"] == ["spinlane-stat"] and st["args"] == ["--aeron-dir=/dev/shm/aeron",
+                                                                  "--metrics-bind-address=127.0.0.1:9472"],
+              "stat's command and args: %s %s" % (st["command"], st.get("args")))
+        check(st["image"] == cs["media-driver"]["image"], "stat runs the driver image")
+        check("ports" not in st, "loopback: no container port")
+        mnt = [m for m in st["volumeMounts"] if m["name"] == "aeron"]
+        drv = [m for m in cs["media-driver"]["volumeMounts"] if m["name"] == "aeron"]
+        check(mnt and mnt[0]["mountPath"] == drv[0]["mountPath"] and mnt[0].get("readOnly") is True,
+              "stat mounts the driver's Aeron directory read-only: %s" % mnt)
+        check(st["securityContext"].get("capabilities", {}).get("drop") == ["ALL"] and
+              st["securityContext"].get("allowPrivilegeEscalation") is False, "stat has no capabilities")
+    for c in spec["containers"]:  # Guaranteed QoS: every container requests = limits
+        check(c["resources"].get("requests") == c["resources"].get("limits"), "%s: requests != limits" % c["name"])
+    check(meta["labels"].get("spinlane.io/driver-metrics") == "true", "the example pod carries the PodMonitor's label")
+    check("kube-rbac-proxy" not in cs and "serviceAccountName" not in spec, "no proxy by default")
+    docs = template(*(EXAMPLE + ["--set", "driverMetrics.sidecar=false"]))
+    if docs is not None:
+        meta, spec = [(m, sp) for n, m, sp in pods(docs) if n.startswith("Deployment")][0]
+        check("stat" not in {c["name"] for c in spec["containers"]} and "spinlane.io/driver-metrics" not in meta["labels"],
+              "driverMetrics.sidecar=false: no sidecar, no label")
+
+    # with the CRDs: the PrometheusRule by default; the PodMonitor needs a way in
+    docs = template(*(EXAMPLE + PROM))
+    if docs is not None:
+        rules = objs(docs, "PrometheusRule")
+        check(len(rules) == 1 and not objs(docs, "PodMonitor"), "CRDs: one PrometheusRule, no PodMonitor by default")
+        if rules:
+            alerts = {r["alert"]: r for g in rules[0]["spec"]["groups"] for r in g["rules"]}
+            for a in ("SpinlaneDriverNakRate", "SpinlaneNicDrops", "SpinlaneDriverErrors", "SpinlaneSubscriberLag",
+                      "SpinlaneDriverLossGapFills", "SpinlaneDriverHeartbeatStale", "SpinlaneDriverMetricsDown"):
+                check(a in alerts, "PrometheusRule has %s" % a)
+            check("> 100" in alerts["SpinlaneDriverNakRate"]["expr"] and "> 8388608" in alerts["SpinlaneSubscriberLag"]["expr"],
+                  "thresholds from values: %s" % alerts["SpinlaneDriverNakRate"]["expr"])
+            check(all("{{ $labels." in r["annotations"]["description"] or "$labels" not in r["annotations"]["description"]
+                      for r in alerts.values()), "annotations keep Prometheus's own templates")
+    r = helm("template", "spinlane", CHART, "-f", os.path.join(SRC, "tests", "helm", "values-images.yaml"),
+             *(PROM + ["--set", "driverMetrics.podMonitor.enabled=true"]))
+    check(r.returncode != 0 and "needs a way in" in r.stderr, "a PodMonitor on loopback is refused: %s" % r.stderr[-200:])
+    r = helm("template", "spinlane", CHART, "-f", os.path.join(SRC, "tests", "helm", "values-images.yaml"),
+             *(PROM + ["--set", "driverMetrics.podMonitor.enabled=true", "--set", "driverMetrics.kubeRbacProxy.enabled=true"]))
+    check(r.returncode != 0 and "bearerTokenSecret.name" in r.stderr, "a PodMonitor through the proxy without a token is refused")
+    docs = template(*(EXAMPLE + PROM + ["--set", "driverMetrics.podMonitor.enabled=true", "--set", "driverMetrics.bindAddress="]))
+    if docs is not None:
+        pm = objs(docs, "PodMonitor")
+        meta, spec = [(m, sp) for n, m, sp in pods(docs) if n.startswith("Deployment")][0]
+        st = [c for c in spec["containers"] if c["name"] == "stat"][0]
+        check(st["args"][1] == "--metrics-bind-address=:9472" and st.get("ports", [{}])[0].get("name") == "stat-metrics",
+              "bindAddress \"\": every address, a named port: %s %s" % (st["args"], st.get("ports")))
+        if check(len(pm) == 1, "PodMonitor rendered"):
+            sel = pm[0]["spec"]["selector"]["matchLabels"]
+            check(all(meta["labels"].get(k) == v for k, v in sel.items()), "the PodMonitor selects the example pod")
+            check(pm[0]["spec"]["podMetricsEndpoints"][0]["port"] == "stat-metrics", "PodMonitor port")
+    docs = template(*(EXAMPLE + PROM + ["--set", "driverMetrics.podMonitor.enabled=true", "--set",
+                                        "driverMetrics.kubeRbacProxy.enabled=true", "--set",
+                                        "driverMetrics.podMonitor.bearerTokenSecret.name=scraper"]))
+    if docs is not None:
+        pm = objs(docs, "PodMonitor")[0]["spec"]["podMetricsEndpoints"][0]
+        meta, spec = [(m, sp) for n, m, sp in pods(docs) if n.startswith("Deployment")][0]
+        cs = {c["name"]: c for c in spec["containers"]}
+        check(pm["port"] == "https-stat" and pm["scheme"] == "https" and
+              pm["authorization"]["credentials"] == {"name": "scraper", "key": "token"}, "PodMonitor through the proxy: %s" % pm)
+        px = cs.get("kube-rbac-proxy")
+        if check(px is not None, "the proxy sidecar"):
+            check("--upstream=http://127.0.0.1:9472/" in px["args"] and px["ports"][0]["name"] == "https-stat",
+                  "the proxy forwards to spinlane-stat: %s" % px["args"])
+            check(all(m["name"] != "api-token" for c in spec["containers"] if c["name"] != "kube-rbac-proxy"
+                      for m in c.get("volumeMounts", [])), "only the proxy mounts the token")
+        sa = spec.get("serviceAccountName")
+        crb = [b for b in objs(docs, "ClusterRoleBinding") if any(s_.get("name") == sa for s_ in b["subjects"])]
+        check(sa and any(x["metadata"]["name"] == sa for x in objs(docs, "ServiceAccount")) and crb,
+              "the example pod's own account, bound for TokenReview/SubjectAccessReview")
+
+    # the dashboard: a ConfigMap behind a value, the same JSON as deploy/monitoring's
+    docs = template(*["--set", "driverMetrics.dashboard.enabled=true"])
+    with open(os.path.join(CHART, "files", "spinlane-driver-dashboard.json")) as f:
+        dash_text = f.read()
+    with open(os.path.join(SRC, "deploy", "monitoring", "spinlane-driver-dashboard.json")) as f:
+        check(f.read() == dash_text, "deploy/monitoring/spinlane-driver-dashboard.json is the chart's dashboard")
+    if docs is not None:
+        cm = [d for d in docs if d["kind"] == "ConfigMap" and "spinlane-driver-dashboard.json" in d.get("data", {})]
+        if check(len(cm) == 1, "the dashboard ConfigMap"):
+            check(cm[0]["metadata"]["labels"].get("grafana_dashboard") == "1", "the Grafana sidecar's label")
+            check(json.loads(cm[0]["data"]["spinlane-driver-dashboard.json"]) == json.loads(dash_text),
+                  "the ConfigMap holds the dashboard")
+
+    # every metric the dashboard and the alerts query is one spinlane-stat emits
+    dash = json.loads(dash_text)
+    queries = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+    queries += [v["definition"] for v in dash["templating"]["list"] if "definition" in v]
+    docs = template(*PROM) or []
+    queries += [r["expr"] for pr in objs(docs, "PrometheusRule") for g in pr["spec"]["groups"] for r in g["rules"]]
+    named = set().union(*(exprs_of(q) for q in queries))
+    known = stat_names()
+    print("driver metrics: %d queries name %d metrics; spinlane-stat emits %d names" % (len(queries), len(named), len(known)))
+    check(len(named) >= 20 and not named - known, "metrics queried that spinlane-stat does not emit: %s" % sorted(named - known))
+    for must in ("aeron_naks_sent_total", "spinlane_port_drops_total", "aeron_errors_total", "aeron_subscription_lag_bytes"):
+        check(must in named, "the dashboard/alerts cover %s" % must)
+
+
 def main(argv):
     global HELM, KUBECTL
     tests = {"lint": test_lint, "render": test_render, "schema": test_schema, "fail": test_fail, "policy": test_policy,
              "config": test_config, "readme": test_readme, "notes": test_notes, "docs": test_docs, "images": test_images,
-             "kubeschema": test_kubeschema, "dra": test_dra}
+             "kubeschema": test_kubeschema, "dra": test_dra, "driver-metrics": test_driver_metrics}
     if len(argv) != 2 or argv[1] not in tests:
         print("usage: test-helm.py %s" % "|".join(tests), file=sys.stderr)
         return 2

@@ -63,6 +63,7 @@ class Env:
         self.lib_release = os.environ.get("SPINLANE_AERON_LIB_RELEASE", self.lib)
         self.msgs = os.environ.get("SPINLANE_AERON_MSGS", "")
         self.launch = os.environ.get("SPINLANE_LAUNCH", "")
+        self.stat = os.environ.get("SPINLANE_STAT", "")
         for tool in ("aeronmd", "AeronStat", "ErrorStat", "cping", "cpong"):
             if not os.access(os.path.join(self.bin, tool), os.X_OK):
                 skip("no %s in the Aeron build tree (%s): build Aeron's C samples and tools there" % (tool, self.bin))

@@ -15,15 +15,22 @@ real DPDK vdevs. Cases (argv[1]):
            (contract) or refuses the channel and keeps serving; nothing hangs.
   launch   spinlane-launch in a pod view starts the bypass driver by default (its own
            contract from the allocation, the release library, Aeron's low-latency profile
-           with noop sender/receiver): every check passes, the driver serves both ways."""
+           with noop sender/receiver): every check passes, the driver serves both ways.
+  stat     spinlane-stat over the bypass driver's CnC file, parsed with prometheus_client:
+           Aeron's and spinlane's counters with their labels, stream positions and lags
+           while streams flow, values that move with traffic and with injected faults
+           (Aeron's loss interceptor: NAKs, retransmits; datagrams to a port nobody
+           serves: the port's no_endpoint drops), equal to AeronStat read between two
+           scrapes, and the driver restarted under it (a new file, remapped)."""
 
 import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aeronrig import Check, Driver, Env, Fail, LaunchedDriver, Rig, msgs, pod_view, skip, transfer, wait_for  # noqa: E402
+from aeronrig import Check, Driver, Env, Fail, LaunchedDriver, Rig, msgs, pod_view, sh, skip, transfer, wait_for  # noqa: E402
 
 A_IP, B_IP = "10.55.0.1", "10.55.0.2"
 
@@ -437,9 +444,230 @@ def case_install(env):
     return c.done()
 
 
+# AeronStat's labels of Aeron's system counters and spinlane-stat's names for them (the
+# oracle of the comparison: spinlane-stat names them by id, AeronStat prints the label)
+SYSTEM = {"Bytes sent": "aeron_bytes_sent_total", "Bytes received": "aeron_bytes_received_total",
+          "NAKs sent": "aeron_naks_sent_total", "NAKs received": "aeron_naks_received_total",
+          "Status Messages sent": "aeron_status_messages_sent_total",
+          "Status Messages received": "aeron_status_messages_received_total",
+          "Heartbeats sent": "aeron_heartbeats_sent_total", "Heartbeats received": "aeron_heartbeats_received_total",
+          "Retransmits sent": "aeron_retransmits_sent_total", "Invalid packets": "aeron_invalid_packets_total",
+          "Short sends": "aeron_short_sends_total", "Loss gap fills": "aeron_loss_gap_fills_total",
+          "Client liveness timeouts": "aeron_client_timeouts_total",
+          "Retransmitted bytes": "aeron_retransmitted_bytes_total",
+          "Sender flow control limits, i.e. back-pressure events": "aeron_sender_flow_control_limits_total"}
+POSITIONS = {"pub-lmt": "publisher_limit", "snd-pos": "sender_position", "rcv-hwm": "receiver_hwm",
+             "sub-pos": "subscriber_position", "rcv-pos": "receiver_position", "snd-lmt": "sender_limit",
+             "pub-pos (sampled)": "publisher_position"}
+
+
+def stat_key(label):
+    """The (sample name, labels) spinlane-stat gives the counter AeronStat prints as label."""
+    def name(s):
+        return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
+    if label in SYSTEM:
+        return (SYSTEM[label], frozenset())
+    if label.startswith("Errors: version="):
+        return ("aeron_errors_total", frozenset())
+    m = re.match(r"^spinlane (.+): (\S+) (\S+)$", label)
+    if m:
+        base = {"nic": m.group(2), "ipv4": m.group(3)}
+        if m.group(1).startswith("drop "):
+            return ("spinlane_port_drops_total", frozenset(dict(base, reason=m.group(1)[5:]).items()))
+        if m.group(1) == "drops total":
+            return ("spinlane_port_dropped_frames_total", frozenset(base.items()))
+        return ("spinlane_port_%s_total" % name(m.group(1)), frozenset(base.items()))
+    m = re.match(r"^spinlane (sender|receiver|conductor) (.+)$", label)
+    if m:
+        n = name(m.group(2))
+        return ("spinlane_agent_lcore_id" if n == "lcore_id" else "spinlane_agent_%s_total" % n,
+                frozenset({"agent": m.group(1)}.items()))
+    m = re.match(r"^(.+?): (-?\d+) (-?\d+) (-?\d+) (\S+)", label)
+    if m and m.group(1) in POSITIONS:
+        return ("aeron_stream_position_bytes", frozenset({"position": POSITIONS[m.group(1)], "channel": m.group(5),
+                                                         "stream_id": m.group(4), "session_id": m.group(3),
+                                                         "registration_id": m.group(2)}.items()))
+    return None
+
+
+class Stat:
+    """spinlane-stat on a driver's Aeron directory, on a loopback port of its choosing."""
+
+    def __init__(self, rig, driver):
+        self.proc = rig.start(None, [rig.env.stat, "--aeron-dir", driver.dir, "--metrics-bind-address",
+                                     "127.0.0.1:0"], {"PATH": "/usr/bin:/bin"}, "spinlane-stat")
+        m = self.proc.wait_line(r"serving /metrics on 127\.0\.0\.1:(\d+)", 60)
+        self.port = int(m.group(1))
+
+    def text(self):
+        import urllib.request
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port, timeout=30) as r:
+            if r.status != 200 or not r.headers["Content-Type"].startswith("text/plain; version=0.0.4"):
+                raise Fail("/metrics answered %s %s" % (r.status, r.headers["Content-Type"]))
+            return r.read().decode()
+
+    def scrape(self):
+        """{(sample name, frozenset(labels)): value}, parsed by prometheus_client."""
+        from prometheus_client.parser import text_string_to_metric_families
+        out = {}
+        for fam in text_string_to_metric_families(self.text()):
+            for s in fam.samples:
+                k = (s.name, frozenset(s.labels.items()))
+                if k in out:
+                    raise Fail("series %s twice in one scrape" % (k,))
+                out[k] = s.value
+        return out
+
+
+def one(scrape, name, **labels):
+    """The value of the one series of name whose labels include labels (None: none)."""
+    vals = [v for (n, ls), v in scrape.items() if n == name and set(labels.items()) <= set(ls)]
+    return sum(vals) if vals else None
+
+
+def case_stat(env):
+    try:
+        import prometheus_client.parser  # noqa: F401
+    except ImportError:
+        skip("no prometheus_client for %s (Debian package python3-prometheus-client)" % sys.executable)
+    if not env.stat or not os.access(env.stat, os.X_OK):
+        skip("no spinlane-stat binary (SPINLANE_STAT)")
+    c = Check()
+    rig = Rig(env, "s")
+    ns_a, ns_b = rig.netns("A"), rig.netns("B")
+    va, vb = rig.veth(ns_a, ns_b, addr_b=B_IP + "/24")
+    nics, vdev = shared_nic(va, A_IP)
+    loss = {"AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS": "loss",
+            "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_LOSS_ARGS": "rate=0.05|seed=11|recv-msg-mask=0x2"}  # DATA frames
+    a = Driver(rig, ns_a, "A", nics, vdev, extra=loss).ready()
+    b = Driver(rig, ns_b, "B", extra=loss).ready()
+    st = Stat(rig, a)
+    tag = "stat"
+    s0 = st.scrape()
+    c.ok(one(s0, "spinlane_stat_up") == 1, tag + ": spinlane_stat_up 1 on the running driver's CnC file")
+    c.ok(one(s0, "aeron_driver_pid") == a.proc.p.pid, tag + ": aeron_driver_pid is the driver's pid (%s, %s)" %
+         (one(s0, "aeron_driver_pid"), a.proc.p.pid))
+    c.ok(one(s0, "spinlane_port_rx_frames_total", nic="net_af_packet0", ipv4=A_IP + "/24") is not None,
+         tag + ": the port's counters carry its NIC and address")
+    c.ok(one(s0, "spinlane_agent_lcore_id", agent="sender") is not None, tag + ": the agents' counters by agent")
+
+    # streams both ways, kept open: positions and lags while they flow
+    ch_a, ch_b = unicast(A_IP, 40300), unicast(B_IP, 40301)
+    sub_a = msgs(rig, a, "sub", ch_a, 10 ** 9, 256, 3001, timeout=600)
+    sub_b = msgs(rig, b, "sub", ch_b, 10 ** 9, 256, 3002, timeout=600)
+    sub_a.wait_line(r"^READY$", 60)
+    sub_b.wait_line(r"^READY$", 60)
+    pub_b = msgs(rig, b, "pub", ch_a, 3000, 256, 3001, timeout=600)
+    pub_a = msgs(rig, a, "pub", ch_b, 3000, 256, 3002, timeout=600)
+    pub_a.wait_line(r"^OFFERED 3000$", 300)
+    pub_b.wait_line(r"^OFFERED 3000$", 300)
+
+    def streams(s):
+        return (one(s, "aeron_stream_position_bytes", position="subscriber_position", stream_id="3001",
+                    channel=ch_a) or 0) > 0 and \
+            one(s, "aeron_subscription_lag_bytes", stream_id="3001", channel=ch_a) is not None and \
+            one(s, "aeron_stream_position_bytes", position="publisher_limit", stream_id="3002", channel=ch_b) \
+            is not None and one(s, "aeron_stream_position_bytes", position="sender_position", stream_id="3002") \
+            is not None and one(s, "aeron_stream_position_bytes", position="receiver_hwm", stream_id="3001") \
+            is not None
+    last = {}
+
+    def seen(pred):
+        last["s"] = st.scrape()
+        return pred(last["s"])
+    c.run(tag + ": stream positions (publisher limit, sender position, receiver high-water mark, subscriber "
+          "position) and the subscriber's lag, labelled by channel and stream", wait_for, lambda: seen(streams), 60,
+          "stream series")
+    s1 = last.get("s", {})
+    lag = one(s1, "aeron_subscription_lag_bytes", stream_id="3001", channel=ch_a)
+    c.ok(lag is not None and lag >= 0, tag + ": the subscriber's lag is a byte count (%s)" % lag)
+    window = one(s1, "aeron_publication_window_bytes", stream_id="3002")
+    c.ok(window is not None and window > 0, tag + ": the publication's window before back pressure (%s)" % window)
+    unsent = one(s1, "aeron_publication_unsent_bytes", stream_id="3002")
+    c.ok(unsent is not None and unsent >= 0, tag + ": the publication's unsent bytes (%s)" % unsent)
+
+    def moved(s):
+        return all((one(s, n) or 0) > 0 for n in ("aeron_naks_sent_total", "aeron_naks_received_total",
+                                                  "aeron_retransmits_sent_total")) and \
+            one(s, "aeron_bytes_sent_total") > one(s0, "aeron_bytes_sent_total") and \
+            one(s, "spinlane_port_tx_datagrams_total", nic="net_af_packet0") > \
+            one(s0, "spinlane_port_tx_datagrams_total", nic="net_af_packet0")
+    c.run(tag + ": bytes, datagrams, NAKs sent and received, retransmits moved with the traffic and the loss",
+          wait_for, lambda: seen(moved), 60, "counters to move")
+
+    # a fault on the port: datagrams to a UDP port nobody serves are dropped (no_endpoint)
+    before = one(st.scrape(), "spinlane_port_drops_total", reason="no_endpoint") or 0
+    sh("ip netns exec %s python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+       "[s.sendto(b'x' * 32, ('%s', 9)) for _ in range(20)]\"" % (ns_b, A_IP))
+    c.run(tag + ": datagrams to a port nobody serves: spinlane_port_drops_total{reason=\"no_endpoint\"} went up",
+          wait_for, lambda: seen(lambda s: (one(s, "spinlane_port_drops_total", reason="no_endpoint") or 0) >=
+                                 before + 20), 60, "no_endpoint drops")
+
+    # AeronStat read between two scrapes: every counter it shows that spinlane-stat names
+    # lies between the two (counters and positions only grow; the rest stand still)
+    s1 = st.scrape()
+    aeronstat = a.counters()
+    s2 = st.scrape()
+    compared, bad = 0, []
+    for label, v in aeronstat.items():
+        k = stat_key(label)
+        if k is None or k not in s1 or k not in s2:
+            continue
+        compared += 1
+        if not s1[k] <= v <= s2[k]:
+            bad.append("%s = %d, spinlane-stat %s then %s" % (label, v, s1[k], s2[k]))
+    c.ok(compared >= 40 and not bad, tag + ": %d counters equal AeronStat's at the same moment" % compared,
+         "\n".join(bad))
+    spin = [lb for lb in aeronstat if lb.startswith("spinlane ")]
+    missing = [lb for lb in spin if stat_key(lb) not in s2]
+    c.ok(spin and not missing, tag + ": every spinlane counter AeronStat shows (%d) is on /metrics" % len(spin),
+         "\n".join(missing))
+
+    # every metric the chart's dashboard and alerts query is in this scrape
+    chart = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "helm", "spinlane", "files")
+    with open(os.path.join(chart, "spinlane-driver-dashboard.json")) as f:
+        text = f.read()
+    with open(os.path.join(chart, "spinlane-driver-rules.yaml")) as f:
+        text += "".join(ln for ln in f if ln.strip().startswith("expr:"))
+    queried = set(re.findall(r"\b((?:aeron|spinlane)_[a-z0-9_]+)\b", text))
+    names = {n for n, _ in s2}
+    c.ok(len(queried) >= 20 and queried <= names, tag + ": every metric the dashboard and the alerts query (%d) is "
+         "on /metrics" % len(queried), "missing: %s" % sorted(queried - names))
+
+    for p in (pub_a, pub_b, sub_a, sub_b):
+        p.stop(30)
+    # the driver restarted under it: the old file stands still, the new one is mapped
+    old_pid = a.proc.p.pid
+    remaps = one(st.scrape(), "spinlane_stat_cnc_remaps_total")
+    a.stop()
+    s3 = st.scrape()
+    hb = one(s3, "aeron_driver_heartbeat_timestamp_seconds")
+    time.sleep(1.5)  # not a wait for an event: the heartbeat of a stopped driver must stand still
+    s4 = st.scrape()
+    c.ok(one(s4, "spinlane_stat_up") == 0 or one(s4, "aeron_driver_heartbeat_timestamp_seconds") == hb,
+         tag + ": a stopped driver's heartbeat stands still (or its file is gone)")
+    a2 = Driver(rig, ns_a, "A", nics, vdev, extra=loss).ready()
+    c.run(tag + ": the driver restarted: spinlane-stat maps the new file (pid %d -> %d)" % (old_pid, a2.proc.p.pid),
+          wait_for, lambda: seen(lambda s: one(s, "aeron_driver_pid") == a2.proc.p.pid and
+                                 one(s, "spinlane_stat_up") == 1 and
+                                 one(s, "spinlane_stat_cnc_remaps_total") > remaps and
+                                 one(s, "spinlane_port_rx_frames_total", nic="net_af_packet0") is not None), 60,
+          "the new driver on /metrics")
+    c.run(tag + ": traffic through the restarted driver", transfer, rig, b, ch_a, a2, ch_a, 500, 64, 3003)
+    c.run(tag + ": its counters on /metrics moved", wait_for, lambda: seen(
+        lambda s: (one(s, "spinlane_port_rx_datagrams_total", nic="net_af_packet0") or 0) > 0), 60,
+        "the new driver's counters")
+    st.proc.stop(30)
+    c.ok(st.proc.p.returncode == 0, tag + ": spinlane-stat exits 0 on SIGTERM (%s)" % st.proc.p.returncode,
+         st.proc.tail())
+    healthy(c, tag, a2, b)
+    stop_all(c, tag, a2, b)
+    return c.done()
+
+
 def main():
     cases = {"interop": case_interop, "memif": case_memif, "bad": case_bad, "launch": case_launch,
-             "memcheck": case_memcheck, "install": case_install}
+             "memcheck": case_memcheck, "install": case_install, "stat": case_stat}
     if len(sys.argv) != 2 or sys.argv[1] not in cases:
         print("usage: test_aeron.py %s" % "|".join(cases), file=sys.stderr)
         return 64
