@@ -38,6 +38,12 @@
 #define LAUNCH_ENV_EAL_EXTRA_ARGS "SPINLANE_EAL_EXTRA_ARGS" /* words appended to the EAL arguments */
 #define LAUNCH_ENV_POD_UID "SPINLANE_POD_UID"               /* the pod's UID (else POD_UID, HOSTNAME) */
 #define LAUNCH_ENV_AERON_LIBRARY "SPINLANE_AERON_LIBRARY"   /* the bindings library to load */
+/* The datapath check (docs/verdicts.md, datapath) */
+#define LAUNCH_ENV_DATAPATH "SPINLANE_DATAPATH"                       /* on (default) | off */
+#define LAUNCH_ENV_DATAPATH_PEER "SPINLANE_DATAPATH_PEER"             /* a.b.c.d:port of a peer's probe responder */
+#define LAUNCH_ENV_DATAPATH_MAX_P99_US "SPINLANE_DATAPATH_MAX_P99_US" /* FAIL above this round-trip p99 */
+#define LAUNCH_ENV_DATAPATH_ROUNDS "SPINLANE_DATAPATH_ROUNDS"         /* round trips per path */
+#define LAUNCH_ENV_DATAPATH_TIMEOUT_MS "SPINLANE_DATAPATH_TIMEOUT_MS" /* bound of each step */
 
 /* What spinlane-launch sets for the media driver (where the pod left it unset) and the
  * bypass driver reads; a pod may set any of them itself. */
@@ -47,6 +53,7 @@
 #define BYPASS_ENV_LINK_WAIT_MS "SPINLANE_LINK_WAIT_MS"
 #define BYPASS_ENV_HANDOFF_SLOTS "SPINLANE_HANDOFF_SLOTS"
 #define BYPASS_ENV_HOST_LOCAL "SPINLANE_HOST_LOCAL"
+#define BYPASS_ENV_PROBE_PORT "SPINLANE_PROBE_PORT" /* the probe responder's UDP port; 0 = off */
 
 /* Per role: SPINLANE_<ROLE>_<FIELD>. */
 #define BYPASS_ROLE_SENDER "SENDER"

@@ -50,7 +50,7 @@ RUN --mount=type=cache,target=/root/.cache/spinlane \
     cache="/root/.cache/spinlane/$(dpkg --print-architecture)" \
  && cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINLANE_TESTS=OFF \
       -DSPINLANE_AERON_CACHE_DIR="$cache" \
- && cmake --build build -j"$(nproc)" --target spinlane-launch spinlane_aeron spinlane-stat \
+ && cmake --build build -j"$(nproc)" --target spinlane-launch spinlane-datapath spinlane_aeron spinlane-stat \
  && cmake --install build --component driver --prefix /usr/local --strip \
  && mkdir -p /opt/aeron-tools \
  && aeron_lib=$(sed -n 's/^SPINLANE_AERON_DRIVER_LIB:FILEPATH=//p' build/CMakeCache.txt) \
@@ -72,11 +72,12 @@ RUN apt-get update \
       librte-net-ena25 librte-net-mana25 libibverbs1 ibverbs-providers \
       libjansson4 libbsd0 libuuid1 libmicrohttpd12t64 \
  && rm -rf /var/lib/apt/lists/*
-# bin/spinlane-launch, bin/aeronmd, lib/libspinlane_aeron.so, lib/libaeron_driver.so,
+# bin/spinlane-launch, bin/spinlane-datapath (the datapath check the launcher runs before
+# the driver: beside it), bin/aeronmd, lib/libspinlane_aeron.so, lib/libaeron_driver.so,
 # lib/libaeron.so (RUNPATH $ORIGIN/../lib: the launcher finds the bindings beside its bin/);
 # bin/spinlane-stat: the driver's counters on Prometheus /metrics (a sidecar of the driver
 # pod runs this image with `spinlane-stat` as its command)
-COPY --from=build /usr/local/bin/spinlane-launch /usr/local/bin/aeronmd /usr/local/bin/spinlane-stat /usr/local/bin/
+COPY --from=build /usr/local/bin/spinlane-launch /usr/local/bin/spinlane-datapath /usr/local/bin/aeronmd /usr/local/bin/spinlane-stat /usr/local/bin/
 COPY --from=build /usr/local/lib/libspinlane_aeron.so /usr/local/lib/libaeron_driver.so \
      /usr/local/lib/libaeron.so /usr/local/lib/
 # spinlane-launch checks the pod, prints its verdicts, then execs the command after

@@ -182,7 +182,7 @@ same_build() { # same_build IMAGE_ROOT BUILD_ROOT FILE...
   done
 }
 same_build "$agent_root" "$agent_build_root" /usr/local/bin/spinlane-agent /usr/local/bin/spinlane-agent-run
-same_build "$driver_root" "$build_root" /usr/local/bin/spinlane-launch /usr/local/bin/aeronmd /usr/local/bin/spinlane-stat \
+same_build "$driver_root" "$build_root" /usr/local/bin/spinlane-launch /usr/local/bin/spinlane-datapath /usr/local/bin/aeronmd /usr/local/bin/spinlane-stat \
   /usr/local/lib/libspinlane_aeron.so /usr/local/lib/libaeron_driver.so /usr/local/lib/libaeron.so
 echo "the images ship the binaries of their build stages"
 
@@ -229,7 +229,7 @@ echo "driver: the EAL's driver folder ${pmds#"$driver_root"}: $(cd "$pmds" && ls
 for pmd in librte_net_ena librte_net_mana librte_mempool_ring; do
   ls "$pmds/$pmd".so.* >/dev/null 2>&1 || fail "driver image: no $pmd in ${pmds#"$driver_root"}"
 done
-for f in /usr/local/lib/libspinlane_aeron.so /usr/local/bin/aeronmd /usr/local/bin/spinlane-launch /usr/local/bin/spinlane-stat; do
+for f in /usr/local/lib/libspinlane_aeron.so /usr/local/bin/aeronmd /usr/local/bin/spinlane-launch /usr/local/bin/spinlane-datapath /usr/local/bin/spinlane-stat; do
   echo "driver: ldd $f:"
   chroot "$driver_root" /usr/bin/ldd "$f" | sed 's/ (0x[0-9a-f]*)//; s/^[[:space:]]*/    /'
 done

@@ -264,6 +264,7 @@ static int open_port(struct spa_port *p, const struct spa_role *cfg, const char 
                 .gateway = cfg->gateway,
                 .link_wait_ms = g.cfg.link_wait_ms,
                 .no_host_local = !g.cfg.host_local,
+                .probe_port = (uint16_t)g.cfg.probe_port,
         };
         r = tr_port_open(&pc, &p->tp, err, sizeof(err));
         if (r < 0) {

@@ -39,6 +39,9 @@ static const struct {
         [SPA_PC_IGMP_RX] = { "igmp rx", offsetof(struct tr_counters, igmp_rx) },
         [SPA_PC_IGMP_TX] = { "igmp reports tx", offsetof(struct tr_counters, igmp_reports_tx) },
         [SPA_PC_DROPS_TOTAL] = { "drops total", SPA_FIELD_NONE }, /* tr_counters_drops */
+        [SPA_PC_ARP_REPROBE_TX] = { "arp reprobes tx", offsetof(struct tr_counters, arp_reprobes_tx) },
+        [SPA_PC_PROBE_RX] = { "probe requests rx", offsetof(struct tr_counters, probe_rx) },
+        [SPA_PC_PROBE_TX] = { "probe replies tx", offsetof(struct tr_counters, probe_tx) },
 };
 
 static const char *const agent_names[SPA_AC__MAX] = {
@@ -67,8 +70,10 @@ static int type_of(unsigned i)
                 return SPA_COUNTER_TYPE_PORT_TRAFFIC;
         if (i <= SPA_PC_WB_ARP)
                 return SPA_COUNTER_TYPE_PORT_WOULD_BLOCK;
-        if (i <= SPA_PC_IGMP_TX)
+        if (i <= SPA_PC_IGMP_TX || i == SPA_PC_ARP_REPROBE_TX)
                 return SPA_COUNTER_TYPE_PORT_ARP;
+        if (i == SPA_PC_PROBE_RX || i == SPA_PC_PROBE_TX)
+                return SPA_COUNTER_TYPE_PORT_PROBE;
         return SPA_COUNTER_TYPE_PORT_DROP;
 }
 

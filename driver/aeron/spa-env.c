@@ -256,6 +256,7 @@ int spa_env_parse(const char *const *envp, struct spa_config *ret, char *err, si
                 problem(&pr, BYPASS_ENV_HANDOFF_SLOTS "=%u is not a power of two", c.handoff_slots);
                 ok = false;
         }
+        parse_u32(envp, &pr, BYPASS_ENV_PROBE_PORT, 0, 65535, SPA_DEFAULT_PROBE_PORT, &c.probe_port, &ok);
         c.host_local = true;
         v = bounded(envp, &pr, BYPASS_ENV_HOST_LOCAL, 32);
         if (v) {

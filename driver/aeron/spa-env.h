@@ -18,6 +18,7 @@
 #define SPA_DEFAULT_HANDOFF_SLOTS 1024
 #define SPA_MIN_HANDOFF_SLOTS 16
 #define SPA_MAX_HANDOFF_SLOTS 65536
+#define SPA_DEFAULT_PROBE_PORT 39990 /* SPINLANE_PROBE_PORT: the probe responder (0 = off) */
 
 /* One role's NIC: the sender's or the receiver's. */
 struct spa_role {
@@ -34,6 +35,7 @@ struct spa_config {
         uint32_t link_wait_ms;  /* SPINLANE_LINK_WAIT_MS: wait for link up at start */
         uint32_t handoff_slots; /* SPINLANE_HANDOFF_SLOTS: datagrams queued between the agents */
         bool host_local;        /* SPINLANE_HOST_LOCAL: kernel sockets for peers on this host */
+        uint32_t probe_port;    /* SPINLANE_PROBE_PORT: the probe responder's UDP port; 0 = off */
 };
 
 /* Parse "a.b.c.d/len" (len 1..32) strictly: four decimal octets without leading zeros,

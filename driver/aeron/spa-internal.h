@@ -39,6 +39,9 @@ enum spa_port_counter {
         SPA_PC_IGMP_RX,
         SPA_PC_IGMP_TX,
         SPA_PC_DROPS_TOTAL,
+        SPA_PC_ARP_REPROBE_TX, /* after the drops total: the existing counters keep their order */
+        SPA_PC_PROBE_RX,
+        SPA_PC_PROBE_TX,
         SPA_PC__FIXED, /* then one per drop reason 1..TR_DROP__MAX-1 */
 };
 #define SPA_PORT_COUNTERS (SPA_PC__FIXED + TR_DROP__MAX - 1)
@@ -61,6 +64,7 @@ enum spa_agent_counter {
 #define SPA_COUNTER_TYPE_PORT_ARP 4202
 #define SPA_COUNTER_TYPE_PORT_DROP 4203
 #define SPA_COUNTER_TYPE_AGENT 4204
+#define SPA_COUNTER_TYPE_PORT_PROBE 4205
 
 struct spa_group {
         uint32_t group; /* network order */

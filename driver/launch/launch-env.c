@@ -624,6 +624,59 @@ static void parse_bypass(const char *const *envp, launch_env *env)
         b->per_send_set = envp_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;
 }
 
+/* A number in lo..hi into *ret (unset: def), an error naming the variable otherwise. */
+static void parse_uint(const char *const *envp, launch_env *env, const char *check, const char *name, unsigned lo,
+                       unsigned hi, unsigned def, unsigned *ret)
+{
+        char q[80];
+        uint64_t n;
+        const char *v = get_bounded(envp, env, check, name, 32);
+        *ret = def;
+        if (!v)
+                return;
+        lenv_quote(v, q, sizeof(q));
+        if (parse_u64(v, hi, &n) < 0 || n < lo)
+                add_err(env, check, name, "%s=\"%s\" is not a number in %u..%u", name, q, lo, hi);
+        else
+                *ret = (unsigned)n;
+}
+
+static void parse_datapath(const char *const *envp, launch_env *env)
+{
+        lenv_datapath *d = &env->datapath;
+        char q[80];
+        const char *v = get_bounded(envp, env, "datapath", LAUNCH_ENV_DATAPATH, 16);
+
+        d->on = true;
+        if (v) {
+                if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0 || strcmp(v, "false") == 0)
+                        d->on = false;
+                else if (strcmp(v, "on") != 0 && strcmp(v, "1") != 0 && strcmp(v, "true") != 0) {
+                        lenv_quote(v, q, sizeof(q));
+                        add_err(env, "datapath", LAUNCH_ENV_DATAPATH, LAUNCH_ENV_DATAPATH "=\"%s\" is not on or off", q);
+                }
+        }
+        v = get_bounded(envp, env, "datapath", LAUNCH_ENV_DATAPATH_PEER, 32);
+        if (v && *v) {
+                const char *colon = strrchr(v, ':');
+                uint32_t ip;
+                uint64_t port;
+                if (!colon || ipv4_parse(v, (size_t)(colon - v), &ip) < 0 || !ipv4_is_unicast(ip) ||
+                    parse_u64(colon + 1, 65535, &port) < 0 || port == 0) {
+                        lenv_quote(v, q, sizeof(q));
+                        add_err(env, "datapath", LAUNCH_ENV_DATAPATH_PEER,
+                                LAUNCH_ENV_DATAPATH_PEER "=\"%s\" is not a unicast IPv4 address and a UDP port (a.b.c.d:port)", q);
+                } else
+                        snprintf(d->peer, sizeof(d->peer), "%u.%u.%u.%u:%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255,
+                                 ip & 255, (unsigned)port);
+        }
+        parse_uint(envp, env, "datapath", LAUNCH_ENV_DATAPATH_MAX_P99_US, 1, LENV_DATAPATH_MAX_P99_US, 0, &d->max_p99_us);
+        parse_uint(envp, env, "datapath", LAUNCH_ENV_DATAPATH_ROUNDS, 1, LENV_DATAPATH_MAX_ROUNDS,
+                   LENV_DATAPATH_DEFAULT_ROUNDS, &d->rounds);
+        parse_uint(envp, env, "datapath", LAUNCH_ENV_DATAPATH_TIMEOUT_MS, LENV_DATAPATH_MIN_TIMEOUT_MS,
+                   LENV_DATAPATH_MAX_TIMEOUT_MS, LENV_DATAPATH_DEFAULT_TIMEOUT_MS, &d->timeout_ms);
+}
+
 int lenv_parse(const char *const *envp, launch_env *ret)
 {
         launch_env *env = ret;
@@ -647,5 +700,6 @@ int lenv_parse(const char *const *envp, launch_env *ret)
         parse_ports(envp, env, "AERON_RECEIVER_WILDCARD_PORT_RANGE", &a->receiver_ports_set, &a->receiver_lo,
                     &a->receiver_hi);
         parse_bypass(envp, env);
+        parse_datapath(envp, env);
         return 0;
 }

@@ -72,6 +72,20 @@ typedef struct lenv_bypass {
         bool sparse_set, pretouch_set, per_send_set; /* the pod's own term-buffer / send settings */
 } lenv_bypass;
 
+/* The datapath check's settings (SPINLANE_DATAPATH*). */
+#define LENV_DATAPATH_DEFAULT_ROUNDS 32
+#define LENV_DATAPATH_MAX_ROUNDS 10000
+#define LENV_DATAPATH_DEFAULT_TIMEOUT_MS 2000
+#define LENV_DATAPATH_MIN_TIMEOUT_MS 10
+#define LENV_DATAPATH_MAX_TIMEOUT_MS 60000
+#define LENV_DATAPATH_MAX_P99_US 10000000
+typedef struct lenv_datapath {
+        bool on;              /* SPINLANE_DATAPATH: true unless "off" (or "0", "false") */
+        char peer[24];        /* SPINLANE_DATAPATH_PEER, canonical "a.b.c.d:port"; "" none */
+        unsigned max_p99_us;  /* 0 = no threshold */
+        unsigned rounds, timeout_ms;
+} lenv_datapath;
+
 typedef struct launch_env {
         bool have_cpus;         /* SPINLANE_ISOLATED_CPUS set and valid */
         cpuset cpus;
@@ -86,6 +100,7 @@ typedef struct launch_env {
         char eal_extra[1024];   /* SPINLANE_EAL_EXTRA_ARGS, appended verbatim */
         lenv_aeron aeron;
         lenv_bypass bypass;
+        lenv_datapath datapath;
         lenv_err errs[LENV_MAX_ERRS];
         unsigned n_errs;
         unsigned n_errs_dropped;

@@ -7,9 +7,11 @@
 #include "hostfs.h"
 #include "launch-bindings.h"
 #include "launch-checks.h"
+#include "launch-datapath.h"
 #include "launch-env.h"
 #include "log.h"
 #include "launch-plan.h"
+#include "launch-report.h"
 #include "verdict.h"
 #include "version.h"
 
@@ -52,6 +54,75 @@ static void default_library(char *buf, size_t size)
                         return;
                 }
         }
+}
+
+/* spinlane-datapath: beside the launcher (bin/), or in the build tree
+ * (driver/launch/../datapath); else the first on PATH. "" when none is found. */
+static void find_helper(char *buf, size_t size)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        buf[0] = '\0';
+        if (n > 0) {
+                exe[n] = '\0';
+                char *slash = strrchr(exe, '/');
+                if (slash) {
+                        *slash = '\0';
+                        static const char *const rel[] = { LDP_HELPER, "../datapath/" LDP_HELPER };
+                        for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
+                                char cand[PATH_MAX + 64];
+                                snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+                                if (access(cand, X_OK) == 0 && strlen(cand) < size) {
+                                        memcpy(buf, cand, strlen(cand) + 1);
+                                        return;
+                                }
+                        }
+                }
+        }
+        const char *path = getenv("PATH");
+        while (path && *path) {
+                const char *c = strchr(path, ':');
+                size_t l = c ? (size_t)(c - path) : strlen(path);
+                char cand[PATH_MAX + 64];
+                if (l && l < PATH_MAX) {
+                        snprintf(cand, sizeof(cand), "%.*s/%s", (int)l, path, LDP_HELPER);
+                        if (access(cand, X_OK) == 0 && strlen(cand) < size) {
+                                memcpy(buf, cand, strlen(cand) + 1);
+                                return;
+                        }
+                }
+                path = c ? c + 1 : NULL;
+        }
+}
+
+/* The datapath verdict: spinlane-datapath with the driver's environment, when the
+ * driver would start the bypass (spinlane's bindings, a complete contract) and every
+ * other check passed (the EAL would trip over what they found); else why not. */
+static int check_datapath(const launch_env *env, const lplan *plan, bool have_plan, char **denv, verdict_list *vl)
+{
+        unsigned counts[_VERDICT_MAX];
+        char helper[PATH_MAX];
+        lreport rep;
+
+        lreport_init(&rep);
+        lreport_env(&rep, env, "datapath");
+        if (rep.n)
+                return lreport_emit(&rep, vl, "datapath", NULL, "");
+        if (!env->datapath.on)
+                return verdict_add(vl, "datapath", VERDICT_SKIP, NULL, NULL, LAUNCH_ENV_DATAPATH "=off: the data path is not checked");
+        if (!have_plan || !plan->bypass || plan->bypass_problem[0])
+                return verdict_add(vl, "datapath", VERDICT_SKIP, NULL, NULL,
+                                   "the driver does not start spinlane's DPDK bypass with a complete contract (see aeron-bindings): nothing to check");
+        verdict_count(vl, counts);
+        if (counts[VERDICT_FAIL])
+                return verdict_add(vl, "datapath", VERDICT_SKIP, NULL, NULL,
+                                   "not run: %u other check(s) failed, and the DPDK EAL would meet the same problems", counts[VERDICT_FAIL]);
+        find_helper(helper, sizeof(helper));
+        if (!helper[0])
+                return verdict_add(vl, "datapath", VERDICT_FAIL, NULL,
+                                   "spinlane-datapath comes with spinlane-launch in spinlane's driver image; with another image set SPINLANE_DATAPATH=off to start without the check (docs/launch.md).",
+                                   "cannot find " LDP_HELPER " beside spinlane-launch or on PATH");
+        return ldp_run(helper, env, denv, vl);
 }
 
 /* The driver's environment as it will be after exec: the plan's variables, then ours. */
@@ -197,6 +268,9 @@ int main(int argc, char **argv)
                 char **denv = driver_envp(have_plan ? plan : NULL);
                 lbind_in bi = { .command = cmd[0], .envp = (const char *const *)denv, .plan = have_plan ? plan : NULL };
                 r = denv ? lbind_check(&bi, &vl) : -ENOMEM;
+                /* after the bindings check: the driver's contract is proven complete by then */
+                if (r >= 0)
+                        r = check_datapath(env, plan, have_plan, denv, &vl);
                 envp_free(denv);
         }
         if (r < 0) {

@@ -43,6 +43,11 @@ void tr_arp_table_init(struct tr_arp_table *t, uint64_t ttl_ns, uint64_t retry_n
         tr_rate_init(&t->req_rate, req_per_sec, req_per_sec < 8 ? req_per_sec : 8, now_ns);
 }
 
+void tr_arp_table_set_reprobe(struct tr_arp_table *t, uint64_t reprobe_ns)
+{
+        t->reprobe_ns = reprobe_ns;
+}
+
 static inline unsigned slot_of(uint32_t ip)
 {
         uint32_t h = ip * 0x9e3779b1u;
@@ -64,6 +69,28 @@ uint64_t tr_arp_expires(const struct tr_arp_table *t, uint32_t ip, uint64_t now_
 {
         const struct tr_arp_entry *e = find((struct tr_arp_table *)t, ip);
         return e && e->state == TR_ARP_RESOLVED && e->expires_ns > now_ns ? e->expires_ns : 0;
+}
+
+/* When e (resolved) next wants a re-probe; UINT64_MAX never. */
+static uint64_t reprobe_due(const struct tr_arp_table *t, const struct tr_arp_entry *e)
+{
+        if (!t->reprobe_ns)
+                return UINT64_MAX;
+        uint64_t due = e->confirmed_ns + t->reprobe_ns;
+        if (e->probes && e->last_req_ns + t->retry_ns > due)
+                due = e->last_req_ns + t->retry_ns; /* one is out: the next after the retry interval */
+        return due;
+}
+
+uint64_t tr_arp_recheck(const struct tr_arp_table *t, uint32_t ip, uint64_t now_ns)
+{
+        const struct tr_arp_entry *e = find((struct tr_arp_table *)t, ip);
+        if (!e || e->state != TR_ARP_RESOLVED || e->expires_ns <= now_ns)
+                return 0;
+        uint64_t due = reprobe_due(t, e);
+        if (due <= now_ns) /* due, but the rate limit held it back: look again soon */
+                due = now_ns + t->retry_ns;
+        return due < e->expires_ns ? due : e->expires_ns;
 }
 
 /* A free or expired slot in ip's window, else the one that expires first. */
@@ -89,7 +116,12 @@ enum tr_arp_result tr_arp_lookup(struct tr_arp_table *t, uint32_t ip, uint64_t n
 
         if (e && e->state == TR_ARP_RESOLVED && e->expires_ns > now_ns) {
                 memcpy(ret_mac, e->mac, 6);
-                return TR_ARP_HIT;
+                if (reprobe_due(t, e) > now_ns || !tr_rate_allow(&t->req_rate, now_ns))
+                        return TR_ARP_HIT;
+                e->last_req_ns = now_ns ? now_ns : 1;
+                if (e->probes < UINT8_MAX)
+                        e->probes++;
+                return e->probes == 1 ? TR_ARP_HIT_PROBE : TR_ARP_HIT_PROBE_BCAST;
         }
         if (!e) {
                 e = claim(t, ip, now_ns);
@@ -125,6 +157,9 @@ bool tr_arp_update(struct tr_arp_table *t, uint32_t ip, const uint8_t mac[6], bo
         memcpy(e->mac, mac, 6);
         e->state = TR_ARP_RESOLVED;
         e->expires_ns = now_ns + t->ttl_ns;
+        e->confirmed_ns = now_ns;
+        e->probes = 0;
+        e->last_req_ns = 0;
         return true;
 }
 

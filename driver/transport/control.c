@@ -44,6 +44,17 @@ int tr_port_announce(struct tr_port *p)
         return r;
 }
 
+void tr_ctl_arp_reprobe_locked(struct tr_queue *q, uint32_t ip, const uint8_t *mac)
+{
+        struct tr_port *p = q->port;
+        uint8_t f[TR_ETH_MIN_FRAME];
+        size_t n = tr_frame_build_arp(f, 1, mac ? mac : bcast_mac, p->mac, p->ip, NULL, ip);
+        if (tr_ctl_tx_locked(p, f, n) == 0) {
+                TR_CNT_INC(q, arp_requests_tx);
+                TR_CNT_INC(q, arp_reprobes_tx);
+        }
+}
+
 void tr_ctl_on_arp(struct tr_queue *q, const struct tr_frame *f)
 {
         struct tr_port *p = q->port;
@@ -186,4 +197,28 @@ int tr_port_leave(struct tr_port *p, uint32_t group)
         if (r == 0)
                 igmp_change(p, group, true);
         return r;
+}
+
+int tr_port_resolve(struct tr_port *p, uint32_t ip, uint8_t ret_mac[6])
+{
+        uint32_t hop = ip;
+        if ((ip & p->mask) != (p->ip & p->mask)) {
+                if (!p->gateway)
+                        return -ENETUNREACH;
+                hop = p->gateway;
+        }
+        uint8_t mac[6];
+        rte_spinlock_lock(&p->arp_lock);
+        enum tr_arp_result a = tr_arp_lookup(&p->arp, hop, tr_now_ns(p), mac);
+        if (a == TR_ARP_SEND_REQUEST || a == TR_ARP_HIT_PROBE_BCAST || a == TR_ARP_HIT_PROBE) {
+                uint8_t f[TR_ETH_MIN_FRAME];
+                size_t n = tr_frame_build_arp(f, 1, a == TR_ARP_HIT_PROBE ? mac : bcast_mac, p->mac, p->ip, NULL, hop);
+                if (tr_ctl_tx_locked(p, f, n) == 0)
+                        __atomic_store_n(&p->ctl.arp_requests_tx, p->ctl.arp_requests_tx + 1, __ATOMIC_RELAXED);
+        }
+        rte_spinlock_unlock(&p->arp_lock);
+        if (a == TR_ARP_SEND_REQUEST || a == TR_ARP_WAIT)
+                return 0;
+        memcpy(ret_mac, mac, 6);
+        return 1;
 }

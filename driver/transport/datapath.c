@@ -49,9 +49,14 @@ static int next_hop_mac(struct tr_queue *q, uint32_t dst, uint8_t mac[6], uint64
         uint64_t tsc = rte_get_tsc_cycles(), t = tr_now_ns(p);
         rte_spinlock_lock(&p->arp_lock);
         enum tr_arp_result a = tr_arp_lookup(&p->arp, hop, t, mac);
+        if (a == TR_ARP_HIT_PROBE || a == TR_ARP_HIT_PROBE_BCAST) {
+                tr_ctl_arp_reprobe_locked(q, hop, a == TR_ARP_HIT_PROBE ? mac : NULL);
+                a = TR_ARP_HIT;
+        }
         if (a == TR_ARP_HIT) {
-                /* the entry's remaining life in TSC cycles; queue 0 invalidates the flows then */
-                uint64_t until = tr_arp_expires(&p->arp, hop, t);
+                /* until the entry expires or is due for a re-probe, in TSC cycles; queue 0
+                 * invalidates the flows then, and the next datagram looks it up again */
+                uint64_t until = tr_arp_recheck(&p->arp, hop, t);
                 *ret_until = tsc + (uint64_t)(((unsigned __int128)(until - t) * p->tsc_hz) / 1000000000u);
                 if (*ret_until < p->flows_expire)
                         __atomic_store_n(&p->flows_expire, *ret_until, __ATOMIC_RELAXED);
@@ -378,7 +383,10 @@ static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint
         }
         struct tr_endpoint *ep = demux_get(p, q, f->ip_dst, f->dst_port);
         if (unlikely(!ep)) {
-                TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
+                if (f->dst_port == p->probe_port && p->probe_port && f->ip_dst == p->ip)
+                        tr_probe_on_udp(q, d, f); /* the probe responder: no endpoint of its own */
+                else
+                        TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
                 return 0;
         }
         /* the source port as the frame has it (network order), from the UDP header that

@@ -31,6 +31,8 @@ static const char *const drop_names[TR_DROP__MAX] = {
         [TR_DROP_NO_ENDPOINT] = "no_endpoint",
         [TR_DROP_ARP_RATE] = "arp_rate",
         [TR_DROP_TOO_BIG] = "too_big",
+        [TR_DROP_PROBE_RATE] = "probe_rate",
+        [TR_DROP_PROBE_MALFORMED] = "probe_malformed",
 };
 
 const char *tr_drop_name(enum tr_drop d)

@@ -46,6 +46,8 @@ enum tr_drop {
         TR_DROP_NO_ENDPOINT,   /* no endpoint bound to (destination, port) */
         TR_DROP_ARP_RATE,      /* ARP reply suppressed by the rate limit */
         TR_DROP_TOO_BIG,       /* host-local datagram (kernel socket) above the MTU */
+        TR_DROP_PROBE_RATE,    /* probe request not answered: the responder's rate limit */
+        TR_DROP_PROBE_MALFORMED, /* datagram to the probe port that is no probe request */
         TR_DROP__MAX
 };
 

@@ -129,7 +129,10 @@ static struct tr_port *port_new(const struct tr_port_config *cfg, const struct t
         p->flows_expire = UINT64_MAX;
         uint32_t rate = plan->arp_rate;
         tr_arp_table_init(&p->arp, plan->arp_ttl_ns, plan->arp_retry_ns, rate, t0);
+        tr_arp_table_set_reprobe(&p->arp, plan->arp_reprobe_ns);
         tr_rate_init(&p->reply_rate, rate, rate < 16 ? rate : 16, t0);
+        p->probe_port = cfg->probe_port;
+        tr_rate_init(&p->probe_rate, plan->probe_rate, plan->probe_rate < 64 ? plan->probe_rate : 64, t0);
         for (unsigned i = 0; i < plan->n_queues; i++) {
                 p->q[i].port = p;
                 p->q[i].qid = (uint16_t)i;

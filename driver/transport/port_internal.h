@@ -122,6 +122,8 @@ struct tr_port {
         uint64_t flows_expire;   /* TSC: the earliest expiry of an ARP entry a flow uses (UINT64_MAX
                                     none); set under arp_lock, read unlocked by queue 0 */
         struct tr_rate reply_rate;
+        struct tr_rate probe_rate; /* probe replies (probe.c), under arp_lock */
+        uint16_t probe_port;       /* the probe responder's UDP port, host order; 0 = off */
         struct tr_counters ctl; /* frames sent by control calls, under arp_lock */
 };
 
@@ -156,6 +158,9 @@ void tr_hl_stop(struct tr_port *p);
 /* control.c: the control TX queue and what uses it. */
 /* Send one control frame (ARP, IGMP) through the control TX queue. Caller holds arp_lock. */
 int tr_ctl_tx_locked(struct tr_port *p, const uint8_t *frame, size_t len);
+/* An ARP request for ip from q's thread, unicast to mac (NULL: broadcast): the re-probe
+ * of an entry in use. Caller holds arp_lock. */
+void tr_ctl_arp_reprobe_locked(struct tr_queue *q, uint32_t ip, const uint8_t *mac);
 /* ARP / IGMP received on queue 0's thread (IGMP: with bind_lock held as a reader). */
 void tr_ctl_on_arp(struct tr_queue *q, const struct tr_frame *f);
 void tr_ctl_on_igmp(struct tr_queue *q, const struct tr_frame *f);
@@ -163,6 +168,10 @@ void tr_ctl_on_igmp(struct tr_queue *q, const struct tr_frame *f);
 void tr_ctl_igmp_fire(struct tr_port *p, uint64_t now_ns);
 /* The device's multicast filter from p->groups; caller holds bind_lock as the writer. */
 int tr_ctl_mc_filter(struct tr_port *p);
+
+/* probe.c: a datagram to the probe port that no endpoint took, on queue 0's thread:
+ * answered when it is a probe request and the rate limit allows. */
+void tr_probe_on_udp(struct tr_queue *q, const uint8_t *d, const struct tr_frame *f);
 
 /* Flows made from an ARP entry that has now expired: all of them are stale. */
 void tr_ctl_flows_expired(struct tr_port *p);

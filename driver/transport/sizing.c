@@ -58,6 +58,10 @@ int tr_port_plan(const struct tr_port_config *cfg, struct tr_port_plan *ret, cha
                 .arp_rate = cfg->arp_rate ? cfg->arp_rate : 100,
                 .arp_ttl_ns = (uint64_t)(cfg->arp_ttl_ms ? cfg->arp_ttl_ms : 60000) * 1000000,
                 .arp_retry_ns = (uint64_t)(cfg->arp_retry_ms ? cfg->arp_retry_ms : 100) * 1000000,
+                .arp_reprobe_ns = cfg->arp_reprobe_ms == UINT32_MAX
+                                          ? 0
+                                          : (uint64_t)(cfg->arp_reprobe_ms ? cfg->arp_reprobe_ms : 2000) * 1000000,
+                .probe_rate = cfg->probe_rate ? cfg->probe_rate : 1000,
         };
         if (p.n_queues > TR_MAX_QUEUES || p.burst > TR_MAX_BURST || cfg->prefix_len < 1 ||
             cfg->prefix_len > 32 || cfg->ipv4 == 0 ||

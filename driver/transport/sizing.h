@@ -44,6 +44,8 @@ struct tr_port_plan {
         uint8_t ttl, igmp_version, igmp_robustness;
         uint32_t arp_rate;
         uint64_t arp_ttl_ns, arp_retry_ns, igmp_uri_ns;
+        uint64_t arp_reprobe_ns; /* 0 = never */
+        uint32_t probe_rate;
 };
 
 /* Check cfg on its own (queues, burst, prefix, address, IGMP, gateway in the subnet, the

@@ -42,6 +42,10 @@ struct tr_port_config {
         uint32_t arp_ttl_ms;    /* 0 = 60000 */
         uint32_t arp_retry_ms;  /* per-address request interval; 0 = 100 */
         uint32_t arp_rate;      /* ARP requests and replies per second each; 0 = 100 */
+        uint32_t arp_reprobe_ms; /* re-probe an entry in use unconfirmed this long; 0 = 2000,
+                                    UINT32_MAX = never (the entry then holds until arp_ttl_ms) */
+        uint16_t probe_port;    /* the probe responder's UDP port (host order); 0 = off */
+        uint32_t probe_rate;    /* probe replies per second; 0 = 1000 */
         uint8_t igmp_version;   /* 2 or 3; 0 = 3 */
         uint8_t igmp_robustness; /* state-change reports sent per join/leave (1..7); 0 = 2 */
         uint32_t igmp_unsolicited_ms; /* Unsolicited Report Interval; 0 = 1000 (v3), 10000 (v2) */
@@ -70,6 +74,11 @@ void tr_port_mac(const struct tr_port *p, uint8_t ret[6]);
 bool tr_port_link_up(const struct tr_port *p);
 /* Broadcast a gratuitous ARP for our address (done once at open). */
 int tr_port_announce(struct tr_port *p);
+
+/* Resolve ip's MAC (on the subnet; the gateway's for an address outside it): 1 and
+ * ret_mac when known, 0 while an ARP request is out (one is sent when due: keep polling
+ * queue 0 and ask again), -ENETUNREACH without a route. For the datapath check. */
+int tr_port_resolve(struct tr_port *p, uint32_t ip, uint8_t ret_mac[6]);
 
 /* Bind an endpoint to bind->sin_addr (ours or INADDR_ANY or a multicast group) and
  * bind->sin_port (0 = pick one). clientd is handed to the receive callback. */
@@ -119,6 +128,8 @@ struct tr_counters {
         uint64_t arp_requests_rx, arp_replies_rx, arp_requests_tx, arp_replies_tx, garp_tx;
         uint64_t igmp_rx, igmp_reports_tx;
         uint64_t host_local_tx, host_local_rx;
+        uint64_t arp_reprobes_tx;     /* re-probes of entries in use (also in arp_requests_tx) */
+        uint64_t probe_rx, probe_tx;  /* probe requests received on the probe port, replies sent */
         uint64_t drops[TR_DROP__MAX];
 };
 

@@ -26,6 +26,7 @@ BIN = os.environ.get("SPINLANE_BINARY_DIR") or os.path.join(SRC, "build")
 AGENT = os.path.join(BIN, "agent", "spinlane-agent")
 AGENT_RUN = os.path.join(BIN, "agent", "spinlane-agent-run")  # `spinlane-agent run` execs it
 LAUNCH = os.path.join(BIN, "driver", "launch", "spinlane-launch")
+DATAPATH = os.path.join(BIN, "driver", "datapath", "spinlane-datapath")  # spinlane-launch runs it
 TARGETS = {  # kustomize dir -> fixture node it is meant for
     "deploy/base": "eks-x86",
     "deploy/overlays/eks": "eks-x86",
@@ -791,7 +792,8 @@ def test_dockerfile():
     # its own directory, spinlane-launch finds the bindings in its ../lib) and the
     # libraries in /usr/local/lib.
     images = {"agent.Dockerfile": ("12", "agent", [("spinlane-agent", AGENT), ("spinlane-agent-run", AGENT_RUN)], []),
-              "driver.Dockerfile": ("13", "driver", [("spinlane-launch", LAUNCH), ("aeronmd", None)],
+              "driver.Dockerfile": ("13", "driver", [("spinlane-launch", LAUNCH), ("spinlane-datapath", DATAPATH),
+                                                    ("aeronmd", None)],
                                     ["libspinlane_aeron.so", "libaeron_driver.so", "libaeron.so"])}
     for df, (major, component, progs, libs) in images.items():
         path = os.path.join(SRC, "deploy", df)

@@ -41,6 +41,7 @@ static void test_shared(void)
         CHECK_INT(c.link_wait_ms, SPA_DEFAULT_LINK_WAIT_MS);
         CHECK_INT(c.handoff_slots, SPA_DEFAULT_HANDOFF_SLOTS);
         CHECK(c.host_local);
+        CHECK_INT(c.probe_port, SPA_DEFAULT_PROBE_PORT);
 }
 
 static void test_two_ports(void)
@@ -55,6 +56,7 @@ static void test_two_ports(void)
                                "SPINLANE_LINK_WAIT_MS=0",
                                "SPINLANE_HANDOFF_SLOTS=64",
                                "SPINLANE_HOST_LOCAL=0",
+                               "SPINLANE_PROBE_PORT=0",
                                NULL };
         struct spa_config c;
         char err[512];
@@ -68,6 +70,7 @@ static void test_two_ports(void)
         CHECK_INT(c.link_wait_ms, 0);
         CHECK_INT(c.handoff_slots, 64);
         CHECK(!c.host_local);
+        CHECK_INT(c.probe_port, 0); /* off */
 }
 
 static const struct {
@@ -105,6 +108,7 @@ static const struct {
         { { "SPINLANE_LINK_WAIT_MS=600001" }, NULL, "SPINLANE_LINK_WAIT_MS" },
         { { "SPINLANE_HANDOFF_SLOTS=8" }, NULL, "SPINLANE_HANDOFF_SLOTS=\"8\" is not a number in 16..65536" },
         { { "SPINLANE_HANDOFF_SLOTS=100" }, NULL, "SPINLANE_HANDOFF_SLOTS=100 is not a power of two" },
+        { { "SPINLANE_PROBE_PORT=65536" }, NULL, "SPINLANE_PROBE_PORT=\"65536\" is not a number in 0..65535" },
         { { "SPINLANE_HOST_LOCAL=yes" }, NULL, "SPINLANE_HOST_LOCAL=\"yes\" is not 1, 0, true or false" },
 };
 

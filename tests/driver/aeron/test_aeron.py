@@ -311,7 +311,7 @@ def case_launch(env):
         skip("no spinlane-launch at %r" % env.launch)
     rig = Rig(env, "l")
     ns_a, ns_b = rig.netns("A"), rig.netns("B")
-    va, vb = rig.veth(ns_a, ns_b, addr_b=B_IP + "/24")
+    va, vb = rig.veth(ns_a, ns_b)
     view = os.path.join(rig.tmp, "pod")
     pod_view(view, "0-1")
     pod = {
@@ -328,17 +328,26 @@ def case_launch(env):
         "AERON_DIR": "/dev/shm/%s-A" % rig.id, "AERON_DIR_DELETE_ON_START": "1", "AERON_TERM_BUFFER_LENGTH": "1m",
         "AERON_PRE_TOUCH_MAPPED_MEMORY": "false",  # 1 MB terms: nothing to pre-touch worth the wait
         "PATH": "%s:/usr/sbin:/usr/bin:/sbin:/bin" % env.bin,
+        # the datapath check probes B, a running bypass driver whose probe responder
+        # (SPINLANE_PROBE_PORT, default 39990) answers
+        "SPINLANE_DATAPATH_PEER": B_IP + ":39990",
     }
+    # B: a bypass driver too, whose probe responder A's datapath check probes (so first)
+    b_nics, b_vdev = shared_nic(vb, B_IP)
+    b = Driver(rig, ns_b, "B", b_nics, b_vdev).ready()
     a = LaunchedDriver(rig, ns_a, "A", view, pod)
-    b = Driver(rig, ns_b, "B").ready()
     try:
         a.ready(90)
     except Fail as e:
         c.ok(False, "spinlane-launch starts aeronmd with the bypass", str(e))
         return c.done()
     out = a.proc.output()
-    c.ok("summary: 9 pass, 0 warn, 0 fail, 0 skip" in out and "PASS aeron-bindings:" in out and "\nexec: aeronmd\n" in out,
-         "launch: every check passes, aeron-bindings included, and the default command is exec'd", out[-3000:])
+    c.ok("summary: 10 pass, 0 warn, 0 fail, 0 skip" in out and "PASS aeron-bindings:" in out and "\nexec: aeronmd\n" in out,
+         "launch: every check passes, aeron-bindings and datapath included, and the default command is exec'd", out[-3000:])
+    c.ok(re.search(r"PASS datapath: sender\+receiver net_af_packet0 \(%s/24\): link up in [0-9.]+ ms; peer %s answered ARP "
+                   r"in [0-9.]+ ms; 32 round trips to peer %s:39990: p50 [0-9.]+ us, p99 [0-9.]+ us, max [0-9.]+ us"
+                   % (re.escape(A_IP), re.escape(B_IP), re.escape(B_IP)), out) is not None,
+         "launch: the datapath line has link, ARP and round trips to the running driver B's probe responder", out[-3000:])
     for var, want in (("AERON_DRIVER_DYNAMIC_LIBRARIES", "libspinlane_aeron.so"),
                       ("AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", "spinlane_udp_channel_transport_bindings"),
                       ("SPINLANE_SENDER_IPV4", A_IP + "/24"), ("SPINLANE_RECEIVER_IPV4", A_IP + "/24"),

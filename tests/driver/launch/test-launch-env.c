@@ -254,8 +254,72 @@ static void test_long_env(void)
         CHECK_STR(envp_get(envp, "AERON_MTU_LENGTH"), "junk");
 }
 
+/* The errors of check "datapath" (an environment without a grant has others). */
+static const lenv_err *datapath_errs(const launch_env *env, unsigned *ret_n)
+{
+        const lenv_err *first = NULL;
+        *ret_n = 0;
+        for (unsigned i = 0; i < env->n_errs; i++)
+                if (strcmp(env->errs[i].check, "datapath") == 0) {
+                        first = first ? first : &env->errs[i];
+                        (*ret_n)++;
+                }
+        return first;
+}
+
+/* SPINLANE_DATAPATH*: defaults, good values, each bad one named (check "datapath"). */
+static void test_datapath(void)
+{
+        unsigned n;
+        static launch_env env;
+        const char *none[] = { NULL };
+        CHECK_INT(lenv_parse(none, &env), 0);
+        CHECK(env.datapath.on);
+        CHECK_STR(env.datapath.peer, "");
+        CHECK_INT(env.datapath.max_p99_us, 0);
+        CHECK_INT(env.datapath.rounds, LENV_DATAPATH_DEFAULT_ROUNDS);
+        CHECK_INT(env.datapath.timeout_ms, LENV_DATAPATH_DEFAULT_TIMEOUT_MS);
+
+        const char *good[] = { "SPINLANE_DATAPATH=off", "SPINLANE_DATAPATH_PEER=10.0.1.20:39990",
+                               "SPINLANE_DATAPATH_MAX_P99_US=50", "SPINLANE_DATAPATH_ROUNDS=100",
+                               "SPINLANE_DATAPATH_TIMEOUT_MS=500", NULL };
+        CHECK_INT(lenv_parse(good, &env), 0);
+        CHECK(datapath_errs(&env, &n) == NULL);
+        CHECK_INT(n, 0);
+        CHECK(!env.datapath.on);
+        CHECK_STR(env.datapath.peer, "10.0.1.20:39990");
+        CHECK_INT(env.datapath.max_p99_us, 50);
+        CHECK_INT(env.datapath.rounds, 100);
+        CHECK_INT(env.datapath.timeout_ms, 500);
+
+        static const struct {
+                const char *set, *var, *msg;
+        } bad[] = {
+                { "SPINLANE_DATAPATH=maybe", "SPINLANE_DATAPATH", "is not on or off" },
+                { "SPINLANE_DATAPATH_PEER=10.0.1.20", "SPINLANE_DATAPATH_PEER", "(a.b.c.d:port)" },
+                { "SPINLANE_DATAPATH_PEER=10.0.1.20:0", "SPINLANE_DATAPATH_PEER", "(a.b.c.d:port)" },
+                { "SPINLANE_DATAPATH_PEER=224.0.0.1:9", "SPINLANE_DATAPATH_PEER", "not a unicast" },
+                { "SPINLANE_DATAPATH_PEER=10.0.1.20:65536", "SPINLANE_DATAPATH_PEER", "(a.b.c.d:port)" },
+                { "SPINLANE_DATAPATH_MAX_P99_US=0", "SPINLANE_DATAPATH_MAX_P99_US", "is not a number in 1..10000000" },
+                { "SPINLANE_DATAPATH_ROUNDS=10001", "SPINLANE_DATAPATH_ROUNDS", "is not a number in 1..10000" },
+                { "SPINLANE_DATAPATH_TIMEOUT_MS=9", "SPINLANE_DATAPATH_TIMEOUT_MS", "is not a number in 10..60000" },
+                { "SPINLANE_DATAPATH_TIMEOUT_MS=1s", "SPINLANE_DATAPATH_TIMEOUT_MS", "is not a number in 10..60000" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                const char *envp[] = { bad[i].set, NULL };
+                CHECK_INT(lenv_parse(envp, &env), 0);
+                const lenv_err *e = datapath_errs(&env, &n);
+                CHECK_INT(n, 1);
+                if (e) {
+                        CHECK_STR(e->var, bad[i].var);
+                        CHECK(strstr(e->msg, bad[i].msg) != NULL);
+                }
+        }
+}
+
 int main(void)
 {
+        test_datapath();
         test_good();
         test_bad();
         test_long_env();

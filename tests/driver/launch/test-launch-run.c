@@ -28,6 +28,7 @@ static char fake_aeronmd[1024];    /* prints the environment it was started with
                 "SPINLANE_NIC_1_DEVICES=/dev/vfio/vfio,/dev/vfio/7", "HOSTNAME=aeron-md-0",        \
                 "SPINLANE_NIC_0_IPV4=10.0.1.10/24", "SPINLANE_NIC_1_IPV4=10.0.2.10/24",             \
                 "SPINLANE_NIC_0_GATEWAY=", "SPINLANE_NIC_1_GATEWAY=10.0.2.1", libenv,               \
+                "SPINLANE_DATAPATH=off", /* a fake tree carries no DPDK: test-datapath-veth and test-aeron-launch run it */ \
                 "PATH=/usr/bin:/bin"
 
 static char *find_env(void)
@@ -77,7 +78,7 @@ static void test_exec(const char *root)
         CHECK_STR(env_line(out, "AERON_PRE_TOUCH_MAPPED_MEMORY", buf, sizeof(buf)), "true");
         CHECK_STR(env_line(out, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND", buf, sizeof(buf)), "2");
         CHECK(strstr(out, "PASS aeron-bindings: ") != NULL);
-        CHECK(strstr(out, "summary: 9 pass, 0 warn, 0 fail, 0 skip\n") != NULL);
+        CHECK(strstr(out, "summary: 9 pass, 0 warn, 0 fail, 1 skip\n") != NULL);
         free(out);
 
         /* the pod's own contract values win; one NIC takes both roles */
@@ -135,7 +136,7 @@ static void test_exec_kubelet(void)
         CHECK(env_line(out, "AERON_CONDUCTOR_CPU_AFFINITY", buf, sizeof(buf)) == NULL); /* two cores: it floats */
         CHECK(strstr(out, "PASS cpuset: kubelet-pinned: the kubelet's static CPU manager chose cores {1,5},{2,6} (CPUs 1-2,5-6); "
                           "spinlane's grant {2,6},{3,7} (CPUs 2-3,6-7) differs: pinning to the kubelet's exclusive CPUs\n") != NULL);
-        CHECK(strstr(out, "summary: 8 pass, 1 warn, 0 fail, 0 skip\n") != NULL); /* env(1) is no aeronmd */
+        CHECK(strstr(out, "summary: 8 pass, 1 warn, 0 fail, 1 skip\n") != NULL); /* env(1) is no aeronmd */
         free(out);
 
         /* the same cgroup with half a core (no full-pcpus-only): nothing starts */
@@ -210,7 +211,7 @@ static void test_json(const char *root)
                         CHECK_INT(json_integer_value(json_object_get(s, "fail")), 1);
                 json_decref(o);
         }
-        CHECK_INT(lines, 10);
+        CHECK_INT(lines, 11);
         CHECK_INT(fails, 1);
         free(out);
 }
@@ -301,7 +302,7 @@ static void test_json_paths(const char *root)
 
         CHECK_INT(run_capture(argv, envp, NULL, &out), 0);
         json_t *last = json_lines(out, &n);
-        CHECK_INT(n, 11); /* 9 verdicts, summary, exec */
+        CHECK_INT(n, 12); /* 10 verdicts (datapath: skip), summary, exec */
         CHECK(last && json_is_array(json_object_get(last, "exec")));
         CHECK(last && json_is_object(json_object_get(last, "env")));
         json_decref(last);
@@ -326,7 +327,7 @@ static void test_json_paths(const char *root)
                 CHECK_INT(run_capture(argv3, envp3, NULL, &out), 0);
                 CHECK(strstr(out, "{\"level\":\"warn\",\"msg\":\"WARNING: --warn-only: starting /bin/true DESPITE 1 FAILED") != NULL);
                 last = json_lines(out, &n);
-                CHECK_INT(n, 13); /* 9 verdicts, summary, warn_only, the warning, exec */
+                CHECK_INT(n, 14); /* 10 verdicts, summary, warn_only, the warning, exec */
                 json_decref(last);
                 free(out);
         }
@@ -349,6 +350,30 @@ static void test_exec_keeps_pid(const char *root)
         free(out);
 }
 
+/* The datapath check as the launcher runs it: on (the default), spinlane-datapath runs
+ * with the driver's environment; in a fake tree its EAL cannot start on the granted CPUs
+ * (this machine lacks them, or the NICs), and the FAIL it reports comes back through the
+ * launcher's list and keeps the driver from starting. A bad SPINLANE_DATAPATH_* value
+ * is a FAIL naming it, without running anything. */
+static void test_datapath(const char *root)
+{
+        char *out;
+        char *envp[] = { BASE_ENV, NULL };
+        envp[ELEMENTSOF(envp) - 3] = (char *)"SPINLANE_DATAPATH=on"; /* BASE_ENV: ..., SPINLANE_DATAPATH=off, PATH */
+        char *a[] = { (char *)launcher, "--root", (char *)root, "--", fake_aeronmd, NULL };
+        CHECK_INT(run_capture(a, envp, NULL, &out), 1);
+        CHECK(strstr(out, "FAIL datapath: the DPDK EAL did not start with the driver's arguments") != NULL);
+        CHECK(strstr(out, "summary: 9 pass, 0 warn, 1 fail, 0 skip\n") != NULL);
+        CHECK(strstr(out, "not starting ") != NULL);
+        CHECK(strstr(out, "exec:") == NULL);
+        free(out);
+
+        envp[ELEMENTSOF(envp) - 3] = (char *)"SPINLANE_DATAPATH_PEER=10.0.1.300:39990";
+        CHECK_INT(run_capture(a, envp, NULL, &out), 1);
+        CHECK(strstr(out, "FAIL datapath: SPINLANE_DATAPATH_PEER=\"10.0.1.300:39990\" is not a unicast IPv4 address and a UDP port") != NULL);
+        free(out);
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 2)
@@ -367,6 +392,7 @@ int main(int argc, char **argv)
         test_usage(root);
         test_json_paths(root);
         test_exec_keeps_pid(root);
+        test_datapath(root);
         fx_remove(root);
         free(root);
         return test_done();

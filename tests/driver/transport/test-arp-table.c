@@ -88,8 +88,79 @@ static void test_bounded(void)
         CHECK_INT(tr_arp_lookup(&t, 0x0a000000 + 9999, now + 10001, m), TR_ARP_HIT);
 }
 
+/* An entry in use that its peer has not confirmed for reprobe_ns is re-probed (unicast to
+ * the MAC it has, then broadcast every retry interval) while lookups still hit; the
+ * answer, with a new MAC, replaces it: a peer that changed its MAC and never sent ARP is
+ * reached again reprobe + retry after the change, not at the 60 s expiry. */
+static void test_reprobe(void)
+{
+        static struct tr_arp_table t;
+        uint8_t m[6] = { 0 };
+        uint64_t now = 1000 * MS;
+        const uint32_t ip = 0x0a000002;
+        tr_arp_table_init(&t, 60000 * MS, 100 * MS, 100, now);
+        tr_arp_table_set_reprobe(&t, 2000 * MS);
+
+        CHECK(tr_arp_update(&t, ip, mac1, true, now));
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 1999 * MS, m), TR_ARP_HIT);
+        /* the caller may keep the hit until the re-probe is due, not the 60 s expiry */
+        CHECK_INT(tr_arp_recheck(&t, ip, now + 1 * MS), now + 2000 * MS);
+        CHECK_INT(tr_arp_expires(&t, ip, now + 1 * MS), now + 60000 * MS);
+        /* due: a hit, and a unicast probe to the MAC we have */
+        memset(m, 0, sizeof(m));
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 2000 * MS, m), TR_ARP_HIT_PROBE);
+        CHECK(memcmp(m, mac1, 6) == 0);
+        /* unanswered: plain hits within the retry interval, then broadcasts */
+        CHECK_INT(tr_arp_recheck(&t, ip, now + 2001 * MS), now + 2100 * MS);
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 2050 * MS, m), TR_ARP_HIT);
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 2100 * MS, m), TR_ARP_HIT_PROBE_BCAST);
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 2150 * MS, m), TR_ARP_HIT);
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 2200 * MS, m), TR_ARP_HIT_PROBE_BCAST);
+        CHECK(memcmp(m, mac1, 6) == 0); /* still the old MAC until someone answers */
+        /* the peer answers with its new MAC (the broadcast reached it) */
+        CHECK(tr_arp_update(&t, ip, mac2, false, now + 2210 * MS));
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 2211 * MS, m), TR_ARP_HIT);
+        CHECK(memcmp(m, mac2, 6) == 0);
+        /* confirmed again: the next re-probe is reprobe_ns after the answer, unicast first */
+        CHECK_INT(tr_arp_recheck(&t, ip, now + 2211 * MS), now + 4210 * MS);
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 4210 * MS, m), TR_ARP_HIT_PROBE);
+        /* never beyond the expiry */
+        tr_arp_table_set_reprobe(&t, 120000 * MS);
+        CHECK_INT(tr_arp_recheck(&t, ip, now + 2211 * MS), now + 62210 * MS);
+        /* off: the old behaviour, a hit until expiry */
+        tr_arp_table_set_reprobe(&t, 0);
+        CHECK_INT(tr_arp_lookup(&t, ip, now + 9000 * MS, m), TR_ARP_HIT);
+        CHECK_INT(tr_arp_recheck(&t, ip, now + 9000 * MS), now + 62210 * MS);
+        CHECK_INT(tr_arp_recheck(&t, 0x0a000003, now), 0); /* unknown */
+}
+
+/* Re-probes share the request rate limit: a table of peers all due at once sends no more
+ * than the bucket allows, and the rest still hit. */
+static void test_reprobe_rate(void)
+{
+        static struct tr_arp_table t;
+        uint8_t m[6];
+        uint64_t now = 1000 * MS;
+        tr_arp_table_init(&t, 60000 * MS, 100 * MS, 10, now);
+        tr_arp_table_set_reprobe(&t, 1000 * MS);
+        for (uint32_t i = 0; i < 50; i++)
+                tr_arp_update(&t, 0x0a000100 + i, mac1, true, now);
+        int probes = 0, hits = 0;
+        for (uint32_t i = 0; i < 50; i++) {
+                enum tr_arp_result r = tr_arp_lookup(&t, 0x0a000100 + i, now + 1000 * MS, m);
+                probes += r == TR_ARP_HIT_PROBE;
+                hits += r == TR_ARP_HIT;
+        }
+        CHECK(probes <= 10);
+        CHECK_INT(probes + hits, 50);
+        /* one held back by the bucket is looked at again within a retry interval */
+        CHECK_INT(tr_arp_recheck(&t, 0x0a000100 + 49, now + 1000 * MS) <= now + 1100 * MS, 1);
+}
+
 int main(void)
 {
+        test_reprobe();
+        test_reprobe_rate();
         test_resolve_and_expire();
         test_rate_limit();
         test_bounded();

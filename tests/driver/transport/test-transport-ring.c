@@ -14,6 +14,7 @@
 #include <rte_ring.h>
 
 #include "dpdk-testutil.h"
+#include "probe_msg.h"
 
 static struct rte_ring *rxr, *txr[2];
 static struct rte_mempool *tpool;
@@ -99,7 +100,7 @@ static void setup(void)
 {
         struct tr_port_config cfg = { .rx_ring = 256, .tx_ring = 256, .ipv4 = t_ip4("10.0.0.1"),
                                       .prefix_len = 24, .gateway = t_ip4("10.0.0.254"),
-                                      .igmp_unsolicited_ms = 100 };
+                                      .igmp_unsolicited_ms = 100, .probe_port = 39990 };
         char err[256] = "";
         uint16_t pid;
 
@@ -383,6 +384,79 @@ static void test_arp_flood(void)
                 on_wire++;
         CHECK_INT(on_wire, replies);
         printf("ARP flood: 1000 requests in %.3f s, %llu replies, %llu rate-limited\n", secs,
+               (unsigned long long)replies, (unsigned long long)limited);
+}
+
+/* The probe responder: a request to our address on the probe port comes back as a reply
+ * of the same length (the same bytes but the type), to the sender's MAC, address and
+ * port, on the control queue; a reply, garbage or another address gets nothing; a flood
+ * is held to the bucket (burst 64 + 1000/s), every request counted as answered or
+ * dropped. */
+static void test_probe_responder(void)
+{
+        uint8_t f[256], b[2048], req[100];
+        struct tr_counters c0, c1;
+        struct got g = { 0 };
+        struct tr_frame fr;
+        struct tr_probe pr;
+
+        drain(1);
+        tr_port_counters(port, &c0);
+        CHECK_INT(tr_probe_build(req, sizeof(req), TR_PROBE_REQUEST, 77, 5), (int)sizeof(req));
+        inject(f, udp_frame(f, "10.0.0.2", 5555, "10.0.0.1", 39990, our_mac, req, sizeof(req)));
+        while (tr_poll(q, on_dgram, &g) > 0 || rte_ring_count(rxr) > 0)
+                ;
+        size_t n = take(1, b, sizeof(b));
+        CHECK_INT(n, TR_UDP_HDRS + sizeof(req));
+        tr_frame_parse(b, n, 0, &fr);
+        CHECK_INT(fr.kind, TR_FRAME_UDP);
+        CHECK(memcmp(fr.dst_mac, peer_mac, 6) == 0);
+        CHECK_INT(fr.ip_dst, t_ip4("10.0.0.2"));
+        CHECK_INT(fr.ip_src, t_ip4("10.0.0.1"));
+        CHECK_INT(fr.dst_port, 5555);
+        CHECK_INT(fr.src_port, 39990);
+        CHECK_INT(fr.payload_len, sizeof(req)); /* never larger than the request */
+        CHECK_INT(tr_probe_parse(b + fr.payload_off, fr.payload_len, &pr), 0);
+        CHECK_INT(pr.type, TR_PROBE_REPLY);
+        CHECK_INT(pr.id, 77);
+        CHECK_INT(pr.seq, 5);
+        CHECK(memcmp(b + fr.payload_off + 6, req + 6, sizeof(req) - 6) == 0);
+        CHECK_INT(g.n, 0); /* no endpoint saw it */
+
+        /* a reply, garbage, the probe port of another address: nothing goes out */
+        uint8_t rep[16];
+        tr_probe_build(rep, sizeof(rep), TR_PROBE_REPLY, 1, 1);
+        inject(f, udp_frame(f, "10.0.0.2", 5555, "10.0.0.1", 39990, our_mac, rep, sizeof(rep)));
+        inject(f, udp_frame(f, "10.0.0.2", 5555, "10.0.0.1", 39990, our_mac, "hello, echo me", 14));
+        inject(f, udp_frame(f, "10.0.0.2", 5555, "10.0.0.9", 39990, our_mac, req, sizeof(req)));
+        while (tr_poll(q, on_dgram, &g) > 0 || rte_ring_count(rxr) > 0)
+                ;
+        CHECK_INT(take(1, b, sizeof(b)), 0);
+        tr_port_counters(port, &c1);
+        CHECK_INT(c1.probe_rx - c0.probe_rx, 1);
+        CHECK_INT(c1.probe_tx - c0.probe_tx, 1);
+        CHECK_INT(c1.drops[TR_DROP_PROBE_MALFORMED] - c0.drops[TR_DROP_PROBE_MALFORMED], 2);
+
+        /* a flood: 4 x 200 requests as fast as they come */
+        tr_port_counters(port, &c0);
+        uint64_t t0 = rte_get_tsc_cycles();
+        for (int round = 0; round < 4; round++) {
+                for (int i = 0; i < 200; i++) {
+                        tr_probe_build(req, 16, TR_PROBE_REQUEST, 78, (uint32_t)i);
+                        inject(f, udp_frame(f, "10.0.0.2", 5555, "10.0.0.1", 39990, our_mac, req, 16));
+                }
+                while (tr_poll(q, on_dgram, &g) > 0 || rte_ring_count(rxr) > 0)
+                        ;
+                drain(1);
+        }
+        double secs = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
+        tr_port_counters(port, &c1);
+        uint64_t replies = c1.probe_tx - c0.probe_tx, limited = c1.drops[TR_DROP_PROBE_RATE] - c0.drops[TR_DROP_PROBE_RATE];
+        CHECK_INT(c1.probe_rx - c0.probe_rx, 800);
+        CHECK_INT(replies + limited, 800);
+        CHECK(replies >= 63); /* the burst, less the one answered above */
+        CHECK(replies <= 64 + (uint64_t)(secs * 1000) + 1);
+        printf("probe flood: 800 requests in %.3f s, %llu replies, %llu rate-limited\n", secs,
                (unsigned long long)replies, (unsigned long long)limited);
 }
 
@@ -813,6 +887,7 @@ int main(void)
         test_arp_answer_and_udp();
         test_malformed();
         test_arp_flood();
+        test_probe_responder();
         test_multicast();
         test_host_local();
         test_multiqueue();
