@@ -356,12 +356,7 @@ int kargs_state_save(const hostfs *h, const kargs_state *s)
         int r;
 
         if (s->written.n == 0 && !s->sentinel_created) {
-                char path[PATH_MAX];
-                if ((r = hostfs_path(h, KARGS_STATE_PATH, path, sizeof(path))) < 0)
-                        return r;
-                if (unlink(path) < 0 && errno != ENOENT)
-                        return -errno;
-                return 0;
+                return hostfs_unlink(h, KARGS_STATE_PATH);
         }
         _cleanup_free_ char *text = kargs_state_format(s);
         if (!text)

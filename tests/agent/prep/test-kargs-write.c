@@ -225,6 +225,51 @@ static void test_exit_leaves_child(void)
         CHECK_INT(kargs_ops_default.run(NULL, &h, none, TIMEOUT_MS, out, sizeof(out)), -ENOENT);
 }
 
+/* Issue 31: grub.d linked out of the root and a relative /var/run link climbing out of
+ * it. kargs_apply writes and restore deletes nothing there: the drop-in and the sentinel
+ * resolve inside the root (where the links lead nowhere), the file outside is kept. */
+static void test_links_out_of_root(void)
+{
+        verdict_list vl = {0};
+        kargs_result res;
+        char msg[1024], outside[700], p[1024], q[1024], text[256] = "";
+        struct stat st;
+
+        fprintf(stderr, "-- grub.d and /var/run linked out of the root\n");
+        CHECK_INT(restore("aks-ubuntu-plain", msg, sizeof(msg)), 0);
+        snprintf(outside, sizeof(outside), "%s/outside", dir);
+        CHECK_INT(mkdir(outside, 0755), 0);
+        snprintf(p, sizeof(p), "%s/run", outside);
+        CHECK_INT(mkdir(p, 0755), 0);
+        /* the real grub.d moves out; the root's is a link to it */
+        path_of(p, sizeof(p), "aks-ubuntu-plain", "/etc/default/grub.d");
+        snprintf(q, sizeof(q), "%s/grub.d", outside);
+        CHECK_INT(rename(p, q), 0);
+        CHECK_INT(symlink(q, p), 0);
+        snprintf(q, sizeof(q), "%s/grub.d/99-spinlane.cfg", outside);
+        fixture_write(q, "# theirs\n");
+        path_of(p, sizeof(p), "aks-ubuntu-plain", "/var/run");
+        CHECK_INT(unlink(p), 0);
+        CHECK_INT(symlink("../../outside/run", p), 0);
+
+        (void)apply("aks-ubuntu-plain", &vl, &res);
+        fprintf(stderr, "   %s\n", message(&vl));
+        verdict_list_free(&vl);
+        (void)restore("aks-ubuntu-plain", msg, sizeof(msg));
+        fprintf(stderr, "   restore: %s\n", msg);
+
+        FILE *f = fopen(q, "r");
+        CHECK(f != NULL);
+        if (f) {
+                size_t n = fread(text, 1, sizeof(text) - 1, f);
+                text[n] = '\0';
+                fclose(f);
+        }
+        CHECK_STR(text, "# theirs\n");
+        snprintf(p, sizeof(p), "%s/run/reboot-required", outside);
+        CHECK(lstat(p, &st) < 0);
+}
+
 int main(void)
 {
         if (access("/bin/sh", X_OK) != 0)
@@ -233,6 +278,7 @@ int main(void)
         test_apply_hangs();
         test_restore_hangs();
         test_exit_leaves_child();
+        test_links_out_of_root();
         fixture_remove(dir);
         return test_done();
 }
