@@ -52,11 +52,15 @@ typedef struct tag {
 
 typedef struct call call;
 
-/* One ResourceClaim read in flight (the userdata of its kube_request; cancelled with
- * kube_cancel when its call goes first). */
+/* One ResourceClaim read, waiting for its turn (queued) or in flight (started: the
+ * userdata of its kube_request; cancelled with kube_cancel when its call goes first). */
 typedef struct claim_get {
+        dra_plugin *p;
         call *c;
         size_t i;
+        bool started;
+        struct claim_get *next;   /* the wait queue */
+        char path[512];
 } claim_get;
 
 typedef struct claim_state {
@@ -115,6 +119,8 @@ struct dra_plugin {
         q_item *q;
         size_t qn, qcap;
         call *parked;
+        claim_get *rq_head, *rq_tail;     /* reads waiting for a slot, oldest first */
+        size_t n_queued, n_reading;       /* n_reading <= DRA_MAX_READS */
         dp_device_list nics, cores;
         dp_alloc_config cfg;
         dra_prepared *prepared;
@@ -445,9 +451,10 @@ static void unpark(call *c)
         c->next = c->prev = NULL;
 }
 
-static void on_claim(const kube_result *kr, void *ud)
+/* A read ended (answered, failed, or never started): its claim's result, and the call
+ * answered once it has all of them. */
+static void claim_done(claim_get *g, const kube_result *kr, int start_error)
 {
-        claim_get *g = ud;
         call *c = g->c;
         if (!c) {
                 free(g);
@@ -456,7 +463,10 @@ static void on_claim(const kube_result *kr, void *ud)
         claim_state *s = &c->claims[g->i];
         s->get = NULL;
         free(g);
-        if (kr->error < 0)
+        if (start_error < 0)
+                snprintf(s->error, sizeof(s->error), "reading ResourceClaim %s/%s: %s", s->ref.ns, s->ref.name,
+                         strerror(-start_error));
+        else if (kr->error < 0)
                 snprintf(s->error, sizeof(s->error), "reading ResourceClaim %s/%s: %s", s->ref.ns, s->ref.name,
                          kr->message && *kr->message ? kr->message : strerror(-kr->error));
         else if (dra_claim_parse(kr->body, kr->body_len, &s->ref, c->p->node, &s->results, &s->n_results, s->error,
@@ -468,12 +478,43 @@ static void on_claim(const kube_result *kr, void *ud)
         }
 }
 
+static void on_claim(const kube_result *kr, void *ud);
+
+/* Start queued reads while fewer than DRA_MAX_READS are in flight. */
+static void reads_pump(dra_plugin *p)
+{
+        while (p->rq_head && p->n_reading < DRA_MAX_READS && !p->stopping) {
+                claim_get *g = p->rq_head;
+                p->rq_head = g->next;
+                if (!p->rq_head)
+                        p->rq_tail = NULL;
+                g->next = NULL;
+                p->n_queued--;
+                int r = kube_request(p->kube, "GET", g->path, NULL, NULL, on_claim, g);
+                if (r < 0) {
+                        claim_done(g, NULL, r);
+                        continue;
+                }
+                g->started = true;
+                p->n_reading++;
+        }
+}
+
+static void on_claim(const kube_result *kr, void *ud)
+{
+        claim_get *g = ud;
+        dra_plugin *p = g->p;
+        p->n_reading--;
+        claim_done(g, kr, 0);
+        reads_pump(p);
+}
+
 static void handle_prepare(call *c, const uint8_t *req, size_t len)
 {
         dra_plugin *p = c->p;
         _cleanup_free_ dra_claim_ref *refs = NULL;
         size_t n = 0;
-        char err[DRA_ERR_LEN], path[512];
+        char err[DRA_ERR_LEN];
         int r = dra_decode_claims("NodePrepareResources", req, len, &refs, &n, err, sizeof(err));
         if (r < 0) {
                 logf_(p, 1, "DRA: refused: %s", err);
@@ -509,22 +550,25 @@ static void handle_prepare(call *c, const uint8_t *req, size_t len)
                 } else if (!p->kube) {
                         snprintf(s->error, sizeof(s->error), "no API server (cluster reporting is off): the "
                                                              "ResourceClaim cannot be read");
+                } else if (p->n_queued >= DRA_MAX_QUEUED_READS) {
+                        snprintf(s->error, sizeof(s->error),
+                                 "%u ResourceClaim reads already wait for the API server: try again",
+                                 DRA_MAX_QUEUED_READS);
                 } else {
                         claim_get *g = calloc(1, sizeof(*g));
-                        snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
-                                 s->ref.ns, s->ref.name);
                         if (!g) {
                                 snprintf(s->error, sizeof(s->error), "out of memory");
                                 continue;
                         }
-                        *g = (claim_get){ c, i };
-                        r = kube_request(p->kube, "GET", path, NULL, NULL, on_claim, g);
-                        if (r < 0) {
-                                free(g);
-                                snprintf(s->error, sizeof(s->error), "reading ResourceClaim %s/%s: %s", s->ref.ns,
-                                         s->ref.name, strerror(-r));
-                                continue;
-                        }
+                        *g = (claim_get){ .p = p, .c = c, .i = i };
+                        snprintf(g->path, sizeof(g->path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+                                 s->ref.ns, s->ref.name);
+                        if (p->rq_tail)
+                                p->rq_tail->next = g;
+                        else
+                                p->rq_head = g;
+                        p->rq_tail = g;
+                        p->n_queued++;
                         s->get = g;
                         c->pending++;
                 }
@@ -534,6 +578,9 @@ static void handle_prepare(call *c, const uint8_t *req, size_t len)
                 if (p->parked)
                         p->parked->prev = c;
                 p->parked = c;
+                /* the reads start here, never in the loop above: a read that fails to
+                 * start finishes its claim, and the call only once it is parked */
+                reads_pump(p);
                 return;
         }
         prepare_finish(c);
@@ -817,12 +864,16 @@ void dra_plugin_free(dra_plugin *p)
         p->stopping = true;
         for (int s = 0; s < _S_MAX; s++) /* the registration socket first: the kubelet stops using us */
                 (void)unlink(p->sock[_S_MAX - 1 - s]);
+        /* queued reads belong to parked calls, freed with them below */
+        p->rq_head = p->rq_tail = NULL;
+        p->n_queued = 0;
         while (p->parked) { /* their reads cancelled: no reply comes */
                 call *c = p->parked;
                 unpark(c);
                 for (size_t i = 0; i < c->n_claims; i++)
                         if (c->claims[i].get) {
-                                kube_cancel(p->kube, c->claims[i].get);
+                                if (c->claims[i].get->started)
+                                        kube_cancel(p->kube, c->claims[i].get);
                                 free(c->claims[i].get);
                                 c->claims[i].get = NULL;
                         }

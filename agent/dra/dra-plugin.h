@@ -23,6 +23,12 @@
 #define DRA_CHECKPOINT_DIR "/var/lib/spinlane/dra"
 #define DRA_CHECKPOINT DRA_CHECKPOINT_DIR "/claims.json"
 #define DRA_STOP_TIMEOUT_MS 3000
+/* ResourceClaim reads in flight to the API server at once, across every prepare call; the
+ * rest wait in a FIFO (at most DRA_MAX_QUEUED_READS: beyond, the claim fails at once,
+ * saying so, and the kubelet asks again). A burst of prepares costs this many
+ * connections, not one per claim. */
+#define DRA_MAX_READS 8
+#define DRA_MAX_QUEUED_READS 4096
 
 typedef struct dra_plugin dra_plugin;
 

@@ -46,6 +46,9 @@ stdin, each answered by one line:
   slice-touch NAME     someone else updates it (resourceVersion changes)      -> ok / missing
   claim JSON           store a resource.k8s.io/v1 ResourceClaim (JSON on one line),
                        served by GET .../namespaces/NS/resourceclaims/NAME    -> ok
+  conns [reset]        {"open": N, "peak": N}: client connections open now, and the
+                       most open at once since the last "conns reset" (reset: the peak
+                       starts again from those open now)
 EOF stops it."""
 import copy
 import http.server
@@ -82,6 +85,7 @@ state = {
     "held": 0,
     "slices": {},  # resource.k8s.io/v1 ResourceSlices by name
     "rv": 100,     # the resourceVersion counter of the slices
+    "conn_peak": 0,  # the most client connections open at once since "conns reset"
 }
 released = threading.Event()
 conns = set()  # open client connections (cut by "down")
@@ -557,6 +561,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         with lock:
             c = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
             conns.add(c)
+            state["conn_peak"] = max(state["conn_peak"], len(conns))
         return c, addr
 
     def handle_error(self, request, client_address):
@@ -661,6 +666,10 @@ def main():
                         else:
                             o["metadata"]["resourceVersion"] = str(state["rv"])
                         out("ok")
+                elif w[0] == "conns":
+                    if len(w) > 1 and w[1] == "reset":
+                        state["conn_peak"] = len(conns)
+                    out(json.dumps({"open": len(conns), "peak": state["conn_peak"]}))
                 elif w[0] == "claim":
                     c = json.loads(line.split(None, 1)[1])
                     state.setdefault("claims", {})[(c["metadata"]["namespace"], c["metadata"]["name"])] = c
