@@ -234,11 +234,16 @@ static void on_reply(const kube_result *r, void *ud)
                 return;
         }
         if (r->status == 409 || (o == OP_UPDATE && r->status == 404)) { /* lost a race: read it again */
-                if (++s->conflicts > KUBE_CONFLICT_RETRIES) {
-                        log_info("ResourceSlice %s: %s; trying again", s->name, r->message);
-                        s->conflicts = 0;
-                        s->next_at = loop_now_ms() + backoff_ms(s, 2);
-                }
+                /* The first loss is read again at once; every repeat waits twice as long
+                 * (up to BACKOFF_MAX_MS), until a write goes through: two agents on one
+                 * slice (a rollout) or a writer that always wins cost a request a minute,
+                 * not eight a second. Logged at the 4th, 8th, 16th... in a row. */
+                unsigned n = ++s->conflicts;
+                if (n > 1)
+                        s->next_at = loop_now_ms() + backoff_ms(s, n - 1);
+                if (n > KUBE_CONFLICT_RETRIES && (n & (n - 1)) == 0)
+                        log_info("ResourceSlice %s: %s (%u in a row); trying again in %llu ms", s->name, r->message,
+                                 n, (unsigned long long)(s->next_at - loop_now_ms()));
                 s->dirty = true;
                 pump(s);
                 return;

@@ -127,6 +127,9 @@ struct dra_plugin {
         size_t n_prepared, cap_prepared;
         bool checkpoint_bad;
         char checkpoint_err[DRA_ERR_LEN];
+        uint64_t refusal_window_ms;       /* the start of the current window of refusal lines */
+        unsigned refusal_lines;           /* logged in it */
+        uint64_t refusals_dropped;        /* not logged since the last line that was */
 };
 
 static void logf_(dra_plugin *p, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -139,6 +142,37 @@ static void logf_(dra_plugin *p, int level, const char *fmt, ...)
         va_end(ap);
         if (p->log)
                 p->log(level, msg, p->ud);
+}
+
+/* A refusal's line (a call or a claim the kubelet asked for and did not get): at most
+ * DRA_REFUSAL_LINES per DRA_REFUSAL_WINDOW_MS, the rest counted and said in one line with
+ * the next that is logged. A caller sending thousands of bad calls costs a few lines. */
+static void refusal_log(dra_plugin *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refusal_log(dra_plugin *p, const char *fmt, ...)
+{
+        char msg[1024];
+        uint64_t now = loop_now_ms();
+        va_list ap;
+
+        if (now - p->refusal_window_ms >= DRA_REFUSAL_WINDOW_MS) {
+                p->refusal_window_ms = now;
+                p->refusal_lines = 0;
+        }
+        if (p->refusal_lines >= DRA_REFUSAL_LINES) {
+                p->refusals_dropped++;
+                return;
+        }
+        p->refusal_lines++;
+        if (p->refusals_dropped) {
+                logf_(p, 1, "DRA: %llu more refusals not logged (at most %u lines every %u s)",
+                      (unsigned long long)p->refusals_dropped, DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS / 1000);
+                p->refusals_dropped = 0;
+        }
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (p->log)
+                p->log(1, msg, p->ud);
 }
 
 /* ---- the pump: the completion queue's one reader ---- */
@@ -429,7 +463,7 @@ static void prepare_finish(call *c)
                 ans[i] = (dra_answer){ .uid = s->ref.uid, .error = s->error, .results = s->results,
                                        .n_results = s->n_results };
                 if (s->error[0])
-                        logf_(p, 1, "DRA: claim %s/%s (%s) not prepared: %s", s->ref.ns, s->ref.name, s->ref.uid,
+                        refusal_log(p, "DRA: claim %s/%s (%s) not prepared: %s", s->ref.ns, s->ref.name, s->ref.uid,
                               s->error);
                 else if (s->fetched)
                         logf_(p, 0, "DRA: claim %s/%s (%s) prepared: %zu devices", s->ref.ns, s->ref.name, s->ref.uid,
@@ -517,7 +551,7 @@ static void handle_prepare(call *c, const uint8_t *req, size_t len)
         char err[DRA_ERR_LEN];
         int r = dra_decode_claims("NodePrepareResources", req, len, &refs, &n, err, sizeof(err));
         if (r < 0) {
-                logf_(p, 1, "DRA: refused: %s", err);
+                refusal_log(p, "DRA: refused: %s", err);
                 reply(c, NULL, 0, r == -ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INVALID_ARGUMENT, err);
                 return;
         }
@@ -598,7 +632,7 @@ static void handle_unprepare(call *c, const uint8_t *req, size_t len)
         char err[DRA_ERR_LEN];
         int r = dra_decode_claims("NodeUnprepareResources", req, len, &refs, &n, err, sizeof(err));
         if (r < 0) {
-                logf_(p, 1, "DRA: refused: %s", err);
+                refusal_log(p, "DRA: refused: %s", err);
                 reply(c, NULL, 0, r == -ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INVALID_ARGUMENT, err);
                 return;
         }

@@ -29,6 +29,10 @@
  * connections, not one per claim. */
 #define DRA_MAX_READS 8
 #define DRA_MAX_QUEUED_READS 4096
+/* Lines for refused calls and claims not prepared: at most this many per window, the
+ * rest counted in one line. */
+#define DRA_REFUSAL_LINES 20
+#define DRA_REFUSAL_WINDOW_MS 10000u
 
 typedef struct dra_plugin dra_plugin;
 

@@ -513,6 +513,11 @@ def test_burst(base):
         print("burst: API server connections open after: %d; agent fds after: %d"
               % (api.json("conns")["open"], fd_count(pid)))
         check(after, "at most 4 idle connections kept after the burst: %r" % api.json("conns"))
+        # each claim of the burst is refused (another driver's device): a few lines, counted
+        refusals = [x for x in a.text().splitlines() if "u-" in x and "not prepared" in x]
+        print("burst: %d claims refused, %d refusal lines logged" % (callers * per, len(refusals)))
+        check(len(refusals) <= 60 and "more refusals not logged" in a.text(),
+              "refusals logged rate-limited: %d lines for %d refusals" % (len(refusals), callers * per))
         # a valid prepare after the burst
         nic_dev = [d["name"] for d in sl["spec"]["devices"]
                    if d.get("attributes", {}).get("pciAddress", {}).get("string") == NIC_PCI]

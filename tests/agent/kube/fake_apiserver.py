@@ -28,6 +28,7 @@ stdin, each answered by one line:
   fail METHOD PREFIX KIND [N] [RETRY_AFTER]
                        the next N requests matching answer KIND: a status
                        code (a Status object), hang, reset, garbage, bigerror -> ok
+  fail-clear           the failures still pending are dropped                 -> ok
   last                 the last API request: {"method","path","ctype","body","auth"}
   node                 the stored Node as JSON
   event NAME           the stored Event as JSON (or null)
@@ -635,6 +636,9 @@ def main():
                     state["fails"].append({"method": w[1], "prefix": w[2], "kind": w[3],
                                            "n": int(w[4]) if len(w) > 4 else 1,
                                            "retry_after": w[5] if len(w) > 5 else None})
+                    out("ok")
+                elif w[0] == "fail-clear":
+                    state["fails"] = []
                     out("ok")
                 elif w[0] == "last":
                     out(json.dumps(state["last"], sort_keys=True))
