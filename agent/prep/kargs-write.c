@@ -409,10 +409,11 @@ int kargs_apply(const hostfs *h, const kargs_ops *ops, const config *c, const in
         memset(ret, 0, sizeof(*ret));
         if (!ops)
                 ops = &kargs_ops_default;
-        if (kargs_plan_compute(c, inv, &p, why, sizeof(why)) < 0)
+        if ((r = kargs_plan_compute(c, inv, &p, why, sizeof(why))) < 0)
                 return verdict_add(l, PREP_CHECK_KERNEL_ARGS, VERDICT_FAIL, NULL,
-                                   "list whole cores (every SMT sibling) in cores.cpus and leave at least one core for "
-                                   "the system",
+                                   r == -ERANGE ? "ask for hugepages this node has room for, on its NUMA nodes"
+                                                : "list whole cores (every SMT sibling) in cores.cpus and leave at "
+                                                  "least one core for the system",
                                    "no kernel arguments written: %s", why);
         r = kargs_state_load(h, &st, err, sizeof(err));
         if (r < 0)
