@@ -102,9 +102,8 @@ static void refused(run_slices *s, op o, const kube_result *r)
                 return;
         snprintf(s->blocked, sizeof(s->blocked), "%s", key);
         if (r->status == 403)
-                log_error("ResourceSlice %s: %s; RBAC: the agent's ClusterRole must grant get, list, watch, create, "
-                          "update, patch and delete on resourceslices (API group resource.k8s.io); trying again every "
-                          "%g s",
+                log_error("ResourceSlice %s: %s; RBAC: the agent's ClusterRole must grant get, create, update and "
+                          "delete on resourceslices (API group resource.k8s.io); trying again every %g s",
                           s->name, r->message, (double)s->blocked_ms / 1000);
         else if (r->status == 404 && o != OP_GET && o != OP_DELETE)
                 log_error("ResourceSlice %s: %s; does the API server serve resource.k8s.io/v1 (Kubernetes 1.34 or "

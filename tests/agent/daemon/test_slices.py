@@ -41,7 +41,7 @@ import test_cluster as tc  # noqa: E402  (its API-server stand-in, Agent, fixtur
 
 SLICE = "node-a-spinlane.io"
 PATH = "/apis/resource.k8s.io/v1/resourceslices"
-RBAC = ("RBAC: the agent's ClusterRole must grant get, list, watch, create, update, patch and delete on "
+RBAC = ("RBAC: the agent's ClusterRole must grant get, create, update and delete on "
         "resourceslices (API group resource.k8s.io)")
 
 
