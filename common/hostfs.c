@@ -101,6 +101,8 @@ int hostfs_path(const hostfs *h, const char *path, char *buf, size_t size)
 #define WALK_MAX_LINKS 40
 /* Directories held open at once by the walk: deeper paths than any host has. */
 #define WALK_MAX_DEPTH 256
+/* openat2 tries while it answers EAGAIN (a racing rename), before the walk does it. */
+#define WALK_OPENAT2_RETRIES 8
 
 int hostfs_resolve_openat2(int root_fd, const char *path, int flags, mode_t mode)
 {
@@ -110,10 +112,14 @@ int hostfs_resolve_openat2(int root_fd, const char *path, int flags, mode_t mode
                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
         };
         long fd;
+        int again = 0;
 
+        /* EAGAIN: a rename or mount anywhere on the system raced with a ".." of the
+         * lookup, and the kernel could not prove it stayed inside (openat2(2)); retried,
+         * then left to the caller (resolve_open walks instead). */
         do
                 fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-        while (fd < 0 && errno == EINTR);
+        while (fd < 0 && (errno == EINTR || (errno == EAGAIN && ++again < WALK_OPENAT2_RETRIES)));
         return fd < 0 ? -errno : (int)fd;
 }
 
@@ -310,8 +316,9 @@ static int resolve_open(const hostfs *h, const char *path, int flags, mode_t mod
         if (root_fd < 0)
                 return -errno;
         fd = hostfs_resolve_openat2(root_fd, path, flags, mode);
-        /* no openat2 in this kernel (before 5.6), or a seccomp filter that refuses it */
-        if (fd == -ENOSYS || fd == -EPERM)
+        /* no openat2 in this kernel (before 5.6), a seccomp filter that refuses it, or
+         * renames elsewhere that keep racing its ".." check */
+        if (fd == -ENOSYS || fd == -EPERM || fd == -EAGAIN)
                 fd = hostfs_resolve_walk(root_fd, path, flags, mode);
         return fd;
 }

@@ -48,7 +48,8 @@ int hostfs_read_int(const hostfs *h, const char *path, int min, int max, int *re
 
 /* path opened with open(2) flags (O_CLOEXEC added) resolved inside the root: openat2
  * with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, or hostfs_resolve_walk() where openat2
- * answers ENOSYS (before Linux 5.6) or EPERM (a seccomp filter). The fd, or -errno. */
+ * answers ENOSYS (before Linux 5.6), EPERM (a seccomp filter) or, after retries, EAGAIN
+ * (renames elsewhere racing its ".." check). The fd, or -errno. */
 int hostfs_open_flags(const hostfs *h, const char *path, int flags, mode_t mode);
 /* The two resolutions under root_fd (a directory), exposed for tests and the fuzz target:
  * the same answer for the same tree, the fd or -errno. The walk opens one component at a
