@@ -309,7 +309,8 @@ def test_trickle(agent, mport, pport):
 def probes_during(pport, flood, seconds=4.0):
     """Run flood(stop_event) in a thread for seconds while probing /healthz as a kubelet
     does (a fresh connection, the request at once) every 250 ms: (answered, tried, the
-    slowest answer in s)."""
+    slowest answer in s). The client waits up to 10 s for each (a loaded machine answers
+    in milliseconds; a starved listener never does)."""
     import threading
     stop = threading.Event()
     t = threading.Thread(target=flood, args=(stop,), daemon=True)
@@ -320,7 +321,7 @@ def probes_during(pport, flood, seconds=4.0):
     t0 = time.monotonic()
     while time.monotonic() - t0 < seconds:
         s0 = time.monotonic()
-        st, _ = get(pport, "/healthz", timeout=5.0)
+        st, _ = get(pport, "/healthz", timeout=10.0)
         tried += 1
         if st == 200:
             answered += 1
@@ -377,7 +378,7 @@ def flood_open_close(stop):
 
 def test_probe_floods(agent, pport):
     """Issue 31: a local client cannot hold the probe listener's slots. During each flood
-    every /healthz probe (a fresh connection, 5 s client timeout) is answered: the
+    every /healthz probe (a fresh connection, 10 s client timeout) is answered: the
     listener accepts itself and a new connection takes the slot of the oldest one whose
     request has not come."""
     global PPORT
