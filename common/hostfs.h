@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Host file access under a root directory (--root DIR): every /sys, /proc, /dev, /etc,
  * /run, /var/lib/spinlane and /var/lib/kubelet path the project touches goes through
- * here. Reads are bounded and never block (O_NONBLOCK, regular files only); never logs. */
+ * here, and every path is resolved inside the root, links included (an absolute link or
+ * ".." stops at the root, as in a chroot), for reads and writes. Reads are bounded and
+ * never block (O_NONBLOCK, regular files only); never logs. */
 #ifndef SPIN_HOSTFS_H
 #define SPIN_HOSTFS_H
 
@@ -28,7 +30,9 @@ bool hostfs_is_real_root(const hostfs *h);
  * kernel can answer (netlink, mount(2), ioctls) is asked only of a live root. */
 bool hostfs_is_live(const hostfs *h);
 
-/* Join root and an absolute host path into buf. -ENAMETOOLONG, -EINVAL (relative). */
+/* Join root and an absolute host path into buf. -ENAMETOOLONG, -EINVAL (relative). The
+ * string is for messages and for what only takes a path (a unix socket's bind or connect,
+ * mount(2)): opening it would follow links out of the root; open through hostfs. */
 int hostfs_path(const hostfs *h, const char *path, char *buf, size_t size);
 
 /* Read a whole file into buf (NUL-terminated). -EFBIG when it does not fit in size-1
@@ -41,6 +45,19 @@ int hostfs_read_alloc(const hostfs *h, const char *path, size_t max, char **ret,
 /* A file holding one decimal number (as sysfs writes it). -EINVAL names bad content. */
 int hostfs_read_u64(const hostfs *h, const char *path, uint64_t max, uint64_t *ret);
 int hostfs_read_int(const hostfs *h, const char *path, int min, int max, int *ret);
+
+/* path opened with open(2) flags (O_CLOEXEC added) resolved inside the root: openat2
+ * with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, or hostfs_resolve_walk() where openat2
+ * answers ENOSYS (before Linux 5.6), EPERM (a seccomp filter) or, after retries, EAGAIN
+ * (renames elsewhere racing its ".." check). The fd, or -errno. */
+int hostfs_open_flags(const hostfs *h, const char *path, int flags, mode_t mode);
+/* The two resolutions under root_fd (a directory), exposed for tests and the fuzz target:
+ * the same answer for the same tree, the fd or -errno. The walk opens one component at a
+ * time with O_NOFOLLOW, reads each link and goes on from its target (an absolute target
+ * from the root; ".." never above it), at most 40 links (ELOOP) and 256 directories deep
+ * (ENAMETOOLONG). */
+int hostfs_resolve_openat2(int root_fd, const char *path, int flags, mode_t mode);
+int hostfs_resolve_walk(int root_fd, const char *path, int flags, mode_t mode);
 
 /* Open a regular file for reading (O_NONBLOCK, O_CLOEXEC): the fd, or -EINVAL when it is
  * not a regular file, else -errno of open. */
@@ -74,6 +91,9 @@ int hostfs_write(const hostfs *h, const char *path, const char *data);
  * fsync'ed, given mode, renamed over path, and the directory fsync'ed. On failure path
  * is unchanged and the temporary file is gone. The directory must exist. */
 int hostfs_write_atomic(const hostfs *h, const char *path, const char *data, mode_t mode);
+/* Remove the file path names (a link itself, not what it points at); 0 when it is not
+ * there. Its directory is resolved inside the root. */
+int hostfs_unlink(const hostfs *h, const char *path);
 /* mkdir -p of a host path (mode 0755 for what it creates); 0 when it already is a
  * directory. -ENAMETOOLONG, else -errno of mkdir. */
 int hostfs_mkdir_p(const hostfs *h, const char *path);

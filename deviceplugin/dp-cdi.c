@@ -75,11 +75,11 @@ int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char 
 
 int dp_cdi_remove(const hostfs *h, const char *dir, const char *kind)
 {
-        char rel[PATH_MAX], path[PATH_MAX];
+        char rel[PATH_MAX];
         int r = spec_path(dir, kind, rel, sizeof(rel));
-        if (r < 0 || (r = hostfs_path(h, rel, path, sizeof(path))) < 0)
+        if (r < 0)
                 return r;
-        return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+        return hostfs_unlink(h, rel);
 }
 
 /* "<prefix>/claim-<uid>": the name spec_path makes "<prefix>-claim-<uid>.json" of. */

@@ -35,12 +35,23 @@ struct run_metrics {
         run_metrics_ops ops;
         mconn *conns;
         unsigned n_conns;
+        unsigned n_cut;         /* of n_conns: shut down, MHD has not closed them yet */
         bool had_conns;         /* connections existed at the end of the last run */
+        int listen_fd;          /* evict_idle: the listening socket, ours (else MHD's: -1) */
+        uint64_t evicted;       /* connections shut down to make room */
 };
 
-static uint64_t deadline_of(const mconn *k)
+static uint64_t deadline_of(const run_metrics *m, const mconn *k)
 {
-        return k->start_ms + (k->in_request ? RUN_METRICS_REQUEST_MS : RUN_METRICS_HEADER_MS);
+        return k->start_ms + (k->in_request ? RUN_METRICS_REQUEST_MS : m->ops.header_ms);
+}
+
+static void cut_conn(run_metrics *m, mconn *k)
+{
+        if (k->fd >= 0)
+                (void)shutdown(k->fd, SHUT_RDWR);
+        k->cut = true;
+        m->n_cut++;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -72,6 +83,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                 if (k->next)
                         k->next->prev = k->prev;
                 m->n_conns--;
+                if (k->cut)
+                        m->n_cut--;
                 free(k);
                 *socket_context = NULL;
         }
@@ -163,10 +176,9 @@ static unsigned enforce_deadlines(run_metrics *m, uint64_t now, uint64_t *ret_ne
         unsigned cut = 0;
 
         for (mconn *k = m->conns; k; k = k->next) {
-                uint64_t d = deadline_of(k);
+                uint64_t d = deadline_of(m, k);
                 if (!k->cut && now >= d && k->fd >= 0) {
-                        (void)shutdown(k->fd, SHUT_RDWR);
-                        k->cut = true;
+                        cut_conn(m, k);
                         cut++;
                 }
                 if (k->cut)
@@ -224,6 +236,53 @@ static int on_timer(loop *l, void *ud)
 {
         (void)l;
         run_now(ud);
+        return 0;
+}
+
+/* The oldest live connection whose request has not arrived, or NULL. The list is newest
+ * first. */
+static mconn *oldest_idle(run_metrics *m)
+{
+        mconn *found = NULL;
+        for (mconn *k = m->conns; k; k = k->next)
+                if (!k->cut && !k->in_request && k->fd >= 0)
+                        found = k;
+        return found;
+}
+
+/* evict_idle: accept what is waiting (a bounded batch per wake-up); at the budget the
+ * oldest idle connection makes room, and with none idle (every slot answering a request)
+ * the new connection is closed. MHD's own limit is twice the budget: room for the ones
+ * shut down that it has not closed yet. */
+static int on_listen(loop *l, int fd, uint32_t events, void *ud)
+{
+        run_metrics *m = ud;
+        (void)l, (void)events;
+
+        for (int i = 0; i < 64; i++) {
+                struct sockaddr_storage ss;
+                socklen_t sl = sizeof(ss);
+                int c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (c < 0)
+                        break; /* EAGAIN; or EMFILE and the like: the next wake-up tries again */
+                if (m->n_conns - m->n_cut >= m->ops.max_connections) {
+                        mconn *k = oldest_idle(m);
+                        if (!k) {
+                                close(c);
+                                continue;
+                        }
+                        cut_conn(m, k);
+                        m->evicted++;
+                }
+                if (m->n_conns >= 2 * m->ops.max_connections)
+                        MHD_run(m->d); /* let MHD close the ones shut down */
+                /* MHD closes the socket itself when it refuses it. A run at once: a
+                 * request already there (a probe's) is read and answered before the
+                 * next accept could count its connection idle. */
+                if (MHD_add_connection(m->d, c, (const struct sockaddr *)&ss, sl) == MHD_YES)
+                        MHD_run(m->d);
+        }
+        run_now(m);
         return 0;
 }
 
@@ -315,16 +374,33 @@ int run_metrics_new(loop *l, const report_bind *b, const run_metrics_ops *ops, r
                 m->ops.per_ip = RUN_METRICS_PER_IP;
         if (m->ops.per_ip > m->ops.max_connections)
                 m->ops.per_ip = m->ops.max_connections;
+        if (!m->ops.header_ms)
+                m->ops.header_ms = RUN_METRICS_HEADER_MS;
         if (!m->ops.not_found)
                 m->ops.not_found = m->ops.render ? "not found: try /metrics\n" : "not found: try /healthz or /readyz\n";
         m->port = port;
         m->timer_fd = -1;
         m->epoll_fd = -1;
+        m->listen_fd = -1;
+        unsigned limit = m->ops.max_connections, per_ip = m->ops.per_ip;
+        if (m->ops.evict_idle) {
+                /* the listener is ours, in the loop; MHD gets each accepted connection */
+                m->listen_fd = fd;
+                limit *= 2;
+                per_ip = limit;
+                m->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, m,
+                                        MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+                                        MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+                                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
+                                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)RUN_METRICS_TIMEOUT_S,
+                                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RUN_METRICS_REQUEST_BYTES,
+                                        MHD_OPTION_END);
+        } else
         /* MHD_USE_EPOLL without a thread: external polling through one epoll fd. The listen
          * socket is ours (MHD closes it when it stops). */
         m->d = MHD_start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, m, MHD_OPTION_LISTEN_SOCKET, fd,
-                                MHD_OPTION_CONNECTION_LIMIT, m->ops.max_connections,
-                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, m->ops.per_ip,
+                                MHD_OPTION_CONNECTION_LIMIT, limit,
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)RUN_METRICS_TIMEOUT_S,
@@ -339,10 +415,15 @@ int run_metrics_new(loop *l, const report_bind *b, const run_metrics_ops *ops, r
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_EPOLL_FD);
         m->epoll_fd = di ? di->epoll_fd : -1;
         if (m->epoll_fd < 0 || (r = loop_add_fd(l, m->epoll_fd, EPOLLIN, on_epoll, m)) < 0 ||
-            (r = loop_add_timer(l, 0, 0, on_timer, m, &m->timer_fd)) < 0) {
+            (r = loop_add_timer(l, 0, 0, on_timer, m, &m->timer_fd)) < 0 ||
+            (m->listen_fd >= 0 && (r = loop_add_fd(l, m->listen_fd, EPOLLIN, on_listen, m)) < 0)) {
                 if (m->epoll_fd >= 0)
                         (void)loop_remove_fd(l, m->epoll_fd);
+                if (m->timer_fd >= 0)
+                        (void)loop_remove_timer(l, m->timer_fd);
                 MHD_stop_daemon(m->d);
+                if (m->listen_fd >= 0)
+                        close(m->listen_fd);
                 free(m);
                 snprintf(err, err_size, "the HTTP server cannot join the event loop");
                 return -EIO;
@@ -360,6 +441,10 @@ void run_metrics_free(run_metrics *m)
                 (void)loop_remove_fd(m->l, m->epoll_fd);
         if (m->timer_fd >= 0)
                 (void)loop_remove_timer(m->l, m->timer_fd);
+        if (m->listen_fd >= 0) {
+                (void)loop_remove_fd(m->l, m->listen_fd);
+                close(m->listen_fd);
+        }
         MHD_stop_daemon(m->d); /* closes every connection (each notified closed) */
         while (m->conns) { /* none left; should one be, it goes too */
                 mconn *k = m->conns;

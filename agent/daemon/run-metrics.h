@@ -23,6 +23,7 @@
 #define RUN_METRICS_PER_IP 8
 /* The probe listener's own budget (on 127.0.0.1 every client has the same address). */
 #define RUN_METRICS_PROBE_CONNECTIONS 16
+#define RUN_METRICS_PROBE_HEADER_MS 2000 /* a kubelet probe sends its request with the connect */
 #define RUN_METRICS_TIMEOUT_S 10        /* inactivity: MHD closes a connection silent this long */
 /* Deadlines, from the accept (or the end of the previous request on a kept-alive
  * connection): the request's headers complete within HEADER_MS, the whole answer sent
@@ -42,6 +43,13 @@ typedef struct run_metrics_ops {
         unsigned max_connections;       /* 0: RUN_METRICS_MAX_CONNECTIONS */
         unsigned per_ip;                /* 0: RUN_METRICS_PER_IP; at most max_connections */
         const char *not_found;          /* the 404 body's hint, e.g. "try /metrics\n"; NULL: a default */
+        /* The probe listener's policy: the listener accepts itself (never out of the
+         * loop's epoll set), and a connection accepted at max_connections takes the slot
+         * of the oldest one whose request has not arrived (a trickle, a half request
+         * whose peer closed, an idle connection): shut down at once. A probe, whose
+         * request comes with its connection, never waits behind strangers. */
+        bool evict_idle;
+        unsigned header_ms;             /* 0: RUN_METRICS_HEADER_MS */
 } run_metrics_ops;
 
 typedef struct run_metrics run_metrics;

@@ -459,6 +459,8 @@ static void listener_start(listener *ls)
         } else {
                 ops.ready = on_ready;
                 ops.max_connections = ops.per_ip = RUN_METRICS_PROBE_CONNECTIONS;
+                ops.evict_idle = true;
+                ops.header_ms = RUN_METRICS_PROBE_HEADER_MS;
         }
         int k = run_metrics_new(r->s.l, &ls->bind, &ops, &ls->m, err, sizeof(err));
         if (k >= 0) {

@@ -102,9 +102,8 @@ static void refused(run_slices *s, op o, const kube_result *r)
                 return;
         snprintf(s->blocked, sizeof(s->blocked), "%s", key);
         if (r->status == 403)
-                log_error("ResourceSlice %s: %s; RBAC: the agent's ClusterRole must grant get, list, watch, create, "
-                          "update, patch and delete on resourceslices (API group resource.k8s.io); trying again every "
-                          "%g s",
+                log_error("ResourceSlice %s: %s; RBAC: the agent's ClusterRole must grant get, create, update and "
+                          "delete on resourceslices (API group resource.k8s.io); trying again every %g s",
                           s->name, r->message, (double)s->blocked_ms / 1000);
         else if (r->status == 404 && o != OP_GET && o != OP_DELETE)
                 log_error("ResourceSlice %s: %s; does the API server serve resource.k8s.io/v1 (Kubernetes 1.34 or "
@@ -234,11 +233,16 @@ static void on_reply(const kube_result *r, void *ud)
                 return;
         }
         if (r->status == 409 || (o == OP_UPDATE && r->status == 404)) { /* lost a race: read it again */
-                if (++s->conflicts > KUBE_CONFLICT_RETRIES) {
-                        log_info("ResourceSlice %s: %s; trying again", s->name, r->message);
-                        s->conflicts = 0;
-                        s->next_at = loop_now_ms() + backoff_ms(s, 2);
-                }
+                /* The first loss is read again at once; every repeat waits twice as long
+                 * (up to BACKOFF_MAX_MS), until a write goes through: two agents on one
+                 * slice (a rollout) or a writer that always wins cost a request a minute,
+                 * not eight a second. Logged at the 4th, 8th, 16th... in a row. */
+                unsigned n = ++s->conflicts;
+                if (n > 1)
+                        s->next_at = loop_now_ms() + backoff_ms(s, n - 1);
+                if (n > KUBE_CONFLICT_RETRIES && (n & (n - 1)) == 0)
+                        log_info("ResourceSlice %s: %s (%u in a row); trying again in %llu ms", s->name, r->message,
+                                 n, (unsigned long long)(s->next_at - loop_now_ms()));
                 s->dirty = true;
                 pump(s);
                 return;

@@ -52,11 +52,15 @@ typedef struct tag {
 
 typedef struct call call;
 
-/* One ResourceClaim read in flight (the userdata of its kube_request; cancelled with
- * kube_cancel when its call goes first). */
+/* One ResourceClaim read, waiting for its turn (queued) or in flight (started: the
+ * userdata of its kube_request; cancelled with kube_cancel when its call goes first). */
 typedef struct claim_get {
+        dra_plugin *p;
         call *c;
         size_t i;
+        bool started;
+        struct claim_get *next;   /* the wait queue */
+        char path[512];
 } claim_get;
 
 typedef struct claim_state {
@@ -115,12 +119,17 @@ struct dra_plugin {
         q_item *q;
         size_t qn, qcap;
         call *parked;
+        claim_get *rq_head, *rq_tail;     /* reads waiting for a slot, oldest first */
+        size_t n_queued, n_reading;       /* n_reading <= DRA_MAX_READS */
         dp_device_list nics, cores;
         dp_alloc_config cfg;
         dra_prepared *prepared;
         size_t n_prepared, cap_prepared;
         bool checkpoint_bad;
         char checkpoint_err[DRA_ERR_LEN];
+        uint64_t refusal_window_ms;       /* the start of the current window of refusal lines */
+        unsigned refusal_lines;           /* logged in it */
+        uint64_t refusals_dropped;        /* not logged since the last line that was */
 };
 
 static void logf_(dra_plugin *p, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -133,6 +142,37 @@ static void logf_(dra_plugin *p, int level, const char *fmt, ...)
         va_end(ap);
         if (p->log)
                 p->log(level, msg, p->ud);
+}
+
+/* A refusal's line (a call or a claim the kubelet asked for and did not get): at most
+ * DRA_REFUSAL_LINES per DRA_REFUSAL_WINDOW_MS, the rest counted and said in one line with
+ * the next that is logged. A caller sending thousands of bad calls costs a few lines. */
+static void refusal_log(dra_plugin *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refusal_log(dra_plugin *p, const char *fmt, ...)
+{
+        char msg[1024];
+        uint64_t now = loop_now_ms();
+        va_list ap;
+
+        if (now - p->refusal_window_ms >= DRA_REFUSAL_WINDOW_MS) {
+                p->refusal_window_ms = now;
+                p->refusal_lines = 0;
+        }
+        if (p->refusal_lines >= DRA_REFUSAL_LINES) {
+                p->refusals_dropped++;
+                return;
+        }
+        p->refusal_lines++;
+        if (p->refusals_dropped) {
+                logf_(p, 1, "DRA: %llu more refusals not logged (at most %u lines every %u s)",
+                      (unsigned long long)p->refusals_dropped, DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS / 1000);
+                p->refusals_dropped = 0;
+        }
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (p->log)
+                p->log(1, msg, p->ud);
 }
 
 /* ---- the pump: the completion queue's one reader ---- */
@@ -423,7 +463,7 @@ static void prepare_finish(call *c)
                 ans[i] = (dra_answer){ .uid = s->ref.uid, .error = s->error, .results = s->results,
                                        .n_results = s->n_results };
                 if (s->error[0])
-                        logf_(p, 1, "DRA: claim %s/%s (%s) not prepared: %s", s->ref.ns, s->ref.name, s->ref.uid,
+                        refusal_log(p, "DRA: claim %s/%s (%s) not prepared: %s", s->ref.ns, s->ref.name, s->ref.uid,
                               s->error);
                 else if (s->fetched)
                         logf_(p, 0, "DRA: claim %s/%s (%s) prepared: %zu devices", s->ref.ns, s->ref.name, s->ref.uid,
@@ -445,9 +485,10 @@ static void unpark(call *c)
         c->next = c->prev = NULL;
 }
 
-static void on_claim(const kube_result *kr, void *ud)
+/* A read ended (answered, failed, or never started): its claim's result, and the call
+ * answered once it has all of them. */
+static void claim_done(claim_get *g, const kube_result *kr, int start_error)
 {
-        claim_get *g = ud;
         call *c = g->c;
         if (!c) {
                 free(g);
@@ -456,7 +497,10 @@ static void on_claim(const kube_result *kr, void *ud)
         claim_state *s = &c->claims[g->i];
         s->get = NULL;
         free(g);
-        if (kr->error < 0)
+        if (start_error < 0)
+                snprintf(s->error, sizeof(s->error), "reading ResourceClaim %s/%s: %s", s->ref.ns, s->ref.name,
+                         strerror(-start_error));
+        else if (kr->error < 0)
                 snprintf(s->error, sizeof(s->error), "reading ResourceClaim %s/%s: %s", s->ref.ns, s->ref.name,
                          kr->message && *kr->message ? kr->message : strerror(-kr->error));
         else if (dra_claim_parse(kr->body, kr->body_len, &s->ref, c->p->node, &s->results, &s->n_results, s->error,
@@ -468,15 +512,46 @@ static void on_claim(const kube_result *kr, void *ud)
         }
 }
 
+static void on_claim(const kube_result *kr, void *ud);
+
+/* Start queued reads while fewer than DRA_MAX_READS are in flight. */
+static void reads_pump(dra_plugin *p)
+{
+        while (p->rq_head && p->n_reading < DRA_MAX_READS && !p->stopping) {
+                claim_get *g = p->rq_head;
+                p->rq_head = g->next;
+                if (!p->rq_head)
+                        p->rq_tail = NULL;
+                g->next = NULL;
+                p->n_queued--;
+                int r = kube_request(p->kube, "GET", g->path, NULL, NULL, on_claim, g);
+                if (r < 0) {
+                        claim_done(g, NULL, r);
+                        continue;
+                }
+                g->started = true;
+                p->n_reading++;
+        }
+}
+
+static void on_claim(const kube_result *kr, void *ud)
+{
+        claim_get *g = ud;
+        dra_plugin *p = g->p;
+        p->n_reading--;
+        claim_done(g, kr, 0);
+        reads_pump(p);
+}
+
 static void handle_prepare(call *c, const uint8_t *req, size_t len)
 {
         dra_plugin *p = c->p;
         _cleanup_free_ dra_claim_ref *refs = NULL;
         size_t n = 0;
-        char err[DRA_ERR_LEN], path[512];
+        char err[DRA_ERR_LEN];
         int r = dra_decode_claims("NodePrepareResources", req, len, &refs, &n, err, sizeof(err));
         if (r < 0) {
-                logf_(p, 1, "DRA: refused: %s", err);
+                refusal_log(p, "DRA: refused: %s", err);
                 reply(c, NULL, 0, r == -ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INVALID_ARGUMENT, err);
                 return;
         }
@@ -509,22 +584,25 @@ static void handle_prepare(call *c, const uint8_t *req, size_t len)
                 } else if (!p->kube) {
                         snprintf(s->error, sizeof(s->error), "no API server (cluster reporting is off): the "
                                                              "ResourceClaim cannot be read");
+                } else if (p->n_queued >= DRA_MAX_QUEUED_READS) {
+                        snprintf(s->error, sizeof(s->error),
+                                 "%u ResourceClaim reads already wait for the API server: try again",
+                                 DRA_MAX_QUEUED_READS);
                 } else {
                         claim_get *g = calloc(1, sizeof(*g));
-                        snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
-                                 s->ref.ns, s->ref.name);
                         if (!g) {
                                 snprintf(s->error, sizeof(s->error), "out of memory");
                                 continue;
                         }
-                        *g = (claim_get){ c, i };
-                        r = kube_request(p->kube, "GET", path, NULL, NULL, on_claim, g);
-                        if (r < 0) {
-                                free(g);
-                                snprintf(s->error, sizeof(s->error), "reading ResourceClaim %s/%s: %s", s->ref.ns,
-                                         s->ref.name, strerror(-r));
-                                continue;
-                        }
+                        *g = (claim_get){ .p = p, .c = c, .i = i };
+                        snprintf(g->path, sizeof(g->path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+                                 s->ref.ns, s->ref.name);
+                        if (p->rq_tail)
+                                p->rq_tail->next = g;
+                        else
+                                p->rq_head = g;
+                        p->rq_tail = g;
+                        p->n_queued++;
                         s->get = g;
                         c->pending++;
                 }
@@ -534,6 +612,9 @@ static void handle_prepare(call *c, const uint8_t *req, size_t len)
                 if (p->parked)
                         p->parked->prev = c;
                 p->parked = c;
+                /* the reads start here, never in the loop above: a read that fails to
+                 * start finishes its claim, and the call only once it is parked */
+                reads_pump(p);
                 return;
         }
         prepare_finish(c);
@@ -551,7 +632,7 @@ static void handle_unprepare(call *c, const uint8_t *req, size_t len)
         char err[DRA_ERR_LEN];
         int r = dra_decode_claims("NodeUnprepareResources", req, len, &refs, &n, err, sizeof(err));
         if (r < 0) {
-                logf_(p, 1, "DRA: refused: %s", err);
+                refusal_log(p, "DRA: refused: %s", err);
                 reply(c, NULL, 0, r == -ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INVALID_ARGUMENT, err);
                 return;
         }
@@ -817,12 +898,16 @@ void dra_plugin_free(dra_plugin *p)
         p->stopping = true;
         for (int s = 0; s < _S_MAX; s++) /* the registration socket first: the kubelet stops using us */
                 (void)unlink(p->sock[_S_MAX - 1 - s]);
+        /* queued reads belong to parked calls, freed with them below */
+        p->rq_head = p->rq_tail = NULL;
+        p->n_queued = 0;
         while (p->parked) { /* their reads cancelled: no reply comes */
                 call *c = p->parked;
                 unpark(c);
                 for (size_t i = 0; i < c->n_claims; i++)
                         if (c->claims[i].get) {
-                                kube_cancel(p->kube, c->claims[i].get);
+                                if (c->claims[i].get->started)
+                                        kube_cancel(p->kube, c->claims[i].get);
                                 free(c->claims[i].get);
                                 c->claims[i].get = NULL;
                         }

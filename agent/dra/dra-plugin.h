@@ -23,6 +23,16 @@
 #define DRA_CHECKPOINT_DIR "/var/lib/spinlane/dra"
 #define DRA_CHECKPOINT DRA_CHECKPOINT_DIR "/claims.json"
 #define DRA_STOP_TIMEOUT_MS 3000
+/* ResourceClaim reads in flight to the API server at once, across every prepare call; the
+ * rest wait in a FIFO (at most DRA_MAX_QUEUED_READS: beyond, the claim fails at once,
+ * saying so, and the kubelet asks again). A burst of prepares costs this many
+ * connections, not one per claim. */
+#define DRA_MAX_READS 8
+#define DRA_MAX_QUEUED_READS 4096
+/* Lines for refused calls and claims not prepared: at most this many per window, the
+ * rest counted in one line. */
+#define DRA_REFUSAL_LINES 20
+#define DRA_REFUSAL_WINDOW_MS 10000u
 
 typedef struct dra_plugin dra_plugin;
 

@@ -358,6 +358,11 @@ int http_client_new(loop *l, http_client **ret)
         curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
         curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
         curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+        /* a burst of requests (DRA prepares: one claim read each) must not cost a
+         * connection, an fd and a TLS session apiece, nor leave hundreds idle after */
+        curl_multi_setopt(c->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)HTTP_MAX_CONNECTIONS);
+        curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)HTTP_MAX_HOST_CONNECTIONS);
+        curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)HTTP_MAX_IDLE_CONNECTIONS);
         *ret = c;
         return 0;
 }

@@ -22,6 +22,11 @@
 #define HTTP_DEFAULT_TOTAL_MS 10000u
 #define HTTP_MAX_TIMEOUT_MS (10u * 60 * 1000)
 #define HTTP_ERR_LEN 256                        /* http_response.error holds at most this */
+/* Connections of one client: in use at once (requests beyond wait in curl's queue, their
+ * timeouts running), to one host, and kept idle for reuse (the oldest closed beyond). */
+#define HTTP_MAX_CONNECTIONS 16
+#define HTTP_MAX_HOST_CONNECTIONS 12
+#define HTTP_MAX_IDLE_CONNECTIONS 4
 
 typedef struct http_client http_client;
 typedef struct http_request http_request;

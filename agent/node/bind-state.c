@@ -168,12 +168,7 @@ int bind_state_save(const hostfs *h, const bind_state *s)
         int r;
 
         if (s->n == 0) {
-                char path[PATH_MAX];
-                if ((r = hostfs_path(h, BIND_STATE_PATH, path, sizeof(path))) < 0)
-                        return r;
-                if (unlink(path) < 0 && errno != ENOENT)
-                        return -errno;
-                return 0;
+                return hostfs_unlink(h, BIND_STATE_PATH);
         }
         if ((r = hostfs_mkdir_p(h, BIND_STATE_DIR)) < 0)
                 return r;

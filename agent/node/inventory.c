@@ -498,6 +498,11 @@ static void scan_memory(inventory *inv, const hostfs *h)
                         inv->default_huge_kb = kb;
                 else if (r < 0)
                         problem(inv, INV_TOPIC_MEMORY, "/proc/meminfo", r, "Hugepagesize");
+                r = procparse_meminfo(buf, len, "MemTotal", &kb);
+                if (r > 0)
+                        inv->mem_total_kb = kb;
+                else if (r < 0)
+                        problem(inv, INV_TOPIC_MEMORY, "/proc/meminfo", r, "MemTotal");
         } else if (r != -ENOENT) {
                 problem(inv, INV_TOPIC_MEMORY, "/proc/meminfo", r, "memory info");
         }

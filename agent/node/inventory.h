@@ -221,6 +221,7 @@ typedef struct inventory {
         inv_hugepages huge[INV_MAX_HUGE_SIZES]; /* sorted by size */
         size_t n_huge;
         uint64_t default_huge_kb; /* Hugepagesize from /proc/meminfo; 0 unknown */
+        uint64_t mem_total_kb;    /* MemTotal from /proc/meminfo; 0 unknown */
         inv_mount mounts[INV_MAX_MOUNTS];        /* hugetlbfs mounts, /proc/mounts order */
         size_t n_mounts;
 

@@ -125,6 +125,42 @@ int kargs_plan_compute(const config *c, const inventory *inv, kargs_plan *ret, c
                 hostfs_fmt(why, why_size, "the CPU lists are longer than %d characters", KARGS_VALUE_LEN - 1);
                 return -EINVAL;
         }
+        /* Boot pages are taken before anything else runs: a node given more than it has
+         * does not boot. Every NUMA node asked for must exist, and all sizes together
+         * must leave the system max(KARGS_HUGE_RESERVE_KB, MemTotal/8). */
+        uint64_t boot_kb = 0;
+        for (size_t i = 0; i < c->n_huge; i++)
+                for (int n = 0; n < CONFIG_MAX_NUMA; n++) {
+                        if (!c->huge[i].want[n] || c->huge[i].pages[n] == 0)
+                                continue;
+                        if (inv->n_numa && !inventory_find_numa(inv, n)) {
+                                char have[64] = "";
+                                for (size_t k = 0; k < inv->n_numa; k++)
+                                        (void)hostfs_fmt_append(have, sizeof(have), "%s%d", k ? "," : "",
+                                                                inv->numa[k].id);
+                                hostfs_fmt(why, why_size, "hugepages asks for %llu pages on NUMA node %d; this node has "
+                                                          "NUMA nodes %s",
+                                           (unsigned long long)c->huge[i].pages[n], n, have);
+                                return -ERANGE;
+                        }
+                        uint64_t kb = c->huge[i].pages[n] * c->huge[i].size_kb;
+                        if (c->huge[i].size_kb && kb / c->huge[i].size_kb != c->huge[i].pages[n])
+                                kb = UINT64_MAX; /* overflow: more than any node */
+                        boot_kb = boot_kb > UINT64_MAX - kb ? UINT64_MAX : boot_kb + kb;
+                }
+        if (boot_kb && inv->mem_total_kb) {
+                uint64_t reserve = inv->mem_total_kb / 8 > KARGS_HUGE_RESERVE_KB ? inv->mem_total_kb / 8
+                                                                                  : KARGS_HUGE_RESERVE_KB;
+                uint64_t limit = inv->mem_total_kb > reserve ? inv->mem_total_kb - reserve : 0;
+                if (boot_kb > limit) {
+                        hostfs_fmt(why, why_size, "hugepages asks for %llu MiB of boot hugepages; this node has "
+                                                  "%llu MiB of memory (MemTotal), and at most %llu MiB may be taken "
+                                                  "(%llu MiB stay for the system)",
+                                   (unsigned long long)(boot_kb / 1024), (unsigned long long)(inv->mem_total_kb / 1024),
+                                   (unsigned long long)(limit / 1024), (unsigned long long)(reserve / 1024));
+                        return -ERANGE;
+                }
+        }
         for (size_t i = 0; i < c->n_huge && p.want.n < KARGS_MAX; i++) {
                 uint64_t total = 0;
                 for (int n = 0; n < CONFIG_MAX_NUMA; n++)
@@ -356,12 +392,7 @@ int kargs_state_save(const hostfs *h, const kargs_state *s)
         int r;
 
         if (s->written.n == 0 && !s->sentinel_created) {
-                char path[PATH_MAX];
-                if ((r = hostfs_path(h, KARGS_STATE_PATH, path, sizeof(path))) < 0)
-                        return r;
-                if (unlink(path) < 0 && errno != ENOENT)
-                        return -errno;
-                return 0;
+                return hostfs_unlink(h, KARGS_STATE_PATH);
         }
         _cleanup_free_ char *text = kargs_state_format(s);
         if (!text)
@@ -440,7 +471,8 @@ int kargs_check(const config *c, const inventory *inv, const kargs_state *st, ve
         kargs_list running;
         kargs_plan p;
         kargs_diff d;
-        bool have_plan = kargs_plan_compute(c, inv, &p, why, sizeof(why)) == 0;
+        int plan_r = kargs_plan_compute(c, inv, &p, why, sizeof(why));
+        bool have_plan = plan_r == 0;
 
         kargs_from_cmdline(inv, &running);
         if (!c->kernel_args.manage) {
@@ -456,8 +488,9 @@ int kargs_check(const config *c, const inventory *inv, const kargs_state *st, ve
         }
         if (!have_plan)
                 return verdict_add(l, CHECK_KERNEL_ARGS, VERDICT_FAIL, NULL,
-                                   "list whole cores (every SMT sibling) in cores.cpus and leave at least one core "
-                                   "for the system",
+                                   plan_r == -ERANGE ? "ask for hugepages this node has room for, on its NUMA nodes"
+                                                     : "list whole cores (every SMT sibling) in cores.cpus and leave at "
+                                                       "least one core for the system",
                                    "no kernel arguments can be computed: %s", why);
         kargs_diff_compute(&p, &running, st, &d);
         kargs_list_join(&p.want, want, sizeof(want));

@@ -61,6 +61,9 @@ typedef struct kargs_plan {
 /* Compute the plan from c (cores.cpus, hugepages) and the node's topology. -EINVAL with
  * why (a sentence) when no plan is safe: no online CPU list, no whole core in cores.cpus,
  * no housekeeping CPU left, a value too long; *ret untouched on failure. Pure. */
+/* -EINVAL (the cores), -ERANGE (boot hugepages on a NUMA node the node lacks, or more
+ * than its memory leaves room for: why names what was asked and what the node has). */
+#define KARGS_HUGE_RESERVE_KB (2048ull * 1024) /* at least 2 GiB stay for the system */
 int kargs_plan_compute(const config *c, const inventory *inv, kargs_plan *ret, char *why, size_t why_size);
 
 /* The arguments spinlane owns on the running kernel's command line (inv->cmdline):

@@ -311,11 +311,11 @@ int kargs_sentinel_path(const hostfs *h, char *buf, size_t size)
                 return r;
         ssize_t n = readlink(path, target, sizeof(target) - 1);
         if (n < 0 || target[0] != '/')
-                /* a directory, or a relative link (AL2023: ../run) that stays under the root */
+                /* a directory, or a relative link (AL2023: ../run); hostfs resolves it
+                 * inside the root, a ".." that climbs out stops at the root */
                 return hostfs_fmt(buf, size, "%s", KARGS_SENTINEL);
         target[n] = '\0';
-        if (strstr(target, "..") || strcmp(target, "/") == 0)
-                return -ELOOP;
+        /* absolute: named as the host has it, resolved from the root by hostfs */
         return hostfs_fmt(buf, size, "%s/reboot-required", target);
 }
 
@@ -384,9 +384,7 @@ static int sentinel_sync(const hostfs *h, bool pending, kargs_state *st, kargs_r
                 res->sentinel_set = true;
                 say(res, "created the reboot sentinel %s", path);
         } else if (!pending && st->sentinel_created) {
-                char full[PATH_MAX];
-                if (ex == 1 && hostfs_path(h, path, full, sizeof(full)) == 0 && unlink(full) < 0 && errno != ENOENT) {
-                        r = -errno;
+                if (ex == 1 && (r = hostfs_unlink(h, path)) < 0) {
                         (void)hostfs_fmt(err, esz, "removing %s: %s", path, strerror(-r));
                         return r;
                 }
@@ -411,10 +409,11 @@ int kargs_apply(const hostfs *h, const kargs_ops *ops, const config *c, const in
         memset(ret, 0, sizeof(*ret));
         if (!ops)
                 ops = &kargs_ops_default;
-        if (kargs_plan_compute(c, inv, &p, why, sizeof(why)) < 0)
+        if ((r = kargs_plan_compute(c, inv, &p, why, sizeof(why))) < 0)
                 return verdict_add(l, PREP_CHECK_KERNEL_ARGS, VERDICT_FAIL, NULL,
-                                   "list whole cores (every SMT sibling) in cores.cpus and leave at least one core for "
-                                   "the system",
+                                   r == -ERANGE ? "ask for hugepages this node has room for, on its NUMA nodes"
+                                                : "list whole cores (every SMT sibling) in cores.cpus and leave at "
+                                                  "least one core for the system",
                                    "no kernel arguments written: %s", why);
         r = kargs_state_load(h, &st, err, sizeof(err));
         if (r < 0)
@@ -475,10 +474,7 @@ int kargs_apply(const hostfs *h, const kargs_ops *ops, const config *c, const in
                                         r = hostfs_write_atomic(h, KARGS_GRUB_DROPIN, dropin, 0644);
                                 snprintf(out, sizeof(out), "writing %s: %s", KARGS_GRUB_DROPIN, strerror(-r));
                         } else {
-                                char full[PATH_MAX];
-                                r = hostfs_path(h, KARGS_GRUB_DROPIN, full, sizeof(full));
-                                if (r >= 0 && unlink(full) < 0 && errno != ENOENT)
-                                        r = -errno;
+                                r = hostfs_unlink(h, KARGS_GRUB_DROPIN);
                                 snprintf(out, sizeof(out), "removing %s: %s", KARGS_GRUB_DROPIN, strerror(-r));
                         }
                         if (r >= 0) {
@@ -550,9 +546,7 @@ int kargs_restore(const hostfs *h, const kargs_ops *ops, const inventory *inv, c
         kargs_list_join(&st.written, line, sizeof(line));
         tool_of(h, st.loader, tool, sizeof(tool));
         if (st.written.n && st.loader == KARGS_LOADER_GRUB_DROPIN) {
-                char full[PATH_MAX];
-                if ((r = hostfs_path(h, KARGS_GRUB_DROPIN, full, sizeof(full))) < 0 ||
-                    (unlink(full) < 0 && errno != ENOENT && (r = -errno) < 0)) {
+                if ((r = hostfs_unlink(h, KARGS_GRUB_DROPIN)) < 0) {
                         hostfs_fmt(msg, msg_size, "removing %s: %s; still recorded", KARGS_GRUB_DROPIN, strerror(-r));
                         return r;
                 }
@@ -574,11 +568,8 @@ int kargs_restore(const hostfs *h, const kargs_ops *ops, const inventory *inv, c
         r = kargs_sentinel_path(h, path, sizeof(path));
         if (r >= 0 && running_ours && hostfs_exists(h, path) != 1)
                 r = hostfs_write_atomic(h, path, "*** System restart required (spinlane: kernel arguments) ***\n", 0644);
-        else if (r >= 0 && !running_ours && st.sentinel_created) {
-                char full[PATH_MAX];
-                if ((r = hostfs_path(h, path, full, sizeof(full))) >= 0 && unlink(full) < 0 && errno != ENOENT)
-                        r = -errno;
-        }
+        else if (r >= 0 && !running_ours && st.sentinel_created)
+                r = hostfs_unlink(h, path);
         if (r < 0) {
                 hostfs_fmt(msg, msg_size, "took back %s but the reboot sentinel %s: %s", line, path, strerror(-r));
                 return r;

@@ -57,8 +57,9 @@ kargs_loader kargs_detect(const hostfs *h, char *tool, size_t tool_size, char *w
 void kargs_dropin_text(const kargs_list *args, char *buf, size_t size);
 
 /* The host path of the reboot sentinel: /var/run/reboot-required, through the host's
- * /var/run symlink when it is one (Ubuntu: /var/run -> /run, absolute: followed under the
- * root, never into the agent's own /run). */
+ * /var/run symlink when it is an absolute one (Ubuntu: /var/run -> /run). Whatever the
+ * link, hostfs resolves the path inside the root (never into the agent's own /run, never
+ * above the root through ".."). */
 int kargs_sentinel_path(const hostfs *h, char *buf, size_t size);
 
 typedef struct kargs_result {

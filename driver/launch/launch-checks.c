@@ -685,12 +685,8 @@ static int check_hugepages(ctx *c, verdict_list *vl)
 
 static int open_rw(const hostfs *h, const char *path)
 {
-        char full[PATH_MAX];
-        int r = hostfs_path(h, path, full, sizeof(full));
-        if (r < 0)
-                return r;
-        _cleanup_close_ int fd = open(full, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        return fd < 0 ? -errno : 0;
+        _cleanup_close_ int fd = hostfs_open_flags(h, path, O_RDWR | O_NONBLOCK | O_NOCTTY, 0);
+        return fd < 0 ? fd : 0;
 }
 
 /* vfio's enable_unsafe_noiommu_mode as the container sees it (sysfs is the host's):

@@ -164,6 +164,60 @@ int main(void)
                 umask(old_umask);
         }
 
+        /* unlink: the name itself (a link, not its target), 0 when it is not there, a
+         * directory that is not there either; relative paths refused */
+        {
+                char victim[PATH_MAX], link[PATH_MAX];
+                struct stat st;
+                put("/unlink-victim", "keep\n", 5);
+                snprintf(victim, sizeof(victim), "%s/unlink-victim", root);
+                snprintf(link, sizeof(link), "%s/unlink-link", root);
+                CHECK_INT(symlink(victim, link), 0);
+                CHECK_INT(hostfs_unlink(&h, "/unlink-link"), 0);
+                CHECK(lstat(link, &st) < 0);
+                CHECK_INT(stat(victim, &st), 0);
+                CHECK_INT(hostfs_unlink(&h, "/unlink-link"), 0);
+                CHECK_INT(hostfs_unlink(&h, "/no/such/dir/file"), 0);
+                CHECK_INT(hostfs_unlink(&h, "relative"), -EINVAL);
+                CHECK_INT(hostfs_unlink(&h, "/"), -EINVAL);
+                CHECK_INT(hostfs_unlink(&h, "/unlink-victim"), 0);
+                CHECK(stat(victim, &st) < 0);
+        }
+
+        /* the walk (openat2's stand-in) alone: a link loop, a path through a file, a
+         * trailing slash on a file, O_NOFOLLOW on a last link, more than 40 links */
+        {
+                int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                CHECK(rfd >= 0);
+                put("/walk-file", "w\n", 2);
+                snprintf(p, sizeof(p), "%s/walk-link", root);
+                CHECK_INT(symlink("/walk-file", p), 0);
+                CHECK_INT(hostfs_resolve_walk(rfd, "/loop", O_RDONLY, 0), -ELOOP);
+                CHECK_INT(hostfs_resolve_walk(rfd, "/walk-file/x", O_RDONLY, 0), -ENOTDIR);
+                CHECK_INT(hostfs_resolve_walk(rfd, "/walk-file/", O_RDONLY, 0), -ENOTDIR);
+                CHECK_INT(hostfs_resolve_walk(rfd, "/walk-link", O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
+                CHECK_INT(hostfs_resolve_walk(rfd, "", O_RDONLY, 0), -ENOENT);
+                int fd = hostfs_resolve_walk(rfd, "/../../walk-link", O_RDONLY, 0);
+                CHECK(fd >= 0);
+                if (fd >= 0) {
+                        CHECK_INT(read(fd, buf, 2), 2);
+                        close(fd);
+                }
+                /* l0 -> l1 -> ... -> l41 -> walk-file: 42 links, past the kernel's 40 */
+                for (int k = 0; k <= 41; k++) {
+                        char t[32];
+                        snprintf(p, sizeof(p), "%s/l%d", root, k);
+                        snprintf(t, sizeof(t), k == 41 ? "walk-file" : "l%d", k + 1);
+                        CHECK_INT(symlink(t, p), 0);
+                }
+                CHECK_INT(hostfs_resolve_walk(rfd, "/l0", O_RDONLY, 0), -ELOOP);
+                fd = hostfs_resolve_walk(rfd, "/l2", O_RDONLY, 0);
+                CHECK(fd >= 0);
+                if (fd >= 0)
+                        close(fd);
+                close(rfd);
+        }
+
         /* printf-append: what fits stays, a cut is reported */
         {
                 char small[8] = "ab";

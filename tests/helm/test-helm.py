@@ -544,6 +544,9 @@ def test_policy():
     doc = rbac_from_docs()
     check(len(src) == 4, "rbac_need() in agent/daemon/run-cluster.c: parsed %s" % sorted(src))
     check(src == doc, "RBAC: agent/daemon/run-cluster.c %s != docs/observability.md %s" % (sorted(src), sorted(doc)))
+    dra_src = slice_verbs_from_source()
+    check(dra_src == DRA_RBAC, "DRA RBAC: the calls of run-slices.c and dra-plugin.c %s != the chart's %s"
+          % (sorted(dra_src), sorted(DRA_RBAC)))
     with open(os.path.join(CHART, "templates", "daemonset.yaml")) as f:
         ds_text = f.read().splitlines()
     for name, args in PRESETS.items():
@@ -1135,7 +1138,21 @@ DRA_CLASSES = {
 }
 DRA_VALUES = {}
 DRA_EXT = {"nic": "spinlane.io/dpdk-nic", "core": "spinlane.io/isolated-core"}
-DRA_RBAC = {("resource.k8s.io", "resourceslices", v) for v in ("get", "list", "watch", "create", "update", "patch", "delete")} | \
+def slice_verbs_from_source():
+    """The verbs of every call agent/daemon/run-slices.c makes on its ResourceSlice (the
+    methods of its start() calls), and of the claim read in agent/dra/dra-plugin.c: the
+    chart grants exactly these (issue 31: list, watch and patch were granted, never used)."""
+    verb = {"GET": "get", "POST": "create", "PUT": "update", "DELETE": "delete", "PATCH": "patch"}
+    with open(os.path.join(SRC, "agent", "daemon", "run-slices.c")) as f:
+        text = f.read()
+    got = {verb[m] for call in re.findall(r'\bstart\(s,[^;]*', text)
+           for m in re.findall(r'"(GET|POST|PUT|DELETE|PATCH)"', call)}
+    with open(os.path.join(SRC, "agent", "dra", "dra-plugin.c")) as f:
+        claims = {verb[m] for m in re.findall(r'kube_request\(p->kube, "(\w+)", g->path', f.read())}
+    return {("resource.k8s.io", "resourceslices", v) for v in got} | {("resource.k8s.io", "resourceclaims", v) for v in claims}
+
+
+DRA_RBAC = {("resource.k8s.io", "resourceslices", v) for v in ("get", "create", "update", "delete")} | \
     {("resource.k8s.io", "resourceclaims", "get")}
 # host path -> the agent's mount: the kubelet plugin's registration and DRA sockets, the
 # claims' CDI specs (the checkpoint is under /var/lib/spinlane, mounted in every mode)

@@ -14,6 +14,9 @@ port and /healthz + /readyz on another, each with its own connection budget.
     timeout) are cut by the header deadline;
   - 1 000 trickling connections from 125 addresses: the agent's descriptors stay within
     its budget and its memory bounded (the numbers are printed), and it answers after;
+  - floods of the probe port (64 trickling connections; half requests then close; 32
+    connections opened and closed, over and over): every /healthz probe is answered
+    during each (issue 31; the counts are printed);
   - the probe listener serves only the probes and the metrics listener only /metrics.
 
 Every wait is for an event, with a generous bound; the times measured are printed, never
@@ -303,6 +306,92 @@ def test_trickle(agent, mport, pport):
     check(answers(pport, "/healthz", 30) is not None, "/healthz answers after the trickle")
 
 
+def probes_during(pport, flood, seconds=4.0):
+    """Run flood(stop_event) in a thread for seconds while probing /healthz as a kubelet
+    does (a fresh connection, the request at once) every 250 ms: (answered, tried, the
+    slowest answer in s). The client waits up to 10 s for each (a loaded machine answers
+    in milliseconds; a starved listener never does)."""
+    import threading
+    stop = threading.Event()
+    t = threading.Thread(target=flood, args=(stop,), daemon=True)
+    t.start()
+    time.sleep(0.5)  # the flood under way
+    tried = answered = 0
+    slowest = 0.0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        s0 = time.monotonic()
+        st, _ = get(pport, "/healthz", timeout=10.0)
+        tried += 1
+        if st == 200:
+            answered += 1
+            slowest = max(slowest, time.monotonic() - s0)
+        time.sleep(0.25)
+    stop.set()
+    t.join(30)
+    return answered, tried, slowest
+
+
+def flood_trickle(stop):
+    """64 connections each sending one header byte every half second (never a request)."""
+    conns = []
+    for _ in range(64):
+        try:
+            conns.append(connect_nb(PPORT, "127.0.0.1"))
+        except OSError:
+            pass
+    i = 0
+    while not stop.is_set():
+        for c in conns:
+            send_some(c, b"GET /healthz HTTP/1.1\r\nX: aaaaaaaa"[i % 30:i % 30 + 1])
+        i += 1
+        stop.wait(0.5)
+    for c in conns:
+        c.close()
+
+
+def flood_half(stop):
+    """Half a request, then close: as fast as the loop takes them."""
+    while not stop.is_set():
+        try:
+            c = socket.create_connection(("127.0.0.1", PPORT), timeout=1.0)
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHo")
+            c.close()
+        except OSError:
+            pass
+        stop.wait(0.01)
+
+
+def flood_open_close(stop):
+    """32 connections opened, then all closed, over and over."""
+    while not stop.is_set():
+        cs = []
+        for _ in range(32):
+            try:
+                cs.append(socket.create_connection(("127.0.0.1", PPORT), timeout=1.0))
+            except OSError:
+                pass
+        for c in cs:
+            c.close()
+        stop.wait(0.05)
+
+
+def test_probe_floods(agent, pport):
+    """Issue 31: a local client cannot hold the probe listener's slots. During each flood
+    every /healthz probe (a fresh connection, 10 s client timeout) is answered: the
+    listener accepts itself and a new connection takes the slot of the oldest one whose
+    request has not come."""
+    global PPORT
+    PPORT = pport
+    for name, flood in (("trickling connections", flood_trickle), ("half requests then close", flood_half),
+                        ("connections opened and closed", flood_open_close)):
+        answered, tried, slowest = probes_during(pport, flood)
+        print("probe flood (%s): %d of %d probes answered, the slowest in %.2f s" % (name, answered, tried, slowest))
+        check(tried > 0 and answered == tried, "every probe answered during the flood of %s: %d of %d" %
+              (name, answered, tried))
+        check(answers(pport, "/healthz", 30) is not None, "/healthz answers after the flood of %s" % name)
+
+
 def test_thousand(agent, mport, pport):
     """1 000 connections from 125 addresses, each trickling: bounded fds and memory."""
     pid = agent.pid()
@@ -386,6 +475,7 @@ def main():
                 if not args.quick:
                     test_slow(agent, mport, pport)
                     test_trickle(agent, mport, pport)
+                    test_probe_floods(agent, pport)
                     test_thousand(agent, mport, pport)
                 test_split(mport, pport)
             rc = agent.stop()

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import grpc
@@ -447,6 +448,91 @@ def test_nic_only(base):
         api.stop()
 
 
+def fd_count(pid):
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return -1
+
+
+def test_burst(base):
+    """Issue 31: CALLERS prepare calls of 64 claims each at once (every claim a GET of the
+    API server). The reads in flight are bounded across calls (DRA_MAX_READS) and the HTTP
+    client's connections too (HTTP_MAX_CONNECTIONS in use, HTTP_MAX_IDLE_CONNECTIONS kept):
+    the API server never sees more than 16 connections at once, the agent's fds stay
+    within a bound during the burst, at most 4 connections stay open after it, every
+    call is answered, and a valid prepare after the burst succeeds."""
+    callers, per = (4 if tc.WRAPPER else 20), 64  # valgrind: the same bounds, a smaller burst
+    api = tc.ApiServer()
+    os.makedirs(base, exist_ok=True)
+    root = tc.make_tree(base)
+    k = DraKubelet(PB, root)
+    a = start_agent(root, base, api, "agent-burst.log", ["--dra-resources", "nic,core"])
+    try:
+        if not registered(k, a):
+            return
+        sl = tc.wait_for(lambda: api.json("slices").get("node-a-spinlane.io"), 30)
+        cores = sorted(d["name"] for d in (sl or {}).get("spec", {}).get("devices", [])
+                       if d.get("attributes", {}).get("type", {}).get("string") == "isolated-core")
+        if not check(cores, "the slice has cores: %r" % sl):
+            return
+        # claims of another driver's device: each costs the read, none is prepared
+        for c in range(callers):
+            for i in range(per):
+                check(api.cmd("claim " + json.dumps(claim("burst", "c%d-%d" % (c, i), "u-%d-%d" % (c, i),
+                                                          [("x", "other.example.com", "node-a", "d0")]))) == "ok",
+                      "claim stored")
+        api.json("conns reset")
+        pid = a.p.pid
+        fds_before = fd_count(pid)
+        stub = k.channel.unary_unary(
+            "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+            request_serializer=PB["v1"].NodePrepareResourcesRequest.SerializeToString,
+            response_deserializer=PB["v1"].NodePrepareResourcesResponse.FromString)
+        futs = [stub.future(PB["v1"].NodePrepareResourcesRequest(
+            claims=[PB["v1"].Claim(namespace="burst", uid="u-%d-%d" % (c, i), name="c%d-%d" % (c, i))
+                    for i in range(per)]), timeout=300 * tc.S) for c in range(callers)]
+        fd_peak = fds_before
+        while not all(f.done() for f in futs):
+            fd_peak = max(fd_peak, fd_count(pid))
+            time.sleep(0.02)
+        answered = 0
+        for f in futs:
+            try:
+                r = f.result()
+                answered += len(r.claims)
+            except grpc.RpcError as e:
+                print("burst call failed: %s" % e)
+        conns = api.json("conns")
+        print("burst: %d x %d claims: answered %d; agent fds %d before, %d at most during; API server "
+              "connections at most %d at once" % (callers, per, answered, fds_before, fd_peak, conns["peak"]))
+        check(answered == callers * per, "every claim of the burst answered: %d" % answered)
+        check(conns["peak"] <= 16, "at most 16 API connections at once during the burst: %d" % conns["peak"])
+        check(fd_peak - fds_before <= 40, "the agent's fds stay bounded: %d -> %d" % (fds_before, fd_peak))
+        after = tc.wait_for(lambda: api.json("conns")["open"] <= 4 or None, 30)
+        print("burst: API server connections open after: %d; agent fds after: %d"
+              % (api.json("conns")["open"], fd_count(pid)))
+        check(after, "at most 4 idle connections kept after the burst: %r" % api.json("conns"))
+        # each claim of the burst is refused (another driver's device): a few lines, counted
+        refusals = [x for x in a.text().splitlines() if "u-" in x and "not prepared" in x]
+        print("burst: %d claims refused, %d refusal lines logged" % (callers * per, len(refusals)))
+        check(len(refusals) <= 60 and "more refusals not logged" in a.text(),
+              "refusals logged rate-limited: %d lines for %d refusals" % (len(refusals), callers * per))
+        # a valid prepare after the burst
+        nic_dev = [d["name"] for d in sl["spec"]["devices"]
+                   if d.get("attributes", {}).get("pciAddress", {}).get("string") == NIC_PCI]
+        uid = "99999999-2222-4333-8444-555555555555"
+        api.cmd("claim " + json.dumps(claim("team-b", "after", uid, [("cores", "spinlane.io", "node-a", cores[0])])))
+        r = k.prepare([("team-b", uid, "after")]).claims[uid]
+        check(r.error == "" and len(r.devices) == 1, "a valid prepare after the burst: %r (nic %r)" % (r, nic_dev))
+        check(a.stop() == 0, "agent exit 0 after the burst")
+    finally:
+        k.close()
+        if a.p.poll() is None:
+            a.p.kill()
+        api.stop()
+
+
 def test_options(base):
     for bad, needle in (("gpu", "is not a DRA resource"), ("nic,nic", "given twice"), ("nic,", "trailing comma")):
         os.makedirs(os.path.join(base, "o"), exist_ok=True)
@@ -478,6 +564,7 @@ def main():
         test_options(base)
         test_main(base)
         test_nic_only(os.path.join(base, "nic-only"))
+        test_burst(os.path.join(base, "burst"))
     finally:
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(gen, ignore_errors=True)

@@ -28,6 +28,7 @@ stdin, each answered by one line:
   fail METHOD PREFIX KIND [N] [RETRY_AFTER]
                        the next N requests matching answer KIND: a status
                        code (a Status object), hang, reset, garbage, bigerror -> ok
+  fail-clear           the failures still pending are dropped                 -> ok
   last                 the last API request: {"method","path","ctype","body","auth"}
   node                 the stored Node as JSON
   event NAME           the stored Event as JSON (or null)
@@ -46,6 +47,9 @@ stdin, each answered by one line:
   slice-touch NAME     someone else updates it (resourceVersion changes)      -> ok / missing
   claim JSON           store a resource.k8s.io/v1 ResourceClaim (JSON on one line),
                        served by GET .../namespaces/NS/resourceclaims/NAME    -> ok
+  conns [reset]        {"open": N, "peak": N}: client connections open now, and the
+                       most open at once since the last "conns reset" (reset: the peak
+                       starts again from those open now)
 EOF stops it."""
 import copy
 import http.server
@@ -82,6 +86,7 @@ state = {
     "held": 0,
     "slices": {},  # resource.k8s.io/v1 ResourceSlices by name
     "rv": 100,     # the resourceVersion counter of the slices
+    "conn_peak": 0,  # the most client connections open at once since "conns reset"
 }
 released = threading.Event()
 conns = set()  # open client connections (cut by "down")
@@ -557,6 +562,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         with lock:
             c = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
             conns.add(c)
+            state["conn_peak"] = max(state["conn_peak"], len(conns))
         return c, addr
 
     def handle_error(self, request, client_address):
@@ -631,6 +637,9 @@ def main():
                                            "n": int(w[4]) if len(w) > 4 else 1,
                                            "retry_after": w[5] if len(w) > 5 else None})
                     out("ok")
+                elif w[0] == "fail-clear":
+                    state["fails"] = []
+                    out("ok")
                 elif w[0] == "last":
                     out(json.dumps(state["last"], sort_keys=True))
                 elif w[0] == "node":
@@ -661,6 +670,10 @@ def main():
                         else:
                             o["metadata"]["resourceVersion"] = str(state["rv"])
                         out("ok")
+                elif w[0] == "conns":
+                    if len(w) > 1 and w[1] == "reset":
+                        state["conn_peak"] = len(conns)
+                    out(json.dumps({"open": len(conns), "peak": state["conn_peak"]}))
                 elif w[0] == "claim":
                     c = json.loads(line.split(None, 1)[1])
                     state.setdefault("claims", {})[(c["metadata"]["namespace"], c["metadata"]["name"])] = c

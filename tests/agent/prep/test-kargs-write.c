@@ -84,12 +84,12 @@ static void set_hang(const char *fixture, const char *tool, bool on)
                 unlink(p);
 }
 
-static int apply(const char *fixture, verdict_list *vl, kargs_result *res)
+static int apply_cfg(const char *fixture, const char *cfg, verdict_list *vl, kargs_result *res)
 {
         char root[700];
         hostfs h;
         inventory *inv = NULL;
-        config c = test_config(CFG);
+        config c = test_config(cfg);
         kargs_ops ops = kargs_ops_default;
         ops.timeout_ms = TIMEOUT_MS;
 
@@ -101,6 +101,11 @@ static int apply(const char *fixture, verdict_list *vl, kargs_result *res)
         int r = kargs_apply(&h, &ops, &c, inv, vl, res);
         inventory_free(inv);
         return r;
+}
+
+static int apply(const char *fixture, verdict_list *vl, kargs_result *res)
+{
+        return apply_cfg(fixture, CFG, vl, res);
 }
 
 static int restore(const char *fixture, char *msg, size_t size)
@@ -225,14 +230,96 @@ static void test_exit_leaves_child(void)
         CHECK_INT(kargs_ops_default.run(NULL, &h, none, TIMEOUT_MS, out, sizeof(out)), -ENOENT);
 }
 
+/* Issue 31: grub.d linked out of the root and a relative /var/run link climbing out of
+ * it. kargs_apply writes and restore deletes nothing there: the drop-in and the sentinel
+ * resolve inside the root (where the links lead nowhere), the file outside is kept. */
+static void test_links_out_of_root(void)
+{
+        verdict_list vl = {0};
+        kargs_result res;
+        char msg[1024], outside[700], p[1024], q[1024], text[256] = "";
+        struct stat st;
+
+        fprintf(stderr, "-- grub.d and /var/run linked out of the root\n");
+        CHECK_INT(restore("aks-ubuntu-plain", msg, sizeof(msg)), 0);
+        snprintf(outside, sizeof(outside), "%s/outside", dir);
+        CHECK_INT(mkdir(outside, 0755), 0);
+        snprintf(p, sizeof(p), "%s/run", outside);
+        CHECK_INT(mkdir(p, 0755), 0);
+        /* the real grub.d moves out; the root's is a link to it */
+        path_of(p, sizeof(p), "aks-ubuntu-plain", "/etc/default/grub.d");
+        snprintf(q, sizeof(q), "%s/grub.d", outside);
+        CHECK_INT(rename(p, q), 0);
+        CHECK_INT(symlink(q, p), 0);
+        snprintf(q, sizeof(q), "%s/grub.d/99-spinlane.cfg", outside);
+        fixture_write(q, "# theirs\n");
+        path_of(p, sizeof(p), "aks-ubuntu-plain", "/var/run");
+        CHECK_INT(unlink(p), 0);
+        CHECK_INT(symlink("../../outside/run", p), 0);
+
+        (void)apply("aks-ubuntu-plain", &vl, &res);
+        fprintf(stderr, "   %s\n", message(&vl));
+        verdict_list_free(&vl);
+        (void)restore("aks-ubuntu-plain", msg, sizeof(msg));
+        fprintf(stderr, "   restore: %s\n", msg);
+
+        FILE *f = fopen(q, "r");
+        CHECK(f != NULL);
+        if (f) {
+                size_t n = fread(text, 1, sizeof(text) - 1, f);
+                text[n] = '\0';
+                fclose(f);
+        }
+        CHECK_STR(text, "# theirs\n");
+        snprintf(p, sizeof(p), "%s/run/reboot-required", outside);
+        CHECK(lstat(p, &st) < 0);
+}
+
+/* Issue 31: boot hugepages beyond the node's memory (2 TiB of 2 MiB pages on the fixture's
+ * 31 GiB) or on a NUMA node it lacks: FAIL naming what was asked and what the node has,
+ * nothing written (no state, no drop-in). */
+static void test_huge_bound(void)
+{
+        static const struct {
+                const char *huge, *want;
+        } cases[] = {
+                {"[{\"page_size\":\"2M\",\"per_node\":{\"0\":1048576}}]",
+                 "hugepages asks for 2097152 MiB of boot hugepages; this node has 31744 MiB of memory (MemTotal), "
+                 "and at most 27776 MiB may be taken (3968 MiB stay for the system)"},
+                {"[{\"page_size\":\"1G\",\"per_node\":{\"0\":28}}]", "hugepages asks for 28672 MiB"},
+                {"[{\"page_size\":\"2M\",\"per_node\":{\"5\":16}}]",
+                 "hugepages asks for 16 pages on NUMA node 5; this node has NUMA nodes 0"},
+        };
+        char cfg[512];
+
+        fprintf(stderr, "-- boot hugepages beyond the node\n");
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                verdict_list vl = {0};
+                kargs_result res;
+                snprintf(cfg, sizeof(cfg),
+                         "{\"nics\":{\"kinds\":[\"ena\"]},\"cores\":{\"cpus\":\"2-7,10-15\"},"
+                         "\"kernel_args\":{\"manage\":true},\"hugepages\":%s}", cases[i].huge);
+                CHECK_INT(apply_cfg("eks-al2023-plain", cfg, &vl, &res), 0);
+                const verdict *v = verdict_find(&vl, PREP_CHECK_KERNEL_ARGS);
+                fprintf(stderr, "   %s\n", message(&vl));
+                CHECK(v && v->level == VERDICT_FAIL);
+                CHECK(strstr(message(&vl), cases[i].want) != NULL);
+                CHECK(!res.wrote);
+                CHECK(!exists("eks-al2023-plain", KARGS_STATE_PATH));
+                verdict_list_free(&vl);
+        }
+}
+
 int main(void)
 {
         if (access("/bin/sh", X_OK) != 0)
                 TEST_SKIP("no /bin/sh for the fixture's fake boot-loader tools");
         fixture_make(dir, sizeof(dir), "aks-ubuntu-plain eks-al2023-plain");
+        test_huge_bound();
         test_apply_hangs();
         test_restore_hangs();
         test_exit_leaves_child();
+        test_links_out_of_root();
         fixture_remove(dir);
         return test_done();
 }
