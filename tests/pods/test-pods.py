@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The chart's pods, run by a real container runtime (podman kube play, runc, catatonit).
+
+    test-pods.py WORKDIR AGENT HELM
+
+WORKDIR: an empty scratch folder (removed by the caller); AGENT: a host build of
+spinlane-agent (the same source as the images); HELM: a helm binary. The images are
+localhost/spinlane-test/{agent,driver}:latest (scripts/test-images.sh); podman runs with its
+own containers.conf (CONTAINERS_CONF, set by scripts/test-pods.sh), the host's is untouched.
+
+For each preset the chart is rendered with the local images; every DaemonSet/Deployment
+template becomes a Pod (tests/pods/kubepod.py says what is changed and why, and each change
+is printed), each hostPath points into a fake node laid out as a host root
+(tests/fixtures/make-node.py + /etc, /boot, /usr/sbin stand-in boot-loader tools, /run,
+/var/lib/kubelet), and podman plays it. What is proven, from `podman logs`:
+  - each preset's agent pod (`spinlane-agent run ...` as the chart wrote it) prints the node
+    verdicts, and they equal `spinlane-agent preflight --root TREE` run on this host for the
+    same tree (nic-address's text aside: preflight never asks the metadata service);
+  - kernel_args.manage: the agent pod writes the grub drop-in and the reboot sentinel into
+    the tree through the chart's own mounts (and runs the stand-in update-grub), and the
+    chart's restore pod (restore: true) takes both back.
+No kubelet exists here: the agent serves its device plugins and waits for one; cluster
+reporting stays off (no API server: podman sets no KUBERNETES_SERVICE_HOST).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+CHART = os.path.join(SRC, "helm", "spinlane")
+sys.path.insert(0, HERE)
+import kubepod  # noqa: E402
+
+AGENT_IMAGE = "localhost/spinlane-test/agent"
+DRIVER_IMAGE = "localhost/spinlane-test/driver"
+TAG = "pods"  # the chart refuses :latest; scripts/test-pods.sh tags the images so
+NODE_NAME = "pods-node-1"
+FAILS = []
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    FAILS.append(msg)
+
+
+def step(msg):
+    print("\n== %s (%ds)" % (msg, time.time() - T0), flush=True)
+
+
+def run(cmd, check=True, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s%s" % (" ".join(cmd), r.returncode, r.stdout[-2000:], r.stderr[-2000:]))
+    return r
+
+
+def render(helm, *args):
+    a = ["--set", "image.repository=%s,image.tag=%s,image.pullPolicy=Never" % (AGENT_IMAGE, TAG),
+         "--set", "driverImage.repository=%s,driverImage.tag=%s,driverImage.pullPolicy=Never" % (DRIVER_IMAGE, TAG)]
+    r = run([helm, "template", "sl", CHART, "-n", "spinlane"] + a + list(args))
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def make_host(work, name, fixture, os_id):
+    """A fake node laid out as a host root: the fixture's /sys, /proc, /dev and
+    rtnetlink dump, plus /etc (os-release, default/grub), /boot, stand-in update-grub and
+    grubby in /usr/sbin (they log their calls to /boot/tools.log, through the fake root
+    the agent gives them), /run with /var/run linked to it, /var/lib/kubelet."""
+    base = os.path.join(work, "fixtures-" + name)
+    run([sys.executable, os.path.join(SRC, "tests", "fixtures", "make-node.py"), base, fixture])
+    tree = os.path.join(work, "host-" + name)
+    shutil.move(os.path.join(base, fixture), tree)
+    os.rmdir(base)
+    for d in ("dev", "etc/default", "boot/grub", "usr/sbin", "run", "var/lib/kubelet/device-plugins",
+              "var/lib/kubelet/plugins_registry", "var/lib/spinlane"):
+        os.makedirs(os.path.join(tree, d), exist_ok=True)
+    os.symlink("../run", os.path.join(tree, "var/run"))
+    with open(os.path.join(tree, "etc/os-release"), "w") as f:
+        f.write('ID=%s\nNAME="%s"\n' % (os_id, os_id))
+    with open(os.path.join(tree, "etc/default/grub"), "w") as f:
+        f.write('GRUB_CMDLINE_LINUX_DEFAULT="quiet"\n')
+    for tool in ("update-grub", "grubby"):
+        p = os.path.join(tree, "usr/sbin", tool)
+        with open(p, "w") as f:
+            f.write('#!/bin/sh\n# stand-in: records its call where the host\'s /boot is\n'
+                    'echo "%s $*" >> "${SPINLANE_FAKE_ROOT:-}/boot/tools.log"\n' % tool)
+        os.chmod(p, 0o755)
+    return tree
+
+
+VERDICT = re.compile(r"^(PASS|WARN|FAIL|SKIP) ([a-z0-9-]+): (.*)$")
+
+
+def verdict_blocks(text):
+    """[[(status, id, message)]] of each verdict block ending in a summary line."""
+    blocks, cur = [], []
+    for line in text.splitlines():
+        m = VERDICT.match(line)
+        if m:
+            cur.append((m.group(1), m.group(2), m.group(3)))
+        elif line.startswith("summary: "):
+            blocks.append(cur)
+            cur = []
+    return blocks
+
+
+def podman(*args, check=True):
+    return run(["podman"] + list(args), check=check)
+
+
+def play(work, name, pod, configmaps):
+    """podman kube play the pod (with the rendered ConfigMaps); returns the pod's name."""
+    path = os.path.join(work, name + ".yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(pod, f, sort_keys=False)
+    cmd = ["kube", "play", "--quiet"]
+    for cm in configmaps:
+        cmd += ["--configmap", cm]
+    podman(*(cmd + [path]))
+    PODS.append(pod["metadata"]["name"])
+    return pod["metadata"]["name"]
+
+
+def logs(ctr):
+    r = podman("logs", ctr, check=False)
+    return r.stdout + r.stderr
+
+
+def wait_for(what, pred, timeout=180, every=1.0):
+    """pred() until true; generous: a loaded 2-CPU machine starts containers slowly."""
+    end = time.time() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.time() > end:
+            return None
+        time.sleep(every)
+
+
+def stop(pod):
+    podman("pod", "rm", "-f", "-t", "5", pod, check=False)
+    if pod in PODS:
+        PODS.remove(pod)
+
+
+PODS = []
+
+
+def configmaps(work, docs, tag):
+    out = []
+    for d in docs:
+        if d["kind"] == "ConfigMap":
+            p = os.path.join(work, "%s-cm-%s.yaml" % (tag, d["metadata"]["name"]))
+            with open(p, "w") as f:
+                yaml.safe_dump(d, f)
+            out.append(p)
+    return out
+
+
+def fixture_mount(pod, tree):
+    """The fake node's stand-in for the kernel's rtnetlink answers (make-node.py's
+    spinlane-fixture/, which the agent reads under a fake root instead of asking the
+    kernel) into every container that sees the host at /host: not the chart's, the fake
+    node's own."""
+    pod["spec"].setdefault("volumes", []).append(
+        {"name": "fixture-netlink", "hostPath": {"path": os.path.join(tree, "spinlane-fixture"), "type": "Directory"}})
+    for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]:
+        if any(m["mountPath"].startswith("/host/") for m in c.get("volumeMounts", [])):
+            c["volumeMounts"].append({"name": "fixture-netlink", "mountPath": "/host/spinlane-fixture", "readOnly": True})
+    return "test only: the fake node's rtnetlink stand-in mounted at /host/spinlane-fixture"
+
+
+def agent_pod(work, helm, agent, tag, fixture, os_id, helm_args, cmdline=None):
+    """Render, play the agent DaemonSet's pod on a fresh host tree, wait for its node
+    verdicts, compare them with preflight on the host. Returns (tree, verdicts, log)."""
+    step("%s: the agent pod (helm %s)" % (tag, " ".join(helm_args)))
+    docs = render(helm, *helm_args)
+    tree = make_host(work, tag, fixture, os_id)
+    if cmdline:
+        with open(os.path.join(tree, "proc/cmdline"), "w") as f:
+            f.write(cmdline + "\n")
+    ds = [d for d in docs if d["kind"] == "DaemonSet"]
+    if len(ds) != 1:
+        fail("%s: %d DaemonSets rendered, expected 1" % (tag, len(ds)))
+        return tree, [], ""
+    pod, notes = kubepod.to_pod(ds[0], tree, {"spec.nodeName": NODE_NAME}, name="agent-" + tag)
+    notes.append(fixture_mount(pod, tree))
+    for n in notes:
+        print("  podman: " + n)
+    print("  hostPaths: " + ", ".join("%s=%s" % kv for kv in sorted(kubepod.host_paths(ds[0]).items())))
+    cms = configmaps(work, docs, tag)
+    cfg = [d for d in docs if d["kind"] == "ConfigMap" and "config.json" in d.get("data", {})][0]["data"]["config.json"]
+    cfg_path = os.path.join(work, tag + "-config.json")
+    with open(cfg_path, "w") as f:
+        f.write(cfg)
+    name = play(work, "agent-" + tag, pod, cms)
+    ctr = name + "-agent"
+    # the node verdicts: the block after node preparation's summary
+    text = wait_for("verdicts", lambda: (lambda t: t if len(verdict_blocks(t)) >= 2 else None)(logs(ctr)))
+    out = logs(ctr)
+    state = podman("inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", ctr, check=False).stdout.strip()
+    stop(name)
+    if not text:
+        fail("%s: the agent pod printed no node verdicts within 180 s (container %s); its log:\n%s" %
+             (tag, state, out[-3000:]))
+        return tree, [], out
+    for line in out.splitlines():
+        print("  | " + line)
+    got = verdict_blocks(text)[1]
+    r = run([agent, "preflight", "--root", tree, "--config", cfg_path], check=False)
+    want = verdict_blocks(r.stdout)
+    if not want:
+        fail("%s: preflight on the host printed no verdicts: %s" % (tag, r.stdout + r.stderr))
+        return tree, got, out
+
+    def key(v):  # nic-address: preflight never asks the metadata service, the agent does
+        return (v[0], v[1], "" if v[1] == "nic-address" else v[2])
+    if [key(v) for v in got] != [key(v) for v in want[0]]:
+        a, b = set(map(key, got)), set(map(key, want[0]))
+        fail("%s: the agent pod's verdicts differ from preflight --root TREE on the host:\n  pod only:\n    %s\n  host only:\n    %s" %
+             (tag, "\n    ".join(" ".join(v) for v in got if key(v) not in b),
+              "\n    ".join(" ".join(v) for v in want[0] if key(v) not in a)))
+    else:
+        print("  the pod's %d node verdicts equal preflight --root TREE on the host (%s)" %
+              (len(got), ", ".join("%s %s" % (v[0], v[1]) for v in got)))
+    return tree, got, out
+
+
+def main():
+    work, agent, helm = sys.argv[1:4]
+    # SPINLANE_PODS_ONLY=aks,kargs,...: only those parts (while working on one)
+    only = [x for x in os.environ.get("SPINLANE_PODS_ONLY", "").split(",") if x]
+    presets = [
+        ("eks", "eks-al2023", "amzn", ["-f", os.path.join(CHART, "values-eks.yaml")]),
+        ("aks", "aks-mana", "ubuntu", ["-f", os.path.join(CHART, "values-aks.yaml")]),
+        ("dra", "eks-al2023", "amzn", ["-f", os.path.join(CHART, "values-eks.yaml"), "--set", "resourceApi.mode=dra"]),
+    ]
+    parts = [(t, (lambda a: lambda: agent_pod(work, helm, agent, *a))((t, f, o, args))) for t, f, o, args in presets]
+    parts += [("kargs", lambda: kargs(work, helm, agent))]
+    tagged = []
+    try:
+        for img in (AGENT_IMAGE, DRIVER_IMAGE):
+            podman("tag", img + ":latest", "%s:%s" % (img, TAG))
+            tagged.append(img)
+        for name, fn in parts:
+            if not only or name in only:
+                fn()
+    finally:
+        for p in list(PODS):
+            stop(p)
+        for img in tagged:
+            podman("untag", "%s:%s" % (img, TAG), "%s:%s" % (img, TAG), check=False)
+    print()
+    if FAILS:
+        print("test-pods: %d failure(s):\n  %s" % (len(FAILS), "\n  ".join(FAILS)))
+        return 1
+    print("test-pods: PASS (%ds)" % (time.time() - T0))
+    return 0
+
+
+def kargs(work, helm, agent):
+    """kernel_args.manage on AKS (the only way to isolated cores and boot hugepages
+    there): the agent pod writes the drop-in and the sentinel into the host tree, the
+    chart's restore pod takes them back."""
+    args = ["-f", os.path.join(CHART, "values-aks.yaml"), "--set", "config.kernel_args.manage=true",
+            "--set-string", "config.cores.cpus=2-3"]
+    # an AKS node image as it comes: no isolation arguments on its command line
+    tree, got, out = agent_pod(work, helm, agent, "kargs", "aks-mana", "ubuntu", args,
+                               cmdline="BOOT_IMAGE=/boot/vmlinuz-6.8.0-1021-azure root=PARTUUID=0 ro console=ttyS0")
+    dropin = os.path.join(tree, "etc/default/grub.d/99-spinlane.cfg")
+    sentinel = os.path.join(tree, "run/reboot-required")
+    tools = os.path.join(tree, "boot/tools.log")
+    ka = [v for v in got if v[1] == "kernel-args"]
+    print("  kernel-args: %s" % (" ".join(ka[0]) if ka else "(none)"))
+    ok = True
+    for what, p in (("the grub drop-in", dropin), ("the reboot sentinel", sentinel), ("update-grub's call", tools)):
+        if os.path.exists(p):
+            print("  %s is in the host tree: %s" % (what, os.path.relpath(p, tree)))
+        else:
+            fail("kargs: %s is not in the host tree (%s); kernel-args verdict: %s" %
+                 (what, os.path.relpath(p, tree), " ".join(ka[0]) if ka else "none"))
+            ok = False
+    if not ok:
+        return
+    with open(dropin) as f:
+        text = f.read()
+    if "rcu_nocbs=2-3" not in text:
+        fail("kargs: the drop-in lacks the config's arguments: %r" % text)
+
+    step("kargs: the chart's restore pod (restore: true)")
+    docs = render(helm, *(args + ["--set", "restore=true"]))
+    ds = [d for d in docs if d["kind"] == "DaemonSet"][0]
+    pod, notes = kubepod.to_pod(ds, tree, {"spec.nodeName": NODE_NAME}, name="restore-kargs")
+    # keep the init container after it ran, for its log (podman removes a "once" one)
+    pod["metadata"].setdefault("annotations", {})["io.podman.annotations.init.container.type"] = "always"
+    for n in notes + ["init containers of type always (kept for their logs)"]:
+        print("  podman: " + n)
+    name = play(work, "restore-kargs", pod, configmaps(work, docs, "restore"))
+    ctr = name + "-restore"
+    st = wait_for("restore", lambda: (lambda s: s if s.startswith("exited") else None)(
+        podman("inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", ctr, check=False).stdout.strip()))
+    out = logs(ctr)
+    stop(name)
+    for line in out.splitlines():
+        print("  | " + line)
+    if not st:
+        fail("kargs: the restore init container did not finish within 180 s")
+    for what, p in (("the grub drop-in", dropin), ("the reboot sentinel", sentinel)):
+        if os.path.exists(p):
+            fail("kargs: restore left %s in the host tree (%s) (init container: %s)" % (what, os.path.relpath(p, tree), st))
+        else:
+            print("  restore removed %s" % what)
+    with open(tools) as f:
+        calls = f.read().split("\n")
+    print("  boot-loader tool calls: %s" % [c for c in calls if c])
+
+
+if __name__ == "__main__":
+    T0 = time.time()
+    sys.exit(main())
