@@ -765,8 +765,9 @@ static void check_mana_netdev(ctx *c, const lenv_nic *nic, lreport *rep)
                             "port",
                             nic->pci, dir, nic->mac, seen);
         if (!any || !match)
-                lreport_remedy(rep, "Give the driver container the host's view of sysfs: mount the host's /sys read-only at "
-                                    "/sys (the chart's driver pods do so on preset aks), or run the pod with hostNetwork.");
+                lreport_remedy(rep, "Give the driver container the host's view of the devices in sysfs: mount the host's "
+                                    "/sys/devices read-only at /sys/devices (the chart's driver pods do so on MANA), or run "
+                                    "the pod with hostNetwork.");
 }
 
 static int check_devices(ctx *c, verdict_list *vl)

@@ -591,12 +591,13 @@ def test_policy():
                     if "hostPath" in v:
                         hp = v["hostPath"]["path"]
                         mounts = [m for c in containers(spec) for m in c.get("volumeMounts", []) if m["name"] == v["name"]]
-                        # a MANA driver pod: the host's /sys read only at /sys (net_mana reads the
-                        # VF's net/<if>/address, which its own netns does not list)
-                        check(agent or (kind == "mana" and hp == "/sys" and mounts and
-                                        all(m["mountPath"] == "/sys" and m.get("readOnly") for m in mounts)),
-                              "%s: hostPath %s outside the agent (only a MANA driver pod's /sys, read only)" % (pt, hp))
-                        check(hp in HOST_PATHS or (kargs and agent and hp in KARGS_HOST_PATHS),
+                        # a MANA driver pod: the host's /sys/devices read only at /sys/devices
+                        # (net_mana reads the VF's net/<if>/address, which its own netns does not list)
+                        mana_sys = not agent and kind == "mana" and hp == "/sys/devices"
+                        check(agent or (mana_sys and mounts and
+                                        all(m["mountPath"] == "/sys/devices" and m.get("readOnly") for m in mounts)),
+                              "%s: hostPath %s outside the agent (only a MANA driver pod's /sys/devices, read only)" % (pt, hp))
+                        check(hp in HOST_PATHS or mana_sys or (kargs and agent and hp in KARGS_HOST_PATHS),
                               "%s: hostPath %s not in the justified set" % (pt, hp))
                         check(v["hostPath"].get("type") in ("Directory", "DirectoryOrCreate"), "%s: hostPath %s without a type" % (pt, v["hostPath"]["path"]))
                 for c in containers(spec):

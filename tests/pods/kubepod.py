@@ -37,10 +37,11 @@ def workloads(docs):
     return out
 
 
-def to_pod(doc, tree, values, name=None):
+def to_pod(doc, tree, values, name=None, keep=()):
     """(pod, notes): doc (a DaemonSet, Deployment or Pod) as a podman-playable Pod.
-    tree: the host root hostPaths are moved under. values: fieldPath -> value for
-    env fieldRefs (spec.nodeName must be given)."""
+    tree: the host root hostPaths are moved under, but those in keep (host paths the
+    test wants as this machine has them, e.g. /sys for sysfs's network-namespace view).
+    values: fieldPath -> value for env fieldRefs (spec.nodeName must be given)."""
     notes = []
     if doc["kind"] == "Pod":
         meta, spec = copy.deepcopy(doc["metadata"]), copy.deepcopy(doc["spec"])
@@ -55,7 +56,9 @@ def to_pod(doc, tree, values, name=None):
         notes.append("resourceClaims dropped (no DRA in podman; the claim's CDI spec is applied by the test)")
     host_network = spec.get("hostNetwork", False)
     for v in spec.get("volumes", []):
-        if "hostPath" in v:
+        if "hostPath" in v and v["hostPath"]["path"] in keep:
+            notes.append("volume %s: hostPath %s kept as this machine has it" % (v["name"], v["hostPath"]["path"]))
+        elif "hostPath" in v:
             p = v["hostPath"]["path"]
             v["hostPath"]["path"] = os.path.join(tree, p.lstrip("/"))
             if v["hostPath"].get("type") == "DirectoryOrCreate":

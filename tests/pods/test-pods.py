@@ -40,8 +40,10 @@ CHART = os.path.join(SRC, "helm", "spinlane")
 sys.path.insert(0, HERE)
 import kubepod  # noqa: E402
 
-AGENT_IMAGE = "localhost/spinlane-test/agent"
-DRIVER_IMAGE = "localhost/spinlane-test/driver"
+# the images scripts/test-images.sh builds (:latest); SPINLANE_PODS_{AGENT,DRIVER}_REPO
+# name others (a developer's image with one binary replaced)
+AGENT_IMAGE = os.environ.get("SPINLANE_PODS_AGENT_REPO", "localhost/spinlane-test/agent")
+DRIVER_IMAGE = os.environ.get("SPINLANE_PODS_DRIVER_REPO", "localhost/spinlane-test/driver")
 TAG = "pods"  # the chart refuses :latest; scripts/test-pods.sh tags the images so
 NODE_NAME = "pods-node-1"
 FAILS = []
@@ -246,7 +248,8 @@ def main():
         ("dra", "eks-al2023", "amzn", ["-f", os.path.join(CHART, "values-eks.yaml"), "--set", "resourceApi.mode=dra"]),
     ]
     parts = [(t, (lambda a: lambda: agent_pod(work, helm, agent, *a))((t, f, o, args))) for t, f, o, args in presets]
-    parts += [("kargs", lambda: kargs(work, helm, agent))]
+    parts += [("kargs", lambda: kargs(work, helm, agent)), ("launch", lambda: launch(work, helm)),
+              ("mana", lambda: mana(work, helm))]
     tagged = []
     try:
         for img in (AGENT_IMAGE, DRIVER_IMAGE):
@@ -266,6 +269,141 @@ def main():
         return 1
     print("test-pods: PASS (%ds)" % (time.time() - T0))
     return 0
+
+
+def run_to_exit(work, name, pod, ctr, timeout=180):
+    """Play pod, wait for container ctr to exit; (state, log). The pod is removed."""
+    try:
+        play(work, name, pod, [])
+    except RuntimeError as e:
+        fail("%s: podman kube play: %s" % (name, e))
+        return None, ""
+    st = wait_for(name, lambda: (lambda s: s if s.startswith("exited") else None)(
+        podman("inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", ctr, check=False).stdout.strip()), timeout)
+    out = logs(ctr)
+    stop(name)
+    if not st:
+        fail("%s: container %s did not exit within %d s; its log:\n%s" % (name, ctr, timeout, out[-2000:]))
+    return st, out
+
+
+def launcher_verdicts(out):
+    """{id: (status, message)} of spinlane-launch's verdict lines (the last block)."""
+    b = verdict_blocks(out)
+    return {v[1]: (v[0], v[2]) for v in (b[-1] if b else [])}
+
+
+def drop_cpu(pod):
+    for c in pod["spec"]["containers"]:
+        for k in ("requests", "limits"):
+            c.get("resources", {}).get(k, {}).pop("cpu", None)
+
+
+def launch(work, helm):
+    """The helm-test pod and the example driver pod print spinlane-launch's verdicts through
+    the runtime; with the chart's CPU limit runc gives the container a real CFS quota and
+    cpu-quota FAILs, without a CPU limit it PASSes. No device plugin or kubelet here: no
+    SPINLANE_* grant, so allocation-env fails and devices skips (said in the log)."""
+    for tag, values in (("eks", "values-eks.yaml"), ("aks", "values-aks.yaml")):
+        step("%s: the helm-test pod and the example driver pod (spinlane-launch)" % tag)
+        docs = render(helm, "-f", os.path.join(CHART, values), "--set", "example.enabled=true",
+                      "--set", "example.appImage=%s:%s" % (DRIVER_IMAGE, TAG),
+                      "--set-json", 'example.appCommand=["sleep","2"]')
+        tree = make_host(work, "launch-" + tag, "eks-x86", "debian")
+        tests = [d for d in docs if d["kind"] == "Pod" and d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"]
+        example = [d for d in docs if d["kind"] == "Deployment"]
+        if len(tests) != 1 or len(example) != 1:
+            fail("%s: rendered %d helm-test pods and %d example Deployments, expected one each" % (tag, len(tests), len(example)))
+            continue
+        vals = {"metadata.uid": "pods-uid-" + tag}
+        for what, doc, ctr, cpu in (("helm-test", tests[0], "check-only", True), ("helm-test", tests[0], "check-only", False),
+                                    ("example", example[0], "media-driver", True)):
+            name = "%s-%s-%s" % (what, tag, "limit" if cpu else "nolimit")
+            pod, notes = kubepod.to_pod(doc, tree, vals, name=name, keep=("/sys/devices",))
+            if not cpu:
+                drop_cpu(pod)
+                notes.append("cpu requests and limits dropped (the no-quota arm)")
+            for n in notes:
+                print("  podman: " + n)
+            st, out = run_to_exit(work, name, pod, name + "-" + ctr)
+            for line in out.splitlines():
+                print("  | " + line)
+            v = launcher_verdicts(out)
+            if not v:
+                fail("%s: %s printed no spinlane-launch verdicts (%s)" % (tag, name, st))
+                continue
+            q = v.get("cpu-quota", ("none", ""))
+            want = "FAIL" if cpu else "PASS"
+            if q[0] != want:
+                fail("%s: %s: cpu-quota %s, want %s (%s)" % (tag, name, q[0], want, q[1]))
+            else:
+                print("  %s: %d verdicts through the runtime; cpu-quota %s: %s" % (name, len(v), q[0], q[1]))
+
+
+def mana(work, helm):
+    """MANA inside the driver pod: the AKS helm-test pod as the chart renders it (own
+    network namespace, the host's /sys/devices read-only at /sys/devices) and as it was
+    before (no host mount). A veth in this machine's network namespace stands in for the
+    VF's netdev (this kernel has no dummy netdevs); a fake root (spinlane-launch --root,
+    its test option) maps the VF's PCI device to /sys/devices/virtual, whose net/ lists the
+    veth only in the namespace that holds it. The grant is given as the device plugin
+    gives it (SPINLANE_* env)."""
+    step("mana: the VF's net/<if>/address inside the driver pod")
+    pci, mac = "7870:00:00.0", "02:5a:%02x:%02x:00:01" % ((os.getpid() >> 8) & 0xff, os.getpid() & 0xff)
+    dummy = "slmana%d" % (os.getpid() % 100000)
+    r = run(["ip", "link", "add", dummy, "address", mac, "type", "veth", "peer", "name", dummy + "p"], check=False)
+    if r.returncode != 0:
+        fail("mana: cannot make the dummy netdev %s: %s" % (dummy, r.stderr.strip()))
+        return
+    try:
+        fake = os.path.join(work, "mana-root")
+        os.makedirs(os.path.join(fake, "sys/bus/pci/devices"))
+        os.makedirs(os.path.join(fake, "dev/infiniband"))
+        open(os.path.join(fake, "dev/infiniband/uverbs0"), "w").close()
+        os.symlink("/sys/devices/virtual", os.path.join(fake, "sys/bus/pci/devices", pci))
+        for d in ("devices", "fs", "kernel", "module", "class"):
+            os.symlink("/sys/" + d, os.path.join(fake, "sys", d))
+        os.symlink("/proc", os.path.join(fake, "proc"))
+        docs = render(helm, "-f", os.path.join(CHART, "values-aks.yaml"))
+        test = [d for d in docs if d["kind"] == "Pod" and d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"][0]
+        env = [("SPINLANE_ISOLATED_CPUS", "0-1"), ("SPINLANE_ISOLATED_CORES", "0"), ("SPINLANE_DPDK_NICS", pci),
+               ("SPINLANE_NIC_0_PCI", pci), ("SPINLANE_NIC_0_MAC", mac), ("SPINLANE_NIC_0_NUMA", "0"),
+               ("SPINLANE_NIC_0_KIND", "mana"), ("SPINLANE_NIC_0_DRIVER", "mana"),
+               ("SPINLANE_NIC_0_DEVARGS", "%s,mac=%s" % (pci, mac)), ("SPINLANE_NIC_0_DEVICES", "/dev/infiniband/uverbs0"),
+               ("SPINLANE_NIC_0_IPV4", "10.0.0.10/24"), ("SPINLANE_NIC_0_GATEWAY", "10.0.0.1")]
+        results = {}
+        for arm in ("chart", "no-host-sys"):
+            name = "mana-" + arm
+            pod, notes = kubepod.to_pod(test, work, {"metadata.uid": "pods-uid-mana"}, name=name, keep=("/sys/devices",))
+            spec = pod["spec"]
+            c = spec["containers"][0]
+            if arm == "no-host-sys":
+                spec["volumes"] = [v for v in spec["volumes"] if v["name"] != "host-sys-devices"]
+                c["volumeMounts"] = [m for m in c["volumeMounts"] if m["name"] != "host-sys-devices"]
+                notes.append("the chart's host /sys/devices mount removed (the driver pod before the fix)")
+            elif not any(m["mountPath"] == "/sys/devices" for m in c["volumeMounts"]):
+                fail("mana: the AKS helm-test pod mounts no /sys/devices (the chart's MANA mount is missing)")
+            if spec.get("hostNetwork"):
+                fail("mana: the AKS helm-test pod has hostNetwork (the test needs its own netns)")
+            c["env"] = c.get("env", []) + [{"name": k, "value": v} for k, v in env]
+            c["command"] = c["command"] + ["--root", "/fake"]
+            spec["volumes"].append({"name": "fake-root", "hostPath": {"path": fake, "type": "Directory"}})
+            c["volumeMounts"].append({"name": "fake-root", "mountPath": "/fake"})
+            notes += ["test only: the MANA grant as SPINLANE_* env (the device plugin's Allocate answer)",
+                      "test only: --root /fake, where the VF's PCI device is /sys/devices/virtual and the veth %s (%s) its netdev" % (dummy, mac)]
+            for n in notes:
+                print("  podman: " + n)
+            st, out = run_to_exit(work, name, pod, name + "-check-only")
+            v = launcher_verdicts(out)
+            results[arm] = v.get("devices", ("none", out[-1500:]))
+            print("  %s: devices %s: %s" % (arm, results[arm][0], results[arm][1]))
+        path = "/sys/bus/pci/devices/%s/net/<if>/address" % pci
+        if results.get("no-host-sys", ("",))[0] != "FAIL" or path not in results["no-host-sys"][1]:
+            fail("mana: without the host's /sys/devices the devices check should FAIL naming %s: %s" % (path, results.get("no-host-sys")))
+        if results.get("chart", ("",))[0] != "PASS":
+            fail("mana: the chart's driver pod (host /sys/devices read only) should PASS devices: %s" % (results.get("chart"),))
+    finally:
+        run(["ip", "link", "del", dummy], check=False)
 
 
 def kargs(work, helm, agent):

@@ -295,7 +295,8 @@ spec:
   mountPath: /host/etc
   readOnly: true
 # kernel_args.manage: /etc/default of the host, written: the drop-in
-# grub.d/99-spinlane.cfg (update-grub); grubby updates GRUB_CMDLINE_LINUX in default/grub
+# grub.d/99-spinlane.cfg (update-grub; restore removes it), and default/grub for a grubby
+# that keeps GRUB_CMDLINE_LINUX in step with the boot entries
 - name: host-etc-default
   mountPath: /host/etc/default
 # kernel_args.manage: /boot of the host, written by the tool (grub.cfg, BLS entries)
@@ -334,28 +335,32 @@ spec:
     type: Directory
 {{- end -}}
 
-{{/* MANA (driverKind mana) only: the host's /sys, read only, at /sys in a driver
-     container. DPDK's net_mana finds its port's MAC by reading
-     <ibdev>/device/net/<if>/dev_port and address; sysfs lists a device's netdevs only in
-     the network namespace that holds them, so in the pod's own netns that net/ directory
-     is empty and DPDK finds no port. The host's /sys shows the host's view (the VF's
-     netdev stays in the host's netns); read only: DPDK only reads it. Not hostNetwork: the
-     pod keeps its own network namespace, ports and DNS (docs/install-aks.md says why).
+{{/* MANA (driverKind mana) only: the host's /sys/devices, read only, at /sys/devices in a
+     driver container. DPDK's net_mana finds its port's MAC by reading
+     <ibdev>/device/net/<if>/dev_port and address, under the VF's PCI device in
+     /sys/devices; sysfs lists a device's netdevs only in the network namespace that holds
+     them, so in the pod's own netns that net/ directory is empty and DPDK finds no port.
+     The host's /sys/devices shows the host's view (the VF's netdev stays in the host's
+     netns); /sys/class/infiniband and /sys/class/infiniband_verbs link into it. Not the
+     whole /sys: that would replace the container's own cgroup mounts under /sys/fs/cgroup
+     with the host's tree (spinlane-launch's cpu-quota check, and anything reading the
+     container's limits, would read the host's). Read only: DPDK only reads it. Not
+     hostNetwork: the pod keeps its own network namespace (docs/install-aks.md says why).
      Arg: the driver kind. */}}
 {{- define "spinlane.driverSysMount" -}}
 {{- if eq . "mana" }}
-# MANA: the host's sysfs, read only: net_mana reads the VF's net/<if>/address and
-# dev_port there, which a pod's own network namespace does not list
-- name: host-sys
-  mountPath: /sys
+# MANA: the host's /sys/devices, read only: net_mana reads the VF's net/<if>/address
+# and dev_port there, which the pod's own network namespace does not list
+- name: host-sys-devices
+  mountPath: /sys/devices
   readOnly: true
 {{- end }}
 {{- end -}}
 {{- define "spinlane.driverSysVolume" -}}
 {{- if eq . "mana" }}
-- name: host-sys
+- name: host-sys-devices
   hostPath:
-    path: /sys
+    path: /sys/devices
     type: Directory
 {{- end }}
 {{- end -}}
