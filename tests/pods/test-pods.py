@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -182,7 +183,7 @@ def fixture_mount(pod, tree):
     return "test only: the fake node's rtnetlink stand-in mounted at /host/spinlane-fixture"
 
 
-def agent_pod(work, helm, agent, tag, fixture, os_id, helm_args, cmdline=None):
+def agent_pod(work, helm, agent, tag, fixture, os_id, helm_args, cmdline=None, prepare=None, running=None):
     """Render, play the agent DaemonSet's pod on a fresh host tree, wait for its node
     verdicts, compare them with preflight on the host. Returns (tree, verdicts, log)."""
     step("%s: the agent pod (helm %s)" % (tag, " ".join(helm_args)))
@@ -191,6 +192,8 @@ def agent_pod(work, helm, agent, tag, fixture, os_id, helm_args, cmdline=None):
     if cmdline:
         with open(os.path.join(tree, "proc/cmdline"), "w") as f:
             f.write(cmdline + "\n")
+    if prepare:
+        prepare(tree)
     ds = [d for d in docs if d["kind"] == "DaemonSet"]
     if len(ds) != 1:
         fail("%s: %d DaemonSets rendered, expected 1" % (tag, len(ds)))
@@ -211,6 +214,8 @@ def agent_pod(work, helm, agent, tag, fixture, os_id, helm_args, cmdline=None):
     text = wait_for("verdicts", lambda: (lambda t: t if len(verdict_blocks(t)) >= 2 else None)(logs(ctr)))
     out = logs(ctr)
     state = podman("inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", ctr, check=False).stdout.strip()
+    if text and running:
+        running(tree)
     stop(name)
     if not text:
         fail("%s: the agent pod printed no node verdicts within 180 s (container %s); its log:\n%s" %
@@ -248,7 +253,7 @@ def main():
         ("dra", "eks-al2023", "amzn", ["-f", os.path.join(CHART, "values-eks.yaml"), "--set", "resourceApi.mode=dra"]),
     ]
     parts = [(t, (lambda a: lambda: agent_pod(work, helm, agent, *a))((t, f, o, args))) for t, f, o, args in presets]
-    parts += [("kargs", lambda: kargs(work, helm, agent)), ("launch", lambda: launch(work, helm)),
+    parts += [("kargs", lambda: kargs(work, helm, agent)), ("cdi", lambda: cdi(work, helm, agent)), ("launch", lambda: launch(work, helm)),
               ("mana", lambda: mana(work, helm))]
     tagged = []
     try:
@@ -257,7 +262,10 @@ def main():
             tagged.append(img)
         for name, fn in parts:
             if not only or name in only:
-                fn()
+                try:
+                    fn()
+                except (RuntimeError, OSError, KeyError, IndexError, ValueError) as e:
+                    fail("%s: %s: %s" % (name, type(e).__name__, e))
     finally:
         for p in list(PODS):
             stop(p)
@@ -404,6 +412,85 @@ def mana(work, helm):
             fail("mana: the chart's driver pod (host /sys/devices read only) should PASS devices: %s" % (results.get("chart"),))
     finally:
         run(["ip", "link", "del", dummy], check=False)
+
+
+def cdi(work, helm, agent):
+    """The device plugin's CDI mode (cdi.enabled): the agent pod writes the NIC resource's
+    CDI spec into the host tree; podman applies it (`--device spinlane.io/dpdk-nic=<bdf>`,
+    from /var/run/cdi, as containerd does for the kubelet) to the EKS helm-test pod's
+    container, whose spinlane-launch then finds and opens the NIC's device nodes. The
+    fixture's /dev/vfio nodes are made character devices (1:3, /dev/null's numbers: CDI
+    needs real device nodes); the spec's host paths are re-rooted into the tree, as every
+    hostPath is; the env is what the device plugin's Allocate answer sets."""
+    def chardevs(tree):
+        d = os.path.join(tree, "dev/vfio")
+        for n in os.listdir(d):
+            p = os.path.join(d, n)
+            if os.path.isfile(p):
+                os.unlink(p)
+                os.mknod(p, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    specs = {}
+
+    def grab(tree):
+        p = os.path.join(tree, "var/run/cdi/spinlane.io-dpdk-nic.json")
+        ok = wait_for("cdi spec", lambda: os.path.exists(p), timeout=60)
+        if ok:
+            with open(p) as f:
+                specs["spec"] = json.load(f)
+            specs["tree"] = tree
+    args = ["-f", os.path.join(CHART, "values-eks.yaml"), "--set", "config.cdi.enabled=true",
+            "--set-json", "config.nics.interfaces=[]", "--set-json", 'config.nics.pci=["0000:00:06.0"]']
+    agent_pod(work, helm, agent, "cdi", "eks-x86", "amzn", args, prepare=chardevs, running=grab)
+    if "spec" not in specs:
+        fail("cdi: the agent pod wrote no CDI spec (var/run/cdi/spinlane.io-dpdk-nic.json) in the host tree")
+        return
+    spec, tree = specs["spec"], specs["tree"]
+    dev = spec["devices"][0]
+    nodes = dev["containerEdits"]["deviceNodes"]
+    print("  the agent's CDI spec: kind %s, devices %s; %s: %s" % (
+        spec["kind"], [d["name"] for d in spec["devices"]], dev["name"], [n["path"] for n in nodes]))
+    for d in spec["devices"]:
+        for n in d["containerEdits"].get("deviceNodes", []):
+            n["hostPath"] = os.path.join(tree, n.get("hostPath", n["path"]).lstrip("/"))
+    for m in spec.get("containerEdits", {}).get("mounts", []):
+        m["hostPath"] = os.path.join(tree, m["hostPath"].lstrip("/"))
+        os.makedirs(m["hostPath"], exist_ok=True)
+    os.makedirs("/var/run/cdi", exist_ok=True)
+    path = "/var/run/cdi/spinlane-pods-%d.json" % os.getpid()
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    try:
+        docs = render(helm, *args)
+        test = [d for d in docs if d["kind"] == "Pod" and d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"][0]
+        c = test["spec"]["containers"][0]
+        sc = c["securityContext"]
+        pci = dev["name"]
+        env = {"SPINLANE_ISOLATED_CPUS": "0-1", "SPINLANE_ISOLATED_CORES": "0", "SPINLANE_DPDK_NICS": pci,
+               "SPINLANE_NIC_0_PCI": pci, "SPINLANE_NIC_0_MAC": "02:00:00:00:00:06", "SPINLANE_NIC_0_NUMA": "0",
+               "SPINLANE_NIC_0_KIND": "ena", "SPINLANE_NIC_0_DRIVER": "vfio-pci", "SPINLANE_NIC_0_DEVARGS": pci,
+               "SPINLANE_NIC_0_DEVICES": ",".join(n["path"] for n in nodes),
+               "SPINLANE_NIC_0_IPV4": "10.0.0.10/24", "SPINLANE_NIC_0_GATEWAY": "10.0.0.1", "SPINLANE_POD_UID": "pods-uid-cdi"}
+        cmd = ["run", "--rm", "--name", "cdi-check-only", "--device", "%s=%s" % (spec["kind"], pci), "--cap-drop", "ALL"]
+        cmd += ["--cap-add=" + ",".join(sc["capabilities"]["add"])] if sc["capabilities"].get("add") else []
+        cmd += ["--read-only"] if sc.get("readOnlyRootFilesystem") else []
+        cmd += ["--security-opt", "no-new-privileges"] if sc.get("allowPrivilegeEscalation") is False else []
+        for k, v in sorted(env.items()):
+            cmd += ["-e", "%s=%s" % (k, v)]
+        cmd += ["--entrypoint", c["command"][0], "%s:%s" % (DRIVER_IMAGE, TAG)] + c["command"][1:]
+        print("  podman " + " ".join(cmd[:9]) + " ... (the EKS helm-test container's command, capabilities, "
+              "read-only root; SPINLANE_* as the device plugin's Allocate sets them)")
+        r = podman(*cmd, check=False)
+        out = r.stdout + r.stderr
+        for line in out.splitlines():
+            print("  | " + line)
+        v = launcher_verdicts(out).get("devices")
+        want = "%d device nodes of 1 NIC exist and open" % len(nodes)
+        if not v or v[0] != "PASS" or want not in v[1]:
+            fail("cdi: the container given %s=%s by podman: devices %s, want PASS (%s)" % (spec["kind"], pci, v, want))
+        else:
+            print("  the NIC's device nodes came through the agent's CDI spec: devices %s: %s" % v)
+    finally:
+        os.unlink(path)
 
 
 def kargs(work, helm, agent):
