@@ -128,8 +128,10 @@ def play(work, name, pod, configmaps):
     cmd = ["kube", "play", "--quiet"]
     for cm in configmaps:
         cmd += ["--configmap", cm]
-    podman(*(cmd + [path]))
+    # one of an interrupted run would be in the way; a failed play may leave it too
+    podman("pod", "rm", "-f", pod["metadata"]["name"], check=False)
     PODS.append(pod["metadata"]["name"])
+    podman(*(cmd + [path]))
     return pod["metadata"]["name"]
 
 
@@ -479,6 +481,7 @@ def cdi(work, helm, agent):
         cmd += ["--entrypoint", c["command"][0], "%s:%s" % (DRIVER_IMAGE, TAG)] + c["command"][1:]
         print("  podman " + " ".join(cmd[:9]) + " ... (the EKS helm-test container's command, capabilities, "
               "read-only root; SPINLANE_* as the device plugin's Allocate sets them)")
+        podman("rm", "-f", "cdi-check-only", check=False)
         r = podman(*cmd, check=False)
         out = r.stdout + r.stderr
         for line in out.splitlines():
@@ -530,8 +533,14 @@ def kargs(work, helm, agent):
     pod["metadata"].setdefault("annotations", {})["io.podman.annotations.init.container.type"] = "always"
     for n in notes + ["init containers of type always (kept for their logs)"]:
         print("  podman: " + n)
-    name = play(work, "restore-kargs", pod, configmaps(work, docs, "restore"))
-    ctr = name + "-restore"
+    name, ctr = "restore-kargs", "restore-kargs-restore"
+    try:
+        play(work, name, pod, configmaps(work, docs, "restore"))
+    except RuntimeError as e:  # kube play fails when an init container exits non-zero
+        out = logs(ctr)
+        stop(name)
+        fail("kargs: the restore pod failed: %s; the restore init container's log:\n%s" % (e, out))
+        return
     st = wait_for("restore", lambda: (lambda s: s if s.startswith("exited") else None)(
         podman("inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", ctr, check=False).stdout.strip()))
     out = logs(ctr)
