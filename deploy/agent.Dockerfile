@@ -46,6 +46,12 @@ RUN apt-get update \
       libprotobuf-c1 libjansson4 libcurl4 libmicrohttpd12 libyaml-0-2 libstdc++6 libatomic1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/spinlane-agent /usr/local/bin/spinlane-agent-run /usr/local/bin/
+# kernel_args.manage: the boot-loader tool (update-grub, grubby) runs chrooted in /host, where
+# the chart mounts the host's /usr, /etc, /boot, /proc, /sys and /dev; these links give the
+# chroot the merged-/usr top-level directories every supported node image has (AL2023,
+# Ubuntu 22.04+, Azure Linux: /bin -> usr/bin, ...), so /bin/sh and the loader resolve.
+RUN mkdir /host && ln -s usr/bin /host/bin && ln -s usr/sbin /host/sbin \
+ && ln -s usr/lib /host/lib && ln -s usr/lib64 /host/lib64
 # The DaemonSet passes the subcommand: run --root /host --config /etc/spinlane/config.json
 ENTRYPOINT ["/usr/local/bin/spinlane-agent"]
 CMD ["preflight", "--root", "/host"]

@@ -12,6 +12,7 @@ pkgs=(
   iproute2 ethtool kmod procps valgrind
   unzip python3-yaml
   mmdebstrap buildah
+  podman runc catatonit
 )
 # Aeron 1.52 (built by spinlane's CMake) needs CMake >= 3.30; Debian 12 has 3.25, its
 # official backports suite 3.31. A CMake that is new enough (any source) is left alone.

@@ -3,8 +3,9 @@
 # valgrind memcheck label; the Release build (-O3, what users and packagers build) and the
 # unit tests on it; ASan+UBSan (gcc) and the whole ctest suite; the fuzz targets with
 # libFuzzer (clang), briefly; then both container images, built from the repository with
-# mmdebstrap and buildah and proven (scripts/test-images.sh). Warnings are fatal in every
-# build here (SPINLANE_WERROR). Each step prints its time.
+# mmdebstrap and buildah and proven (scripts/test-images.sh); then the chart's pods run on
+# them by podman (scripts/test-pods.sh). Warnings are fatal in every build here
+# (SPINLANE_WERROR). Each step prints its time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,3 +47,13 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
   exit "$rc"
 fi
 echo "test.sh: images $( [ "$rc" = 0 ] && echo passed || echo skipped ) in $(( $(date +%s) - t1 )) s; all in $(( $(date +%s) - t0 )) s"
+
+# The chart's pods run by podman on those images (exit 77: no podman or no images, said
+# why; with CI=true that fails too)
+t2=$(date +%s)
+rc=0
+bash scripts/test-pods.sh || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+  exit "$rc"
+fi
+echo "test.sh: pods $( [ "$rc" = 0 ] && echo passed || echo skipped ) in $(( $(date +%s) - t2 )) s; all in $(( $(date +%s) - t0 )) s"

@@ -10,11 +10,13 @@
 #include "parse.h"
 #include "procparse.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 typedef struct ctx {
@@ -717,6 +719,53 @@ static bool has_cap(uint64_t caps, unsigned cap)
         return (caps >> cap) & 1;
 }
 
+/* A MANA NIC's netdev as DPDK's net_mana looks for it: net_mana finds the port's MAC by
+ * reading <ibdev>/device/net/<if>/dev_port and address, i.e. the PCI device's net/
+ * directory in sysfs. sysfs lists a device's netdevs only in the network namespace that
+ * holds them: in a container with its own netns (no hostNetwork, no host /sys) the
+ * directory is empty. FAIL naming the path when no <if>/address there is visible (or, the
+ * MAC granted, none equals it). */
+static void check_mana_netdev(ctx *c, const lenv_nic *nic, lreport *rep)
+{
+        char dir[96], path[PATH_MAX], addr[64], seen[256] = "";
+        bool any = false, match = false;
+        DIR *d = NULL;
+        struct dirent *e;
+        int r;
+
+        snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s/net", nic->pci);
+        r = hostfs_opendir(c->h, dir, &d);
+        if (r == 0) {
+                while ((e = readdir(d))) {
+                        if (e->d_name[0] == '.')
+                                continue;
+                        if (hostfs_fmt(path, sizeof(path), "%s/%s/address", dir, e->d_name) < 0 ||
+                            hostfs_read_str(c->h, path, addr, sizeof(addr)) < 0)
+                                continue;
+                        any = true;
+                        (void)hostfs_fmt_append(seen, sizeof(seen), "%s%s %s", *seen ? ", " : "", e->d_name, addr);
+                        if (!nic->mac[0] || strcasecmp(addr, nic->mac) == 0)
+                                match = true;
+                }
+                closedir(d);
+        }
+        if (!any)
+                lreport_add(rep, VERDICT_FAIL,
+                            "NIC %s is MANA but no %s/<if>/address is visible in this container (%s: %s): DPDK's net_mana "
+                            "finds the port's MAC there, and sysfs shows a device's netdevs only in the network namespace "
+                            "that holds them",
+                            nic->pci, dir, dir, r < 0 ? strerror(-r) : "no netdev listed");
+        else if (!match)
+                lreport_add(rep, VERDICT_FAIL,
+                            "NIC %s is MANA but no %s/<if>/address equals its MAC %s (seen: %s): net_mana cannot find the "
+                            "port",
+                            nic->pci, dir, nic->mac, seen);
+        if (!any || !match)
+                lreport_remedy(rep, "Give the driver container the host's view of the devices in sysfs: mount the host's "
+                                    "/sys/devices read-only at /sys/devices (the chart's driver pods do so on MANA), or run "
+                                    "the pod with hostNetwork.");
+}
+
 static int check_devices(ctx *c, verdict_list *vl)
 {
         const launch_env *env = c->env;
@@ -789,9 +838,12 @@ static int check_devices(ctx *c, verdict_list *vl)
                                 iova_pa = true;
                                 pa_nic = nic->pci;
                         }
-                } else if (nic->driver == LENV_DRV_MANA && !uverbs)
-                        lreport_add(&rep, VERDICT_FAIL, "NIC %s is MANA but " ALLOC_ENV_NIC_FMT(ALLOC_NIC_DEVICES) " has no /dev/infiniband/uverbsN",
-                                    nic->pci, i);
+                } else if (nic->driver == LENV_DRV_MANA) {
+                        if (!uverbs)
+                                lreport_add(&rep, VERDICT_FAIL, "NIC %s is MANA but " ALLOC_ENV_NIC_FMT(ALLOC_NIC_DEVICES) " has no /dev/infiniband/uverbsN",
+                                            nic->pci, i);
+                        check_mana_netdev(c, nic, &rep);
+                }
         }
         if (rep.level == VERDICT_FAIL)
                 lreport_remedy(&rep, "The spinlane device plugin passes each NIC's device nodes; check that the pod requests spinlane.io/dpdk-nic (with DRA: claims a device of class dpdk-nic.spinlane.io) and that the agent on the node is healthy.");

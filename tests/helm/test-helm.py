@@ -515,6 +515,9 @@ def test_fail():
 HOST_PATHS = {"/proc", "/sys", "/dev", "/var/lib/spinlane", "/var/lib/kubelet", "/var/lib/kubelet/device-plugins", "/var/run/cdi",
               # DRA (resourceApi): the kubelet plugin's registration and service sockets
               "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins/spinlane.io"}
+# config.kernel_args.manage only: what writing and taking back the kernel arguments needs
+# (os-release and grub's config, the drop-in, the boot loader's files, the tool, the sentinel)
+KARGS_HOST_PATHS = {"/etc", "/etc/default", "/boot", "/usr", "/var/run"}
 DRIVER_CAPS = {"ena": {"IPC_LOCK", "SYS_RAWIO", "SYS_ADMIN"}, "mana": {"IPC_LOCK", "NET_RAW"}}
 
 
@@ -552,7 +555,9 @@ def test_policy():
     for name, args in PRESETS.items():
         for extra in ([], ["--set", "example.enabled=true"], ["--set", "restore=true"], ["--set", "config.cdi.enabled=true"],
                       ["--set", "resourceApi.mode=dra", "--set", "example.enabled=true"],
-                      ["--set", "resourceApi.mode=both", "--set", "example.enabled=true"]):
+                      ["--set", "resourceApi.mode=both", "--set", "example.enabled=true"],
+                      ["--set", "config.kernel_args.manage=true", "--set-string", "config.cores.cpus=2-3"],
+                      ["--set", "config.kernel_args.manage=true", "--set-string", "config.cores.cpus=2-3", "--set", "restore=true"]):
             docs = template(*(args + extra))
             if docs is None:
                 continue
@@ -584,10 +589,19 @@ def test_policy():
                 if spec.get("hostNetwork"):
                     check(spec.get("dnsPolicy") == "ClusterFirstWithHostNet", "%s: hostNetwork without ClusterFirstWithHostNet" % pt)
                 check(spec.get("automountServiceAccountToken") is False, "%s: service-account token automounted" % pt)
+                kargs = "config.kernel_args.manage=true" in extra
                 for v in spec.get("volumes", []):
                     if "hostPath" in v:
-                        check(agent, "%s: hostPath %s outside the agent" % (pt, v["hostPath"]["path"]))
-                        check(v["hostPath"]["path"] in HOST_PATHS, "%s: hostPath %s not in the justified set" % (pt, v["hostPath"]["path"]))
+                        hp = v["hostPath"]["path"]
+                        mounts = [m for c in containers(spec) for m in c.get("volumeMounts", []) if m["name"] == v["name"]]
+                        # a MANA driver pod: the host's /sys/devices read only at /sys/devices
+                        # (net_mana reads the VF's net/<if>/address, which its own netns does not list)
+                        mana_sys = not agent and kind == "mana" and hp == "/sys/devices"
+                        check(agent or (mana_sys and mounts and
+                                        all(m["mountPath"] == "/sys/devices" and m.get("readOnly") for m in mounts)),
+                              "%s: hostPath %s outside the agent (only a MANA driver pod's /sys/devices, read only)" % (pt, hp))
+                        check(hp in HOST_PATHS or mana_sys or (kargs and agent and hp in KARGS_HOST_PATHS),
+                              "%s: hostPath %s not in the justified set" % (pt, hp))
                         check(v["hostPath"].get("type") in ("Directory", "DirectoryOrCreate"), "%s: hostPath %s without a type" % (pt, v["hostPath"]["path"]))
                 for c in containers(spec):
                     ct = "%s container %s" % (pt, c["name"])

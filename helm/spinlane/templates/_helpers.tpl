@@ -278,3 +278,89 @@ spec:
     medium: HugePages-2Mi
 {{- end }}
 {{- end -}}
+
+{{/* config.kernel_args.manage only: what writing (run) and taking back (restore) the
+     kernel arguments needs of the host, mounted under /host where the agent's --root
+     looks. The agent reads /host/etc/os-release to pick the boot loader, writes the grub
+     drop-in /etc/default/grub.d/99-spinlane.cfg, runs update-grub or grubby, and sets or
+     removes the reboot sentinel /var/run/reboot-required (kured's). The tool runs
+     chrooted in /host when /host/proc is the host's procfs, so it sees the host's /usr,
+     /etc and /boot here, /host/dev, /host/proc and /host/sys, and the merged-/usr links
+     /host/bin, /host/sbin, /host/lib, /host/lib64 the agent image ships.
+     Arg: "mount" or "volume". */}}
+{{- define "spinlane.kargsMounts" -}}
+# kernel_args.manage: /etc of the host, read only: os-release (which boot loader),
+# /etc/default/grub and /etc/grub.d (read by update-grub's grub-mkconfig)
+- name: host-etc
+  mountPath: /host/etc
+  readOnly: true
+# kernel_args.manage: /etc/default of the host, written: the drop-in
+# grub.d/99-spinlane.cfg (update-grub; restore removes it), and default/grub for a grubby
+# that keeps GRUB_CMDLINE_LINUX in step with the boot entries
+- name: host-etc-default
+  mountPath: /host/etc/default
+# kernel_args.manage: /boot of the host, written by the tool (grub.cfg, BLS entries)
+- name: host-boot
+  mountPath: /host/boot
+# kernel_args.manage: /usr of the host, read only: update-grub or grubby and all they
+# run (shell, grub-mkconfig, libraries), run chrooted in /host
+- name: host-usr
+  mountPath: /host/usr
+  readOnly: true
+# kernel_args.manage: /var/run (/run) of the host, written: the reboot sentinel
+# reboot-required that kured watches
+- name: host-run
+  mountPath: /host/var/run
+{{- end -}}
+{{- define "spinlane.kargsVolumes" -}}
+- name: host-etc
+  hostPath:
+    path: /etc
+    type: Directory
+- name: host-etc-default
+  hostPath:
+    path: /etc/default
+    type: Directory
+- name: host-boot
+  hostPath:
+    path: /boot
+    type: Directory
+- name: host-usr
+  hostPath:
+    path: /usr
+    type: Directory
+- name: host-run
+  hostPath:
+    path: /var/run
+    type: Directory
+{{- end -}}
+
+{{/* MANA (driverKind mana) only: the host's /sys/devices, read only, at /sys/devices in a
+     driver container. DPDK's net_mana finds its port's MAC by reading
+     <ibdev>/device/net/<if>/dev_port and address, under the VF's PCI device in
+     /sys/devices; sysfs lists a device's netdevs only in the network namespace that holds
+     them, so in the pod's own netns that net/ directory is empty and DPDK finds no port.
+     The host's /sys/devices shows the host's view (the VF's netdev stays in the host's
+     netns); /sys/class/infiniband and /sys/class/infiniband_verbs link into it. Not the
+     whole /sys: that would replace the container's own cgroup mounts under /sys/fs/cgroup
+     with the host's tree (spinlane-launch's cpu-quota check, and anything reading the
+     container's limits, would read the host's). Read only: DPDK only reads it. Not
+     hostNetwork: the pod keeps its own network namespace (docs/install-aks.md says why).
+     Arg: the driver kind. */}}
+{{- define "spinlane.driverSysMount" -}}
+{{- if eq . "mana" }}
+# MANA: the host's /sys/devices, read only: net_mana reads the VF's net/<if>/address
+# and dev_port there, which the pod's own network namespace does not list
+- name: host-sys-devices
+  mountPath: /sys/devices
+  readOnly: true
+{{- end }}
+{{- end -}}
+{{- define "spinlane.driverSysVolume" -}}
+{{- if eq . "mana" }}
+- name: host-sys-devices
+  hostPath:
+    path: /sys/devices
+    type: Directory
+{{- end }}
+{{- end -}}

@@ -37,6 +37,9 @@ typedef struct fx_pod {
         bool no_vfio_group;        /* leave /dev/vfio/7 out */
         bool no_proc_cgroup;       /* leave /proc/self/cgroup out */
         bool no_cpu_max;           /* v2: leave cpu.max out of the container's cgroup */
+        const char *mana_netdev;   /* "IF MAC": 0000:00:06.0's net/IF/address in sysfs and
+                                    * /dev/infiniband/uverbs0 (a MANA VF as the host's netns
+                                    * sees it); NULL = net/ absent, as in a pod's own netns */
 } fx_pod;
 
 static inline void fx_die(const char *what)
@@ -143,6 +146,14 @@ static inline void fx_build(const char *root, const fx_pod *p)
         fx_write(root, "/dev/vfio/vfio", "%s", "");
         if (!p->no_vfio_group)
                 fx_write(root, "/dev/vfio/7", "%s", "");
+        fx_write(root, "/dev/infiniband/uverbs0", "%s", "");
+        if (p->mana_netdev) {
+                char ifn[32], mac[32], rel[128];
+                if (sscanf(p->mana_netdev, "%31s %31s", ifn, mac) == 2) {
+                        snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/0000:00:06.0/net/%s/address", ifn);
+                        fx_write(root, rel, "%s\n", mac);
+                }
+        }
 
         char mi[4096];
         const char *huge = p->no_hugetlbfs ? "" : "90 80 0:50 / /dev/hugepages rw,relatime - hugetlbfs nodev rw,pagesize=2M\n";

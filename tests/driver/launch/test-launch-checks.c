@@ -505,5 +505,29 @@ int main(void)
         }
         CHECK(strstr(msg(&vl, "allocation-env"), "SPINLANE_NIC_0_DEVARGS=\"\" must be the NIC's PCI address") != NULL);
         verdict_list_free(&vl);
+
+        /* MANA: net_mana reads the PCI device's net/<if>/address; in a pod's own netns sysfs
+         * lists no netdev there: FAIL naming the path; the host's view (hostNetwork or the
+         * host's /sys/devices) with the granted MAC passes; another MAC fails */
+        {
+                const char *extra[] = { "SPINLANE_NIC_0_KIND=mana", "SPINLANE_NIC_0_DRIVER=mana",
+                                        "SPINLANE_NIC_0_DEVARGS=0000:00:06.0,mac=02:00:00:00:00:01",
+                                        "SPINLANE_NIC_0_DEVICES=/dev/infiniband/uverbs0", NULL };
+                p = good(FX_V2);
+                run("mana-own-netns", &p, extra, "PPPPPPFP", &vl, NULL);
+                CHECK(strstr(msg(&vl, "devices"), "NIC 0000:00:06.0 is MANA but no /sys/bus/pci/devices/0000:00:06.0/net/<if>/address "
+                                                  "is visible in this container (/sys/bus/pci/devices/0000:00:06.0/net: No such file "
+                                                  "or directory)") != NULL);
+                CHECK(strstr(verdict_find(&vl, "devices")->remedy, "mount the host's /sys/devices read-only at /sys/devices") != NULL);
+                verdict_list_free(&vl);
+                p.mana_netdev = "enP1s1 02:00:00:00:00:01";
+                run("mana-host-sysfs", &p, extra, "PPPPPPPP", &vl, NULL);
+                verdict_list_free(&vl);
+                p.mana_netdev = "enP1s1 02:00:00:00:00:99";
+                run("mana-other-mac", &p, extra, "PPPPPPFP", &vl, NULL);
+                CHECK(strstr(msg(&vl, "devices"), "no /sys/bus/pci/devices/0000:00:06.0/net/<if>/address equals its MAC "
+                                                  "02:00:00:00:00:01 (seen: enP1s1 02:00:00:00:00:99)") != NULL);
+                verdict_list_free(&vl);
+        }
         return test_done();
 }
