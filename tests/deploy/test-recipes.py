@@ -595,6 +595,18 @@ def test_aks():
     check(api and re.fullmatch(r"\d{4}-\d{2}-\d{2}-preview", api.group(1)) and "api-version=$API" in cli,
           "create-nodepool.sh does not pin a preview API version")
     check("az rest --method put" in cli and "deploy/aks/nodepool.json" in cli, "create-nodepool.sh does not PUT nodepool.json")
+    # Microsoft's multi-NIC prerequisites ("Configure Multi-NIC pods using AKS supported
+    # DRANET (Preview)"): Kubernetes 1.35+, the NetworkingMultiNICPreview feature, the CLI
+    # flag --secondary-network-interfaces; the script refuses to start without the first two
+    check(re.search(r"az feature show --namespace Microsoft\.ContainerService --name NetworkingMultiNICPreview", cli) and
+          "Registered" in cli, "create-nodepool.sh does not check that NetworkingMultiNICPreview is registered")
+    check("currentKubernetesVersion" in cli and "1.35" in cli, "create-nodepool.sh does not check Kubernetes 1.35+")
+    with open(os.path.join(SRC, "docs", "install-aks.md")) as f:
+        guide = f.read()
+    check("--secondary-network-interfaces" in guide and not re.search(r"nodepool add[^\n]*--secondary-nics", guide),
+          "install-aks.md: the CLI flag is --secondary-network-interfaces (not --secondary-nics)")
+    check("az feature register --namespace Microsoft.ContainerService --name NetworkingMultiNICPreview" in guide and
+          "1.35" in guide, "install-aks.md: the multi-NIC prerequisites (feature registration, Kubernetes 1.35+) are missing")
     print("AKS pool: %s, secondary NIC %s, dranet %s, kubelet %s, os %s, api %s" % (
         p.get("vmSize"), {k: v for k, v in sec[0].items() if k != "vnetSubnetId"} if sec else None, net.get("dranet"), kc, osc,
         api.group(1) if api else None))
