@@ -13,7 +13,9 @@
 #     its verdicts on the `graviton` fixture node (tests/fixtures/make-node.py).
 # Not done under QEMU: the bypass over a veth (test-images.sh's image_bypass.py) - a timing
 # and packet test is meaningless in an emulator.
-#   sudo flock /work/.images.lock scripts/build-arm64.sh   (root: buildah chroot, binfmt_misc)
+#   sudo flock /work/.images.lock scripts/build-arm64.sh   (root: buildah chroot, binfmt_misc;
+#   Debian packages qemu-user-static and arch-test, which mmdebstrap needs for a foreign
+#   architecture)
 # Each step prints its elapsed time; docs/install-eks.md ("Graviton: the arm64 images") has
 # a measured run. Everything it makes but the images and the cached base tarballs is
 # removed at exit.
@@ -26,8 +28,8 @@ arch=arm64
 die() { echo "build-arm64: FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (buildah --isolation chroot, binfmt_misc)"
 [ "$(dpkg --print-architecture)" != arm64 ] || echo "build-arm64: an arm64 machine: no emulation needed (scripts/test-images.sh builds natively)"
-for t in mmdebstrap buildah chroot git python3 sha256sum file; do
-  command -v "$t" >/dev/null 2>&1 || die "no $t (scripts/install-deps.sh; file: apt-get install file)"
+for t in mmdebstrap arch-test buildah chroot git python3 sha256sum file; do
+  command -v "$t" >/dev/null 2>&1 || die "no $t (scripts/install-deps.sh; arch-test, file: apt-get install arch-test file)"
 done
 [ -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || [ -x /usr/bin/qemu-aarch64-static ] ||
   die "no qemu-user-static (apt-get install qemu-user-static)"
