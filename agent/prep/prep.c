@@ -8,10 +8,12 @@
 #include "netlink.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int no_coalesce(void *userdata, const char *ifname)
 {
@@ -57,8 +59,64 @@ static void line(prep_report *r, const char *fmt, ...)
         va_end(ap);
 }
 
+/* Azure's accelerated networking pairs each MANA VF netdev with a synthetic hv_netvsc
+ * netdev of the same MAC and enslaves the VF to it (the kernel's adjacency links in sysfs:
+ * the VF's "master" and "upper_<synthetic>", the synthetic's "lower_<vf>"). The synthetic
+ * netdev of vf into ret (size bytes): 0 found, -ENOENT none (no master link), -EXDEV a
+ * master that is not the VF's pair (another MAC, or not on hv_netvsc: a bridge, a bond),
+ * else -errno of a read. The pair of a selected VF is never the node's primary: the
+ * inventory maps the default route's synthetic netdev to its VF by this same MAC and marks
+ * that VF primary, which the selection never takes. ret untouched on failure. */
+static int mana_synthetic(const hostfs *h, const char *vf, char *ret, size_t size)
+{
+        char p[PATH_MAX], m[64], drv[64], vmac[32], mmac[32];
+        int r;
+
+        if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/master", vf) < 0)
+                return -ENAMETOOLONG;
+        r = hostfs_readlink_base(h, p, m, sizeof(m));
+        if (r < 0)
+                return r == -EINVAL ? -ENOENT : r;
+        if (strlen(m) >= size || strlen(m) >= 16)
+                return -ENAMETOOLONG;
+        if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", vf) < 0 ||
+            (r = hostfs_read_str(h, p, vmac, sizeof(vmac))) < 0)
+                return r < 0 ? r : -ENAMETOOLONG;
+        if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/address", m) < 0 ||
+            (r = hostfs_read_str(h, p, mmac, sizeof(mmac))) < 0)
+                return r < 0 ? r : -ENAMETOOLONG;
+        if (strcasecmp(vmac, mmac) != 0)
+                return -EXDEV;
+        if (hostfs_fmt(p, sizeof(p), "/sys/class/net/%s/device/driver", m) < 0 ||
+            hostfs_readlink_base(h, p, drv, sizeof(drv)) < 0 || strcmp(drv, "hv_netvsc") != 0)
+                return -EXDEV;
+        snprintf(ret, size, "%s", m);
+        return 0;
+}
+
+/* Set one kernel netdev of a MANA NIC down (what: "kernel netdev", "synthetic netdev");
+ * 0 done or already down (a line says which), else the error with problem filled. */
+static int mana_down(const prep_ops *ops, const prep_nic *nic, const char *what, const char *ifname,
+                     prep_report *rep, char *problem, size_t psize)
+{
+        int r = ops->link_down(ops->link_userdata, ifname);
+        if (r == 0)
+                line(rep, "%s: set its %s %s down", nic->pci, what, ifname);
+        else if (r == 1)
+                line(rep, "%s: %s %s is already down", nic->pci, what, ifname);
+        else if (r == -ENOSYS)
+                line(rep, "%s: would set its %s %s down (not the real root)", nic->pci, what, ifname);
+        else {
+                snprintf(problem, psize, "%s: setting %s down failed: %s", nic->pci, ifname, strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
 /* MANA stays on its kernel driver: DPDK's net_mana needs mana_ib and ib_uverbs and the
- * device's /sys/class/infiniband_verbs/uverbsN. */
+ * device's /sys/class/infiniband_verbs/uverbsN. With binding.mana_netdev_down the VF's
+ * netdev and its synthetic hv_netvsc pair go down: Microsoft's MANA DPDK guide sets both
+ * down ("low or zero throughput" otherwise). */
 static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, const prep_nic *nic,
                       prep_report *rep, char *problem, size_t psize)
 {
@@ -77,17 +135,18 @@ static int mana_check(const hostfs *h, const prep_ops *ops, const config *c, con
         line(rep, "%s: MANA stays on %s; DPDK reaches it through /dev/infiniband/uverbs%u", nic->pci,
              *nic->driver ? nic->driver : "no driver", uv);
         if (c->binding.mana_netdev_down && *nic->netdev) {
-                r = ops->link_down(ops->link_userdata, nic->netdev);
-                if (r == 0)
-                        line(rep, "%s: set its kernel netdev %s down", nic->pci, nic->netdev);
-                else if (r == 1)
-                        line(rep, "%s: kernel netdev %s is already down", nic->pci, nic->netdev);
-                else if (r == -ENOSYS)
-                        line(rep, "%s: would set its kernel netdev %s down (not the real root)", nic->pci, nic->netdev);
-                else {
-                        snprintf(problem, psize, "%s: setting %s down failed: %s", nic->pci, nic->netdev, strerror(-r));
+                char syn[16] = "";
+                /* the pair is worked out before anything goes down */
+                r = mana_synthetic(h, nic->netdev, syn, sizeof(syn));
+                if (r < 0 && r != -ENOENT && r != -EXDEV) {
+                        snprintf(problem, psize, "%s: cannot tell the synthetic netdev paired with %s: %s; nothing "
+                                 "set down", nic->pci, nic->netdev, strerror(-r));
                         return r;
                 }
+                if ((r = mana_down(ops, nic, "kernel netdev", nic->netdev, rep, problem, psize)) < 0)
+                        return r;
+                if (*syn && (r = mana_down(ops, nic, "synthetic netdev", syn, rep, problem, psize)) < 0)
+                        return r;
         }
         return 0;
 }

@@ -189,6 +189,13 @@ def test_render():
         check(sc.get("readOnlyRootFilesystem") is True, "%s: readOnlyRootFilesystem" % t)
         check(spec.get("priorityClassName") == "system-node-critical", "%s: priorityClassName" % t)
         check(spec.get("nodeSelector", {}).get("spinlane.io/node-pool") == "true", "%s: nodeSelector" % t)
+        # a scrape annotation promises a port reachable at the pod's address: not one the
+        # agent binds to loopback (its default --metrics-bind-address 127.0.0.1:9470)
+        ann = ds["spec"]["template"]["metadata"].get("annotations", {})
+        if ann.get("prometheus.io/scrape") == "true":
+            bind = argv[argv.index("--metrics-bind-address") + 1] if "--metrics-bind-address" in argv else "127.0.0.1:9470"
+            check(not bind.startswith(("127.", "localhost", "[::1]")),
+                  "%s: prometheus.io/scrape on a /metrics bound to %s: no scraper off the node reaches it" % (t, bind))
         check(any(x.get("key") == "spinlane.io/dedicated" and x.get("operator") == "Exists"
                   for x in spec.get("tolerations", [])), "%s: toleration of spinlane.io/dedicated" % t)
         grace = spec.get("terminationGracePeriodSeconds", 30)

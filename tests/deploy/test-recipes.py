@@ -68,7 +68,7 @@ NODEADM_EVICTION_MEMORY = "100Mi"
 # ENIs, IPv4 addresses per ENI), from the EC2 instance type documentation
 # (`aws ec2 describe-instance-types` NetworkInfo.MaximumNetworkInterfaces /
 # Ipv4AddressesPerInterface); eni-max-pods.txt gives c7i.4xlarge 8 * (30 - 1) + 2 = 234.
-INSTANCES = {"c7i.4xlarge": (16, 2, 1, 8, 30)}
+INSTANCES = {"c7i.4xlarge": (16, 2, 1, 8, 30), "c7gn.4xlarge": (16, 1, 1, 8, 30)}
 
 
 def nodeadm_kubelet(kc, instance):
@@ -169,6 +169,218 @@ OLD_GUIDE = {"cpuManagerPolicy": "static", "cpuManagerPolicyOptions": {"full-pcp
              "memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}]}
 
 
+def rule_security_groups(lt):
+    """EKS user guide, "Customize managed nodes with launch templates": with security
+    groups in the launch template EKS adds no cluster security group, and nodes without the
+    rules it carries cannot join. Every interface must carry the cluster security group
+    (the placeholder create-nodegroup.sh fills from describe-cluster)."""
+    out = []
+    for n in lt.get("NetworkInterfaces", []):
+        g = n.get("Groups")
+        if g is not None and "CLUSTER_SECURITY_GROUP" not in g:
+            out.append("interface %s: security groups %s without the cluster security group" % (n.get("DeviceIndex"), g))
+    if lt.get("SecurityGroupIds") and "CLUSTER_SECURITY_GROUP" not in lt["SecurityGroupIds"]:
+        out.append("SecurityGroupIds %s without the cluster security group" % lt["SecurityGroupIds"])
+    return out
+
+
+def kargs_of(script):
+    m = re.search(r'^KARGS="([^"]*)"', script, re.M)
+    return m.group(1).split() if m else []
+
+
+def rule_kargs(kargs, kc, instance):
+    """The user data's kernel arguments against the NodeConfig: isolcpus, nohz_full and
+    rcu_nocbs are every CPU but reservedSystemCPUs (the CPU manager hands out isolated
+    cores only), irqaffinity is reservedSystemCPUs, and 2 MiB pages are reserved at boot
+    (kubernetes#111757: the kubelet counts hugepages only when it starts)."""
+    out = []
+    vcpus = INSTANCES[instance][0]
+    res = cpus(kc.get("reservedSystemCPUs", ""))
+    want = set(range(vcpus)) - res
+    args = dict(a.split("=", 1) for a in kargs if "=" in a)
+    for k in ("isolcpus", "nohz_full", "rcu_nocbs"):
+        if k not in args or cpus(args[k]) != want:
+            out.append("%s=%s is not every CPU but reservedSystemCPUs (%s)" % (k, args.get(k), sorted(want)))
+    if "irqaffinity" not in args or cpus(args["irqaffinity"]) != res:
+        out.append("irqaffinity=%s is not reservedSystemCPUs" % args.get("irqaffinity"))
+    if args.get("hugepagesz") != "2M" or not args.get("hugepages", "0").isdigit() or int(args.get("hugepages", "0")) < 1:
+        out.append("no 2 MiB hugepages reserved at boot")
+    return out
+
+
+STUBS = {
+    # IMDS: two ENIs, the DPDK one at device index 1
+    "curl": r'''#!/bin/bash
+echo "curl $*" >>"$CALLS"
+url=
+for a in "$@"; do case "$a" in http://*) url=$a ;; esac; done
+case "$url" in
+  */api/token) echo TOKEN ;;
+  */placement/region) echo us-east-1 ;;
+  */network/interfaces/macs/) printf '0a:00:00:00:00:05/\n0a:00:00:00:00:06/\n' ;;
+  */macs/0a:00:00:00:00:05/device-number) echo 0 ;;
+  */macs/0a:00:00:00:00:06/device-number) echo 1 ;;
+  */macs/0a:00:00:00:00:05/interface-id) echo eni-primary ;;
+  */macs/0a:00:00:00:00:06/interface-id) echo eni-dpdk ;;
+  *) exit 22 ;;
+esac
+''',
+    "uname": "#!/bin/bash\necho 6.1.150-174.273.amzn2023.x86_64\n",
+    # grubby: records the arguments where the next boot's /proc/cmdline comes from
+    "grubby": r'''#!/bin/bash
+echo "grubby $*" >>"$CALLS"
+for a in "$@"; do case "$a" in --args=*) echo "${a#--args=}" >>"$SPINLANE_TEST_ROOT/boot/grubby-args" ;; esac; done
+''',
+    # get-vfio-with-wc.sh's result: the stock modules kept as *_no_wc
+    "git": r'''#!/bin/bash
+echo "git $*" >>"$CALLS"
+if [ "$1" = clone ]; then
+  mkdir -p "$3/userspace/dpdk/enav2-vfio-patch"
+  cat >"$3/userspace/dpdk/enav2-vfio-patch/get-vfio-with-wc.sh" <<'S'
+echo "get-vfio-with-wc.sh" >>"$CALLS"
+d=$SPINLANE_TEST_ROOT/lib/modules/6.1.150-174.273.amzn2023.x86_64/kernel/drivers/vfio/pci
+mkdir -p "$d" && touch "$d/vfio-pci.ko.xz_no_wc"
+S
+fi
+''',
+}
+RECORDERS = ("aws", "systemctl", "networkctl", "ip", "modprobe", "dnf", "reboot", "shutdown", "depmod", "make")
+
+
+def run_user_data(script, root, stubs):
+    env = dict(os.environ, SPINLANE_TEST_ROOT=root, CALLS=os.path.join(root, "calls.log"),
+               PATH=stubs + ":/usr/bin:/bin")
+    r = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    try:
+        with open(os.path.join(root, "calls.log")) as f:
+            calls = f.read().splitlines()
+        os.unlink(os.path.join(root, "calls.log"))
+    except FileNotFoundError:
+        calls = []
+    return r, calls
+
+
+def test_user_data_script(script, kargs, what):
+    """The user data's script run against a host tree with stand-in tools (each records
+    its call): a first boot, the boot after its reboot, and a node whose bootloader ignored
+    grubby (no second reboot)."""
+    import shutil
+    import tempfile
+    # a script that does not write under SPINLANE_TEST_ROOT would write this machine's /etc
+    if not check(re.search(r'^R=\$\{SPINLANE_TEST_ROOT:-\}$', script, re.M) is not None,
+                 "%s: the script takes no SPINLANE_TEST_ROOT: not run" % what):
+        return
+    tmp = tempfile.mkdtemp(prefix="spinlane-userdata-")
+    try:
+        stubs = os.path.join(tmp, "bin")
+        root = os.path.join(tmp, "root")
+        os.makedirs(stubs)
+        for name, body in STUBS.items():
+            with open(os.path.join(stubs, name), "w") as f:
+                f.write(body)
+        for name in RECORDERS:
+            with open(os.path.join(stubs, name), "w") as f:
+                f.write('#!/bin/bash\necho "%s $*" >>"$CALLS"\n' % name)
+        for name in os.listdir(stubs):
+            os.chmod(os.path.join(stubs, name), 0o755)
+        for d in ("proc", "boot", "etc/modprobe.d", "etc/modules-load.d", "run/systemd/network", "var/lib", "var/tmp",
+                  "lib/modules/6.1.150-174.273.amzn2023.x86_64/kernel/drivers/vfio/pci"):
+            os.makedirs(os.path.join(root, d))
+        boot = "BOOT_IMAGE=(hd0,gpt1)/boot/vmlinuz root=UUID=0b7c console=ttyS0 nvme_core.io_timeout=4294967295"
+        with open(os.path.join(root, "proc/cmdline"), "w") as f:
+            f.write(boot + "\n")
+        nodeadm_net = os.path.join(root, "run/systemd/network/70-eks-ens6.network")
+        with open(nodeadm_net, "w") as f:
+            f.write("[Match]\nName=ens6\n[Network]\nDHCP=yes\n")
+
+        # first boot
+        r, calls = run_user_data(script, root, stubs)
+        print("%s, first boot: exit %d, calls %s" % (what, r.returncode, [c for c in calls if not c.startswith("curl")]))
+        check(r.returncode == 0, "%s: the script failed on a first boot: %s" % (what, r.stderr[-2000:]))
+        called = lambda prefix: [i for i, c in enumerate(calls) if c.startswith(prefix)]
+        check(called("aws ec2 create-tags --region us-east-1 --resources eni-dpdk --tags Key=node.k8s.amazonaws.com/no_manage,Value=true"),
+              "%s: the ENI at device index 1 is not tagged no_manage" % what)
+        check(not any("eni-primary" in c for c in calls), "%s: the primary ENI was touched" % what)
+        unit = os.path.join(root, "etc/systemd/network/10-spinlane-dpdk.network")
+        check(os.path.exists(unit) and "Unmanaged=yes" in open(unit).read() and "Name=ens6" in open(unit).read(),
+              "%s: no networkd file that leaves ens6 unmanaged" % what)
+        check(not os.path.exists(nodeadm_net), "%s: nodeadm's 70-eks-ens6.network (DHCP) is still there" % what)
+        check(called("networkctl reload") and called("ip addr flush dev ens6"),
+              "%s: the DPDK ENI's DHCP address is not flushed after networkd lets go of it" % what)
+        if called("networkctl reload") and called("ip addr flush dev ens6"):
+            check(called("networkctl reload")[0] < called("ip addr flush dev ens6")[0],
+                  "%s: the address is flushed before networkd lets go of the ENI (it would lease it again)" % what)
+        check(called("get-vfio-with-wc.sh") or called("modprobe igb_uio wc_activate=1"),
+              "%s: no write-combining driver for ENA LLQ (get-vfio-with-wc.sh or igb_uio wc_activate=1)" % what)
+        check(called("modprobe vfio enable_unsafe_noiommu_mode=1") and called("modprobe vfio-pci"),
+              "%s: vfio-pci is not loaded in no-IOMMU mode" % what)
+        if called("get-vfio-with-wc.sh") and called("modprobe vfio-pci"):
+            check(called("get-vfio-with-wc.sh")[0] < called("modprobe vfio-pci")[0],
+                  "%s: stock vfio-pci is loaded before the write-combining build replaces it" % what)
+        g = called("grubby --update-kernel=ALL --args=")
+        check(len(g) == 1 and calls[g[0]] == "grubby --update-kernel=ALL --args=" + " ".join(kargs),
+              "%s: the kernel arguments are not set once with grubby --update-kernel=ALL" % what)
+        rb = called("systemctl --no-block reboot") + called("reboot") + called("shutdown -r")
+        check(len(rb) == 1 and rb[0] == len(calls) - 1, "%s: not exactly one reboot, as the last step" % what)
+        mask = called("systemctl mask --runtime nodeadm-run.service")
+        check(mask and rb and mask[0] < rb[0], "%s: the kubelet (nodeadm-run.service) may start before the reboot" % what)
+        check(os.path.exists(os.path.join(root, "var/lib/spinlane/kargs-reboot")), "%s: no reboot marker" % what)
+
+        # the boot after the reboot: the arguments are on the command line; no build, no reboot
+        if not check(os.path.exists(os.path.join(root, "boot/grubby-args")), "%s: grubby set no arguments" % what):
+            return
+        with open(os.path.join(root, "boot/grubby-args")) as f:
+            added = f.read().split()
+        with open(os.path.join(root, "proc/cmdline"), "w") as f:
+            f.write(" ".join([boot] + added) + "\n")
+        with open(nodeadm_net, "w") as f:  # nodeadm writes it again at every boot
+            f.write("[Match]\nName=ens6\n[Network]\nDHCP=yes\n")
+        r, calls = run_user_data(script, root, stubs)
+        print("%s, after the reboot: exit %d, calls %s" % (what, r.returncode, [c for c in calls if not c.startswith("curl")]))
+        check(r.returncode == 0, "%s: the script failed after the reboot: %s" % (what, r.stderr[-2000:]))
+        check(not called("grubby") and not called("systemctl --no-block reboot") and not called("reboot")
+              and not called("systemctl mask"), "%s: a second run sets arguments or reboots again" % what)
+        check(not called("get-vfio-with-wc.sh") and not called("dnf"), "%s: the write-combining vfio is built again" % what)
+
+        # a bootloader that ignored grubby: the marker stops a reboot loop, the node joins
+        with open(os.path.join(root, "proc/cmdline"), "w") as f:
+            f.write(boot + "\n")
+        r, calls = run_user_data(script, root, stubs)
+        check(r.returncode == 0 and not called("grubby") and not called("systemctl --no-block reboot")
+              and not called("systemctl mask"), "%s: with the marker and no arguments it reboots again (a loop): %s" % (what, calls))
+        check("not rebooting again" in r.stderr, "%s: a node left without its arguments says nothing" % what)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_eks_variant(yaml, lt_name, ud_name):
+    """One launch template + user data pair: the template, the NodeConfig's kubelet rules,
+    and the script run against a host tree."""
+    with open(os.path.join(EKS, lt_name)) as f:
+        lt = json.load(f)
+    instance = lt.get("InstanceType")
+    if not check(instance in INSTANCES, "%s InstanceType %s: not one the recipe's numbers are for %s" % (lt_name, instance, sorted(INSTANCES))):
+        return None, None, None, None
+    for e in rule_security_groups(lt):
+        check(False, "%s: %s" % (lt_name, e))
+    check(lt.get("UserData") == "BASE64_OF_deploy/eks/" + ud_name, "%s UserData is not the placeholder create-nodegroup.sh fills" % lt_name)
+    with open(os.path.join(EKS, ud_name)) as f:
+        msg = email.message_from_string(f.read())
+    parts = {p.get_content_type(): p.get_payload() for p in msg.walk() if not p.is_multipart()}
+    nc = yaml.safe_load(parts.get("application/node.eks.aws", "")) or {}
+    raw = nc.get("spec", {}).get("kubelet", {}).get("config", {})
+    for e in eks_rules(raw, instance):
+        check(False, "%s NodeConfig: %s" % (ud_name, e))
+    sh = parts.get("text/x-shellscript", "")
+    kargs = kargs_of(sh)
+    kc = nodeadm_kubelet(raw, instance)
+    for e in rule_kargs(kargs, kc, instance):
+        check(False, "%s kernel arguments: %s" % (ud_name, e))
+    test_user_data_script(sh, kargs, ud_name)
+    return lt, raw, sh, kc
+
+
 def test_eks():
     yaml = need_yaml()
     # the launch template
@@ -243,6 +455,24 @@ def test_eks():
     check(re.search(r'device-number"?\)?"? = 1', sh) and
           re.search(r"aws ec2 create-tags .*\n?.*Key=node\.k8s\.amazonaws\.com/no_manage,Value=true", sh),
           "the user data does not tag the ENI at device index 1 no_manage=true")
+    # the launch template rule refuses the template the recipe shipped before (custom
+    # groups without the cluster security group: nodes that never join)
+    old_lt = {"NetworkInterfaces": [{"DeviceIndex": 0, "Groups": ["sg-0123456789abcdef0"]},
+                                    {"DeviceIndex": 1, "Groups": ["sg-0123456789abcdef0"]}]}
+    check(len(rule_security_groups(old_lt)) == 2, "the security group rule accepts groups without the cluster's")
+    # the kernel argument rule refuses arguments that do not match the NodeConfig
+    check(rule_kargs(["isolcpus=2-7,10-15", "nohz_full=2-7,10-15", "rcu_nocbs=2-7,10-15", "irqaffinity=0,8",
+                      "hugepagesz=2M", "hugepages=1024"], kc, instance), "the kernel argument rule accepts a core left out")
+    check(rule_kargs(["isolcpus=1-7,9-15", "nohz_full=1-7,9-15", "rcu_nocbs=1-7,9-15", "irqaffinity=0,8"], kc, instance),
+          "the kernel argument rule accepts no boot hugepages")
+    # x86 and Graviton: the template, the NodeConfig's rules and the user data's script
+    check_eks_variant(yaml, "launch-template.json", "user-data.mime")
+    glt, graw, gsh, gkc = check_eks_variant(yaml, "launch-template-graviton.json", "user-data-graviton.mime")
+    if glt:
+        check(glt["InstanceType"].startswith(("c7gn.", "c8g.", "c7g.", "c8gn.")), "the Graviton template is not a Graviton instance")
+        # the two user data scripts differ only in the kernel arguments and their comment
+        strip = lambda t: [ln for ln in t.splitlines() if not ln.startswith(("KARGS=", "# Kernel arguments for", "# interrupts (=", "# pages reserved"))]
+        check(strip(gsh) == strip(sh), "the Graviton user data's script differs from the x86 one beyond its kernel arguments")
     # eksctl ClusterConfig and the aws CLI script: the same node group
     with open(os.path.join(EKS, "cluster.yaml")) as f:
         cc = yaml.safe_load(f)
@@ -265,6 +495,28 @@ def test_eks():
               "create-nodegroup.sh does not create the node group cluster.yaml describes")
         check("deploy/eks/user-data.mime" in cli and "deploy/eks/launch-template.json" in cli and "base64 -w0" in cli,
               "create-nodegroup.sh does not build the launch template from the two files")
+        check("clusterSecurityGroupId" in cli and '"CLUSTER_SECURITY_GROUP"' in cli,
+              "create-nodegroup.sh does not put the cluster security group on the interfaces")
+        check("AL2023_ARM_64_STANDARD" in cli and "deploy/eks/launch-template-graviton.json" in cli and
+              "deploy/eks/user-data-graviton.mime" in cli, "create-nodegroup.sh has no Graviton variant")
+        # scale from zero: the Cluster Autoscaler's node template as ASG tags (its AWS README:
+        # k8s.io/cluster-autoscaler/node-template/{label,taint,resources}/<name>)
+        t = "k8s.io/cluster-autoscaler/node-template/"
+        tags = ng.get("tags", {})
+        want = {t + "label/spinlane.io/node-pool": "true", t + "taint/spinlane.io/dedicated": "true:NoSchedule",
+                t + "resources/spinlane.io/dpdk-nic": "1"}
+        for k, v in want.items():
+            check(tags.get(k) == v, "cluster.yaml: ASG tag %s is %r, want %r" % (k, tags.get(k), v))
+        vcpus, tpc = INSTANCES[instance][0], INSTANCES[instance][1]
+        ncores = (vcpus - len(cpus(kc["reservedSystemCPUs"]))) // tpc
+        check(tags.get(t + "resources/spinlane.io/isolated-core") == str(ncores),
+              "cluster.yaml: isolated-core tag %r, the NodeConfig isolates %d cores" % (tags.get(t + "resources/spinlane.io/isolated-core"), ncores))
+        hp = dict(a.split("=", 1) for a in kargs_of(sh) if "=" in a).get("hugepages", "0")
+        check(mib(tags.get(t + "resources/hugepages-2Mi", "")) == 2 * int(hp),
+              "cluster.yaml: hugepages-2Mi tag %r, the kernel reserves %s pages of 2 MiB" % (tags.get(t + "resources/hugepages-2Mi"), hp))
+        check(ng.get("propagateASGTags") is True, "cluster.yaml: the tags do not reach the ASG (propagateASGTags)")
+        for k in want:
+            check(k.split("node-template/")[1] in cli, "create-nodegroup.sh does not tag the ASG with %s" % k)
 
 
 # ---------------------------------------------------------------- AKS rules
@@ -343,6 +595,18 @@ def test_aks():
     check(api and re.fullmatch(r"\d{4}-\d{2}-\d{2}-preview", api.group(1)) and "api-version=$API" in cli,
           "create-nodepool.sh does not pin a preview API version")
     check("az rest --method put" in cli and "deploy/aks/nodepool.json" in cli, "create-nodepool.sh does not PUT nodepool.json")
+    # Microsoft's multi-NIC prerequisites ("Configure Multi-NIC pods using AKS supported
+    # DRANET (Preview)"): Kubernetes 1.35+, the NetworkingMultiNICPreview feature, the CLI
+    # flag --secondary-network-interfaces; the script refuses to start without the first two
+    check(re.search(r"az feature show --namespace Microsoft\.ContainerService --name NetworkingMultiNICPreview", cli) and
+          "Registered" in cli, "create-nodepool.sh does not check that NetworkingMultiNICPreview is registered")
+    check("currentKubernetesVersion" in cli and "1.35" in cli, "create-nodepool.sh does not check Kubernetes 1.35+")
+    with open(os.path.join(SRC, "docs", "install-aks.md")) as f:
+        guide = f.read()
+    check("--secondary-network-interfaces" in guide and not re.search(r"nodepool add[^\n]*--secondary-nics", guide),
+          "install-aks.md: the CLI flag is --secondary-network-interfaces (not --secondary-nics)")
+    check("az feature register --namespace Microsoft.ContainerService --name NetworkingMultiNICPreview" in guide and
+          "1.35" in guide, "install-aks.md: the multi-NIC prerequisites (feature registration, Kubernetes 1.35+) are missing")
     print("AKS pool: %s, secondary NIC %s, dranet %s, kubelet %s, os %s, api %s" % (
         p.get("vmSize"), {k: v for k, v in sec[0].items() if k != "vnetSubnetId"} if sec else None, net.get("dranet"), kc, osc,
         api.group(1) if api else None))

@@ -908,6 +908,9 @@ def test_notes():
                     check(cname in [c["name"] for c in containers(spec)], "NOTES: container %s not in the pod" % cname)
         check(any("spinlane.io/ready=true" in c for c in cmds) or extra, "NOTES: no ready-node selector")
         check(any(c.startswith("helm") and "uninstall" in c for c in cmds) or not extra, "NOTES (restore): no uninstall")
+        # an upgrade with --reuse-values drops the new chart's defaults (keys its strict
+        # schema needs): NOTES gives --reset-then-reuse-values, as the install guides do
+        check(not re.search(r"--reuse-values\b", notes), "NOTES: an upgrade with --reuse-values")
 
 
 # ---------------------------------------------------------------- docs
@@ -1074,7 +1077,9 @@ def test_docs():
     sh = parts.get("text/x-shellscript", "")
     eks_values = yaml.safe_load(open(os.path.join(CHART, "values-eks.yaml")))
     nd = re.search(r"\[Match\]\nName=(\S+)\n\[Link\]\nUnmanaged=yes", sh)
-    check(nd and [nd.group(1)] == eks_values["config"]["nics"]["interfaces"],
+    ifvar = re.search(r"^DPDK_IF=(\S+)$", sh, re.M)  # the script names the interface once
+    name = nd and (ifvar.group(1) if nd.group(1) == "$DPDK_IF" and ifvar else nd.group(1))
+    check(nd and [name] == eks_values["config"]["nics"]["interfaces"],
           "the networkd file does not leave values-eks.yaml's interface unmanaged")
     nf = re.search(r"/etc/systemd/network/(\d+)-[\w-]+\.network", sh)
     check(nf and int(nf.group(1)) < 70, "the networkd file does not sort before the generated ones (< 70)")

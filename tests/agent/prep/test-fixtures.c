@@ -145,6 +145,19 @@ int main(void)
         CHECK_STR(rep->lines[0], "8a3c:00:00.0: MANA stays on mana; DPDK reaches it through /dev/infiniband/uverbs1");
         CHECK_STR(emu_log_str(&e), "");
         prep_report_free(rep);
+        /* mana_netdev_down: the VF's netdev and its synthetic hv_netvsc pair (the VF's sysfs
+         * "master", same MAC) go down, as Microsoft's MANA DPDK guide has it; never eth0 (the
+         * primary's synthetic netdev) nor enP30832s1 (the primary VF). Under --root a fake
+         * tree is never acted on: the lines say what would be done. */
+        config down = test_config("{\"binding\":{\"mana_netdev_down\":true}}");
+        CHECK_INT(prepare(&e, &down, &rep), 0);
+        CHECK_STR(msg(rep, PREP_CHECK_MANA), "1 MANA NIC(s) ready on the kernel driver with uverbs");
+        CHECK_INT(rep->n_lines, 3);
+        CHECK_STR(rep->lines[1], "8a3c:00:00.0: would set its kernel netdev enP35388s2 down (not the real root)");
+        CHECK_STR(rep->lines[2], "8a3c:00:00.0: would set its synthetic netdev eth1 down (not the real root)");
+        for (size_t i = 0; i < rep->n_lines; i++)
+                CHECK(!strstr(rep->lines[i], "eth0") && !strstr(rep->lines[i], "enP30832s1"));
+        prep_report_free(rep);
 
         /* broken: the secondary ENA has an IPv4 route and vfio-pci is not loaded. */
         snprintf(root, sizeof(root), "%s/broken", dir);

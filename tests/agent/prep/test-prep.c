@@ -42,6 +42,7 @@ typedef struct fake_kernel {
         int coalesce_calls;
         int link_down_calls;
         char last_down[16];
+        char downs[128]; /* every name set down, space-separated */
 } fake_kernel;
 
 static int fk_coalesce(void *ud, const char *ifname)
@@ -59,6 +60,8 @@ static int fk_link_down(void *ud, const char *ifname)
         fake_kernel *k = ud;
         k->link_down_calls++;
         snprintf(k->last_down, sizeof(k->last_down), "%s", ifname);
+        size_t l = strlen(k->downs);
+        snprintf(k->downs + l, sizeof(k->downs) - l, "%s%s", l ? " " : "", ifname);
         return 0;
 }
 
@@ -296,6 +299,49 @@ static void test_mana(void)
         CHECK_STR(k.last_down, "eth1");
         CHECK_STR(emu_log_str(&e), ""); /* MANA is never rebound */
         CHECK_STR(emu_driver(&e, "7870:00:00.0"), "mana");
+        prep_report_free(rep);
+
+        /* Azure: the VF eth1 is enslaved to the synthetic hv_netvsc netdev eth9 of the same
+         * MAC (sysfs "master"): both go down, the VF first. */
+        char vfdir[PATH_MAX + 64], syndir[PATH_MAX + 64];
+        CHECK_INT(emu_write_file(&e, "/sys/devices/pci0000:00/7870:00:00.0/net/eth1/address", "00:0d:3a:aa:00:02\n"), 0);
+        CHECK_INT(emu_write_file(&e, "/sys/devices/vmbus/syn9/net/eth9/address", "00:0D:3A:AA:00:02\n"), 0);
+        CHECK_INT(emu_write_file(&e, "/sys/bus/vmbus/drivers/hv_netvsc/bind", ""), 0);
+        snprintf(link, sizeof(link), "%s/sys/devices/vmbus/syn9/driver", e.root);
+        CHECK_INT(symlink("../../../bus/vmbus/drivers/hv_netvsc", link), 0);
+        snprintf(link, sizeof(link), "%s/sys/devices/vmbus/syn9/net/eth9/device", e.root);
+        CHECK_INT(symlink("../..", link), 0);
+        snprintf(vfdir, sizeof(vfdir), "%s/sys/class/net/eth1", e.root);
+        snprintf(syndir, sizeof(syndir), "%s/sys/class/net/eth9", e.root);
+        CHECK_INT(emu_write_file(&e, "/sys/class/net/.keep", ""), 0);
+        unlink(vfdir); /* the emulator may have linked it already */
+        CHECK_INT(symlink("../../devices/pci0000:00/7870:00:00.0/net/eth1", vfdir), 0);
+        CHECK_INT(symlink("../../devices/vmbus/syn9/net/eth9", syndir), 0);
+        snprintf(link, sizeof(link), "%s/sys/devices/pci0000:00/7870:00:00.0/net/eth1/master", e.root);
+        CHECK_INT(symlink("../../../vmbus/syn9/net/eth9", link), 0);
+        k.downs[0] = '\0';
+        CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
+        CHECK_INT(verdict_lvl(rep, PREP_CHECK_MANA), VERDICT_PASS);
+        CHECK_INT(rep->n_lines, 3);
+        CHECK_STR(rep->lines[1], "7870:00:00.0: set its kernel netdev eth1 down");
+        CHECK_STR(rep->lines[2], "7870:00:00.0: set its synthetic netdev eth9 down");
+        CHECK_STR(k.downs, "eth1 eth9");
+        prep_report_free(rep);
+        /* a master of another MAC is not the VF's pair (a bridge, a bond): left alone */
+        CHECK_INT(emu_write_file(&e, "/sys/devices/vmbus/syn9/net/eth9/address", "00:0d:3a:aa:00:09\n"), 0);
+        k.downs[0] = '\0';
+        CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
+        CHECK_STR(k.downs, "eth1");
+        CHECK_INT(rep->n_lines, 2);
+        prep_report_free(rep);
+        /* the same MAC on a master not driven by hv_netvsc: left alone */
+        CHECK_INT(emu_write_file(&e, "/sys/devices/vmbus/syn9/net/eth9/address", "00:0d:3a:aa:00:02\n"), 0);
+        snprintf(link, sizeof(link), "%s/sys/devices/vmbus/syn9/driver", e.root);
+        CHECK_INT(unlink(link), 0);
+        CHECK_INT(symlink("../../../bus/vmbus/drivers/bond", link), 0);
+        k.downs[0] = '\0';
+        CHECK_INT(prep_apply(&e.h, &ops, &c, nics, n, &rep), 0);
+        CHECK_STR(k.downs, "eth1");
         prep_report_free(rep);
         emu_cleanup(&e);
 }
