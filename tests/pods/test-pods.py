@@ -355,8 +355,9 @@ def mana(work, helm):
     network namespace, the host's /sys/devices read-only at /sys/devices) and as it was
     before (no host mount). A veth in this machine's network namespace stands in for the
     VF's netdev (this kernel has no dummy netdevs); a fake root (spinlane-launch --root,
-    its test option) maps the VF's PCI device to /sys/devices/virtual, whose net/ lists the
-    veth only in the namespace that holds it. The grant is given as the device plugin
+    its test option) maps the VF's PCI device to sys/devices/virtual, where the chart's
+    host /sys/devices volume is mounted a second time (its net/ lists the veth, which the
+    pod's own sysfs would not), and nothing in the arm without that volume. The grant is given as the device plugin
     gives it (SPINLANE_* env)."""
     step("mana: the VF's net/<if>/address inside the driver pod")
     pci, mac = "7870:00:00.0", "02:5a:%02x:%02x:00:01" % ((os.getpid() >> 8) & 0xff, os.getpid() & 0xff)
@@ -370,10 +371,13 @@ def mana(work, helm):
         os.makedirs(os.path.join(fake, "sys/bus/pci/devices"))
         os.makedirs(os.path.join(fake, "dev/infiniband"))
         open(os.path.join(fake, "dev/infiniband/uverbs0"), "w").close()
-        os.symlink("/sys/devices/virtual", os.path.join(fake, "sys/bus/pci/devices", pci))
-        for d in ("devices", "fs", "kernel", "module", "class"):
-            os.symlink("/sys/" + d, os.path.join(fake, "sys", d))
-        os.symlink("/proc", os.path.join(fake, "proc"))
+        # spinlane-launch resolves every path inside its root (common/hostfs): no link
+        # may lead out of /fake. The VF's PCI device is a link inside it, to
+        # sys/devices/virtual; sys/devices is a mount point that gets, in the chart's
+        # arm, the chart's own host /sys/devices volume (a second mount of it), and in
+        # the other arm nothing (the pod without the host's view)
+        os.makedirs(os.path.join(fake, "sys/devices"))
+        os.symlink("../../../devices/virtual", os.path.join(fake, "sys/bus/pci/devices", pci))
         docs = render(helm, "-f", os.path.join(CHART, "values-aks.yaml"))
         test = [d for d in docs if d["kind"] == "Pod" and d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"][0]
         env = [("SPINLANE_ISOLATED_CPUS", "0-1"), ("SPINLANE_ISOLATED_CORES", "0"), ("SPINLANE_DPDK_NICS", pci),
@@ -399,6 +403,9 @@ def mana(work, helm):
             c["command"] = c["command"] + ["--root", "/fake"]
             spec["volumes"].append({"name": "fake-root", "hostPath": {"path": fake, "type": "Directory"}})
             c["volumeMounts"].append({"name": "fake-root", "mountPath": "/fake"})
+            if arm == "chart":
+                c["volumeMounts"].append({"name": "host-sys-devices", "mountPath": "/fake/sys/devices", "readOnly": True})
+                notes.append("test only: the chart's host /sys/devices volume also mounted at /fake/sys/devices")
             notes += ["test only: the MANA grant as SPINLANE_* env (the device plugin's Allocate answer)",
                       "test only: --root /fake, where the VF's PCI device is /sys/devices/virtual and the veth %s (%s) its netdev" % (dummy, mac)]
             for n in notes:
