@@ -878,7 +878,8 @@ static int on_rebuild(loop *l, void *ud)
                         if (services[i].rescan)
                                 services[i].rescan(ctx, &node);
                 } else if (services[i].start(ctx, &node) < 0) {
-                        log_error("service %s failed to start; down until the next config change or SIGHUP",
+                        log_error("service %s failed to start; down until the next rebuild (config change, "
+                                  "SIGHUP, self-check)",
                                   services[i].name);
                         services[i].stop(ctx);
                 }

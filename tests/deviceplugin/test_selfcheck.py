@@ -8,7 +8,8 @@ accept fails with EMFILE and says nothing to the agent): the self-check fails, a
 names the socket and why, /healthz (asked on a connection opened before, kept alive)
 answers 503 with why, and the rebuild runs; the limit given back, the device plugins
 are built again, register with the kubelet, serve ListAndWatch, and /healthz is 200
-again.
+again. The same for the DRA kubelet plugin (--dra-resources nic,core): its
+registration server's GetInfo fails, /healthz 503, the plugin restarted, then 200.
 
 usage: test_selfcheck.py --agent PATH --proto-dir DIR [--wrapper "valgrind ..."]
 Exit 0 all passed, 1 a check failed, 77 skipped (grpcio/grpc_tools or prlimit missing)."""
@@ -95,6 +96,58 @@ class Prober:
         return None, seen
 
 
+def limit_fds(prlimit, pid):
+    """RLIMIT_NOFILE of pid lowered to its lowest free fd: no new fd at all. The old
+    (soft, hard) limits."""
+    before = subprocess.run([prlimit, "--pid", str(pid), "--nofile", "--raw", "--noheadings",
+                             "--output=SOFT,HARD"], capture_output=True, text=True).stdout.split()
+    fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % pid))
+    low = next(i for i in range(len(fds) + 1) if i >= len(fds) or fds[i] != i)
+    subprocess.run([prlimit, "--pid", str(pid), "--nofile=%d:%d" % (low, int(before[1]))], check=True)
+    return before
+
+
+def test_dra(args, wrapper, prlimit, tmp):
+    """The DRA kubelet plugin (--dra-resources nic,core: no device plugin): its
+    registration socket's GetInfo fails out of fds, /healthz 503, the plugin is stopped
+    and started again; the fds back, it serves again and /healthz is 200."""
+    root = make_fixture(os.path.join(tmp, "dra"), "eks-x86")
+    cfg = os.path.join(tmp, "dra.json")
+    with open(cfg, "w") as f:
+        json.dump({"addresses": ADDR}, f)
+    logpath = os.path.join(tmp, "dra.log")
+    pport = free_port()
+    env = dict(os.environ, SPINLANE_RESCAN_MS="600000", SPINLANE_IMDS_URL="http://127.0.0.1:9/",
+               SPINLANE_SELFCHECK_MS="1000")
+    with open(logpath, "w") as log:
+        agent = subprocess.Popen(wrapper + [args.agent, "run", "--root", root, "--config", cfg, "--dra-resources",
+                                            "nic,core", "--health-probe-bind-address", "127.0.0.1:%d" % pport],
+                                 stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        probe = Prober(pport)
+        got, seen = probe.wait(200, T)
+        check(got is not None, "DRA: /healthz 200 while the plugin answers (seen %s)" % seen)
+        check(wait_for(lambda: "DRA: serving" in log_text(logpath), T), "DRA: the plugin serves")
+        before = limit_fds(prlimit, agent.pid)
+        got, seen = probe.wait(503, T)
+        check(got is not None and "DRA socket" in got[1], "DRA out of fds: /healthz 503 naming the socket (seen %s)"
+              % seen)
+        check(wait_for(lambda: "DRA: restarting the kubelet plugin" in log_text(logpath), T),
+              "DRA out of fds: the plugin is restarted")
+        subprocess.run([prlimit, "--pid", str(agent.pid), "--nofile=%s:%s" % (before[0], before[1])], check=True)
+        got, seen = probe.wait(200, T)
+        check(got is not None, "DRA fds back: /healthz 200 again (seen %s)" % seen)
+        check(log_text(logpath).count("DRA: serving") >= 2, "DRA fds back: the plugin serves again")
+        agent.send_signal(signal.SIGTERM)
+        check(agent.wait(T * kubelet_standin.SCALE) == 0, "DRA: agent exit 0")
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+        if (failures or os.environ.get("SHOW_LOG")) and os.path.exists(logpath):
+            print("---- agent log (DRA) ----\n" + "".join(open(logpath).readlines()[-60 if failures else 0:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
@@ -137,11 +190,7 @@ def main():
 
         # out of file descriptors: the soft and hard limit below the lowest fd free, so no
         # new fd at all (the kept-alive probe connection is already there)
-        before = subprocess.run([prlimit, "--pid", str(agent.pid), "--nofile", "--raw", "--noheadings",
-                                 "--output=SOFT,HARD"], capture_output=True, text=True).stdout.split()
-        fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % agent.pid))
-        low = next(i for i in range(len(fds) + 1) if i >= len(fds) or fds[i] != i)
-        subprocess.run([prlimit, "--pid", str(agent.pid), "--nofile=%d:%d" % (low, int(before[1]))], check=True)
+        before = limit_fds(prlimit, agent.pid)
         got, seen = probe.wait(503, T)
         check(got is not None and "not healthy" in got[1], "out of fds: /healthz 503 with why (seen %s)" % seen)
         check(wait_for(lambda: "self-check: device plugin socket " in log_text(logpath), T),
@@ -180,6 +229,7 @@ def main():
         agent.send_signal(signal.SIGTERM)
         check(agent.wait(T * kubelet_standin.SCALE) == 0, "agent exit 0")
         log.close()
+        test_dra(args, wrapper, prlimit, tmp)
     finally:
         if agent and agent.poll() is None:
             agent.kill()
