@@ -143,6 +143,8 @@ void dp_plugin_get_stats(const dp_plugin *p, dp_plugin_stats *ret)
         pthread_mutex_unlock(&p->e->state);
 }
 
+static void engine_free(dp_engine *e, bool wait_grpc);
+
 int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_engine **ret)
 {
         dp_engine *e = calloc(1, sizeof(*e));
@@ -182,8 +184,10 @@ int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_e
             (r = loop_add_inotify(l, e->ifd, dp_register_on_inotify, e)) < 0 ||
             (r = loop_add_timer(l, 1000, 1000, dp_register_on_tick, e, &e->tick_fd)) < 0 ||
             (r = loop_add_timer(l, 0, 0, dp_register_on_retry, e, &e->retry_fd)) < 0) {
+                /* nothing served or dialled yet: no gRPC work of this engine's to wait
+                 * for (a rebuild out of fds ends here; the loop must not stall) */
                 e->stopping = e->stopped = true;
-                dp_engine_free(e);
+                engine_free(e, false);
                 return r;
         }
         *ret = e;

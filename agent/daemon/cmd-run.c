@@ -27,6 +27,7 @@
 #include "dra-request.h"
 #include "dra-slice.h"
 #include "envknob.h"
+#include "rpc-unary.h"
 #include "hostfs.h"
 #include "inventory.h"
 #include "ipv4.h"
@@ -43,13 +44,19 @@
 #include "verdict.h"
 
 #include <errno.h>
+#include <grpc/grpc.h>
+#include <grpc/support/time.h>
+#include <limits.h>
+#include <pthread.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
 #include <linux/netlink.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,6 +67,13 @@
 #define RUN_RESCAN_FAKE_MS 10000   /* under a fake --root: inotify and this timer only */
 #define RUN_DEBOUNCE_MS 20         /* an event burst becomes one re-scan */
 #define RUN_STOP_TIMEOUT_MS 5000
+/* The self-check of the agent's own gRPC servers (SPINLANE_SELFCHECK_MS, 1 s..10 min): a
+ * unary call to each served socket, answered within RUN_SELFCHECK_DEADLINE_MS or failed.
+ * gRPC's C core gives no signal when its accept fails (EMFILE: it logs "Failed accept4"
+ * and retries): a server that cannot accept is found this way. */
+#define RUN_SELFCHECK_MS 10000
+#define RUN_SELFCHECK_DEADLINE_MS 5000
+#define RUN_SELFCHECK_MAX 3
 /* A kubelet restart rebuilds the device plugins after this (a burst of restarts is one
  * rebuild), and not sooner than RUN_KUBELET_HOLDOFF_MS after the last one it caused: a
  * kubelet restarting in a loop costs at most five rebuilds a second. */
@@ -147,6 +161,21 @@ struct run_ctx {
         device_map dra_map;
         size_t dra_left_out;          /* devices the last slice left out (logged on change) */
         unsigned stop_wait;           /* what the stop waits for: the plugins, the slice's DELETE */
+        /* the self-check (selfcheck_*): one round at a time on its own thread, its results
+         * handed back through sc_efd; health says why /healthz fails ("" when it does not) */
+        int sc_efd;
+        unsigned sc_ms;
+        bool sc_running;
+        pthread_t sc_thread;
+        size_t sc_n;
+        struct {
+                char target[PATH_MAX + 8];
+                const char *method, *what;
+                bool ok;
+                char why[256];
+        } sc[RUN_SELFCHECK_MAX];
+        bool rebuild_dra;             /* the pending rebuild restarts the DRA plugin too */
+        char health[384];
 };
 
 static void settings_load(const config *c, run_settings *ret)
@@ -612,7 +641,7 @@ static int report_start(run_ctx *ctx, const run_node *node)
                             .nic_plugin = &ctx->nic_plugin, .core_plugin = &ctx->core_plugin, .prep = &ctx->prep,
                             .kubeconfig = ctx->opt.kubeconfig, .metrics_bind = ctx->opt.metrics_bind,
                             .probe_bind = ctx->opt.probe_bind, .dra = &ctx->kplugin, .dra_nic = ctx->dra.nic,
-                            .dra_core = ctx->dra.core };
+                            .dra_core = ctx->dra.core, .health = ctx->health };
         (void)node;
         return run_report_new(&src, &ctx->report);
 }
@@ -728,10 +757,20 @@ static int dra_start(run_ctx *ctx, const run_node *node)
         return 0;
 }
 
+static void dra_stop(run_ctx *ctx);
+
 /* The plugin keeps running across a rebuild (prepared claims stay where they are); a
  * changed CDI spec dir would split the claims' specs over two dirs: said, not followed. */
 static int dra_reload(run_ctx *ctx)
 {
+        if (ctx->rebuild_dra) { /* its self-check failed: served again (the checkpoint keeps the claims) */
+                ctx->rebuild_dra = false;
+                if (ctx->kplugin || ctx->dra.nic || ctx->dra.core) {
+                        log_info("DRA: restarting the kubelet plugin");
+                        dra_stop(ctx);
+                        return 1;
+                }
+        }
         if (ctx->kplugin && strcmp(ctx->dra_cdi_dir, ctx->set.cdi_dir) != 0)
                 log_warn("DRA: cdi.spec_dir is now %s; the DRA plugin keeps writing claim specs under %s until the "
                          "agent restarts, ignoring",
@@ -839,7 +878,8 @@ static int on_rebuild(loop *l, void *ud)
                         if (services[i].rescan)
                                 services[i].rescan(ctx, &node);
                 } else if (services[i].start(ctx, &node) < 0) {
-                        log_error("service %s failed to start; down until the next config change or SIGHUP",
+                        log_error("service %s failed to start; down until the next rebuild (config change, "
+                                  "SIGHUP, self-check)",
                                   services[i].name);
                         services[i].stop(ctx);
                 }
@@ -1070,6 +1110,173 @@ static int on_signal(loop *l, int signo, void *ud)
         return 0;
 }
 
+/* ---- the self-check of the agent's gRPC servers ---- */
+
+/* One check: method on target, an empty request, answered OK within the deadline. Any
+ * other end (no answer: the server does not accept; no socket: this process is out of
+ * file descriptors too) is a failure, said in why. Runs on the self-check thread. */
+static bool selfcheck_one(const char *target, const char *method, char *why, size_t len)
+{
+        rpc_unary u;
+        bool ok = false;
+        gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
+                                             gpr_time_from_millis(RUN_SELFCHECK_DEADLINE_MS, GPR_TIMESPAN));
+        rpc_unary_init(&u);
+        grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+        grpc_channel *ch = rpc_channel_create(target, &(rpc_channel_opts){ .initial_backoff_ms = 50,
+                                                                          .min_backoff_ms = RUN_SELFCHECK_DEADLINE_MS,
+                                                                          .max_backoff_ms = 500 });
+        if (!cq || !ch) {
+                snprintf(why, len, "no gRPC channel or queue");
+        } else if (rpc_unary_start(&u, ch, cq, method, deadline, grpc_raw_byte_buffer_create(NULL, 0), &u) < 0) {
+                snprintf(why, len, "the call could not be started");
+        } else {
+                grpc_event ev = grpc_completion_queue_next(
+                        cq, gpr_time_add(deadline, gpr_time_from_millis(RUN_SELFCHECK_DEADLINE_MS, GPR_TIMESPAN)), NULL);
+                if (ev.type != GRPC_OP_COMPLETE) {
+                        /* never seen: the deadline ends every call; cancel and wait for it */
+                        grpc_call_cancel(u.call, NULL);
+                        ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+                }
+                char details[128];
+                rpc_unary_details(&u, details, sizeof(details));
+                ok = ev.success && u.status == GRPC_STATUS_OK;
+                if (!ok)
+                        snprintf(why, len, "%s: status %d (%.80s), deadline %d ms", method, (int)u.status,
+                                 details[0] ? details : "no details", RUN_SELFCHECK_DEADLINE_MS);
+        }
+        rpc_unary_destroy(&u);
+        if (ch)
+                grpc_channel_destroy(ch);
+        if (cq) {
+                grpc_completion_queue_shutdown(cq);
+                while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+                       GRPC_QUEUE_SHUTDOWN)
+                        ;
+                grpc_completion_queue_destroy(cq);
+        }
+        return ok;
+}
+
+static void *selfcheck_main(void *arg)
+{
+        run_ctx *ctx = arg;
+        grpc_init();
+        for (size_t i = 0; i < ctx->sc_n; i++)
+                ctx->sc[i].ok = selfcheck_one(ctx->sc[i].target, ctx->sc[i].method, ctx->sc[i].why,
+                                              sizeof(ctx->sc[i].why));
+        grpc_shutdown();
+        uint64_t one = 1;
+        (void)!write(ctx->sc_efd, &one, sizeof(one));
+        return NULL;
+}
+
+static void selfcheck_add(run_ctx *ctx, const char *path, const char *method, const char *what)
+{
+        char p[PATH_MAX];
+        if (ctx->sc_n >= RUN_SELFCHECK_MAX || hostfs_path(&ctx->h, path, p, sizeof(p)) < 0)
+                return;
+        snprintf(ctx->sc[ctx->sc_n].target, sizeof(ctx->sc[0].target), "unix:%s", p);
+        ctx->sc[ctx->sc_n].method = method;
+        ctx->sc[ctx->sc_n].what = what;
+        ctx->sc[ctx->sc_n].ok = false;
+        ctx->sc[ctx->sc_n].why[0] = '\0';
+        ctx->sc_n++;
+}
+
+/* A failed check (or a server that should serve and does not): /healthz fails with why,
+ * said once per change, and the rebuild tears the server down and builds it again. */
+static void selfcheck_failed(run_ctx *ctx, bool dp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void selfcheck_failed(run_ctx *ctx, bool dp, const char *fmt, ...)
+{
+        char why[sizeof(ctx->health)];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        if (strcmp(why, ctx->health) != 0)
+                log_error("self-check: %s; /healthz fails until a check passes; rebuilding", why);
+        snprintf(ctx->health, sizeof(ctx->health), "%s", why);
+        if (dp)
+                ctx->rebuild_dp = true;
+        else
+                ctx->rebuild_dra = true;
+        rebuild_soon(ctx, "self-check failed");
+}
+
+/* The timer: every SPINLANE_SELFCHECK_MS a round, unless one still runs. A server that
+ * should serve and is gone (a rebuild failed to start it) fails at once. */
+static int on_selfcheck(loop *l, void *ud)
+{
+        run_ctx *ctx = ud;
+        bool want_dp = !ctx->dra.nic || !ctx->dra.core, want_dra = ctx->dra.nic || ctx->dra.core;
+        (void)l;
+        if (ctx->stopping || ctx->sc_running)
+                return 0;
+        if (want_dp && !ctx->dp) {
+                selfcheck_failed(ctx, true, "the device plugins are not running");
+                return 0;
+        }
+        if (want_dra && !ctx->kplugin) {
+                selfcheck_failed(ctx, false, "the DRA kubelet plugin is not running");
+                return 0;
+        }
+        ctx->sc_n = 0;
+        char p[64];
+        if (ctx->nic_plugin) {
+                snprintf(p, sizeof(p), "%s/spinlane-%s.sock", DP_KUBELET_DIR, INV_RESOURCE_NIC);
+                selfcheck_add(ctx, p, "/v1beta1.DevicePlugin/GetDevicePluginOptions", "device plugin");
+        }
+        if (ctx->core_plugin) {
+                char q[96];
+                snprintf(q, sizeof(q), "%s/spinlane-%s.sock", DP_KUBELET_DIR, INV_RESOURCE_CORE);
+                selfcheck_add(ctx, q, "/v1beta1.DevicePlugin/GetDevicePluginOptions", "device plugin");
+        }
+        if (ctx->kplugin)
+                selfcheck_add(ctx, DRA_REGISTRY_SOCKET, "/pluginregistration.Registration/GetInfo", "DRA");
+        if (!ctx->sc_n)
+                return 0;
+        int r = pthread_create(&ctx->sc_thread, NULL, selfcheck_main, ctx);
+        if (r != 0) {
+                selfcheck_failed(ctx, want_dp, "no thread for the check: %s", strerror(r));
+                return 0;
+        }
+        ctx->sc_running = true;
+        return 0;
+}
+
+/* A round ended: the thread joined, each result acted on. */
+static int on_selfcheck_done(loop *l, int fd, uint32_t events, void *ud)
+{
+        run_ctx *ctx = ud;
+        uint64_t v;
+        (void)l, (void)events;
+        if (read(fd, &v, sizeof(v)) < 0 || !ctx->sc_running)
+                return 0;
+        pthread_join(ctx->sc_thread, NULL);
+        ctx->sc_running = false;
+        for (size_t i = 0; i < ctx->sc_n; i++)
+                if (!ctx->sc[i].ok) {
+                        selfcheck_failed(ctx, strcmp(ctx->sc[i].what, "DRA") != 0, "%s socket %s: %s",
+                                         ctx->sc[i].what, ctx->sc[i].target + 5, ctx->sc[i].why);
+                        return 0;
+                }
+        if (ctx->health[0] && !ctx->rebuild_why) {
+                log_info("self-check: every gRPC server answers again; /healthz passes");
+                ctx->health[0] = '\0';
+        }
+        return 0;
+}
+
+static unsigned selfcheck_period(void)
+{
+        char why[160];
+        uint64_t v;
+        if (envknob_u64("SPINLANE_SELFCHECK_MS", 1000, 600000, RUN_SELFCHECK_MS, &v, why, sizeof(why)) < 0)
+                log_warn("%s, ignored", why);
+        return (unsigned)v;
+}
+
 /* The loop and its sources: signals, the re-scan, debounce and rebuild timers, kernel
  * uevents (when wanted), the inotify watches, the NIC address service. Logged. */
 static int loop_setup(run_ctx *ctx)
@@ -1095,6 +1302,13 @@ static int loop_setup(run_ctx *ctx)
             (r = loop_add_timer(ctx->l, 0, 0, on_rebuild, ctx, &ctx->rebuild_fd)) < 0 ||
             (r = loop_timer_set(ctx->l, ctx->rebuild_fd, 0, 0)) < 0 || /* armed by rebuild_soon only */
             (ctx->nlfd >= 0 && (r = loop_add_fd(ctx->l, ctx->nlfd, EPOLLIN, on_uevent, ctx)) < 0))
+                return log_errno(LOG_ERROR, r, "event loop setup");
+        ctx->sc_ms = selfcheck_period();
+        ctx->sc_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (ctx->sc_efd < 0)
+                return log_errno(LOG_ERROR, -errno, "eventfd");
+        if ((r = loop_add_fd(ctx->l, ctx->sc_efd, EPOLLIN, on_selfcheck_done, ctx)) < 0 ||
+            (r = loop_add_timer(ctx->l, ctx->sc_ms, ctx->sc_ms, on_selfcheck, ctx, NULL)) < 0)
                 return log_errno(LOG_ERROR, r, "event loop setup");
         ctx->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
         if (ctx->ifd >= 0) {
@@ -1125,6 +1339,15 @@ static void teardown(run_ctx *ctx, size_t started)
                         (void)loop_remove_fd(ctx->l, ctx->nlfd);
                 close(ctx->nlfd);
         }
+        if (ctx->sc_running) { /* at most the call's deadline */
+                pthread_join(ctx->sc_thread, NULL);
+                ctx->sc_running = false;
+        }
+        if (ctx->sc_efd >= 0) {
+                if (ctx->l)
+                        (void)loop_remove_fd(ctx->l, ctx->sc_efd);
+                close(ctx->sc_efd);
+        }
         run_address_free(ctx->addr);
         loop_free(ctx->l);
 }
@@ -1134,7 +1357,7 @@ int cmd_run(int argc, char **argv)
         static const char usage[] = "spinlane-agent run [--root DIR] [--config FILE] [--json] [--log-format human|json] [--once] "
                                     "[--kubeconfig FILE] [--metrics-bind-address HOST:PORT] "
                                     "[--health-probe-bind-address HOST:PORT] [--dra-resources nic,core]";
-        run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1 };
+        run_ctx ctx = { .ifd = -1, .nlfd = -1, .debounce_fd = -1, .rebuild_fd = -1, .sc_efd = -1 };
         run_node node = { 0 };
         size_t started = 0;
         int r, rc = AGENT_EXIT_ERROR;

@@ -141,11 +141,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_data_size = 0; /* any body is ignored: the answer goes now */
         if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
                 return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, not_allowed, sizeof(not_allowed) - 1, false);
-        if (m->ops.ready && strcmp(url, "/healthz") == 0) /* answered from the loop: the loop is alive */
-                return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
-        if (m->ops.ready && strcmp(url, "/readyz") == 0) {
+        bool healthz = m->ops.ready && strcmp(url, "/healthz") == 0;
+        if (healthz && (!m->ops.healthy || m->ops.healthy(m->ops.userdata, NULL, 0)))
+                return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false); /* the loop is alive */
+        if (healthz || (m->ops.ready && strcmp(url, "/readyz") == 0)) {
                 char why[256] = "";
-                bool ready = m->ops.ready(m->ops.userdata, why, sizeof(why));
+                bool ready = healthz ? m->ops.healthy(m->ops.userdata, why, sizeof(why))
+                                     : m->ops.ready(m->ops.userdata, why, sizeof(why));
                 if (ready && !why[0])
                         return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
                 size_t n = strlen(why);

@@ -39,6 +39,9 @@ typedef struct run_metrics_ops {
         /* /readyz: true (200, with the text in why when it wrote one, else "ok"), or false
          * with why (503). NULL: this listener serves no /healthz and no /readyz. */
         bool (*ready)(void *userdata, char *why, size_t len);
+        /* /healthz (with ready): false with why (503) while the agent is not well (a gRPC
+         * server failed its self-check); NULL or true: 200 "ok". */
+        bool (*healthy)(void *userdata, char *why, size_t len);
         void *userdata;
         unsigned max_connections;       /* 0: RUN_METRICS_MAX_CONNECTIONS */
         unsigned per_ip;                /* 0: RUN_METRICS_PER_IP; at most max_connections */

@@ -110,6 +110,17 @@ static bool on_ready(void *ud, char *why, size_t len)
         return false;
 }
 
+/* /healthz: fails while a gRPC server of the agent failed its self-check (cmd-run.c). */
+static bool on_healthy(void *ud, char *why, size_t len)
+{
+        run_report *r = ud;
+        if (!r->s.health || !r->s.health[0])
+                return true;
+        if (why && len)
+                snprintf(why, len, "not healthy: %s", r->s.health);
+        return false;
+}
+
 /* One line per change of the node's readiness (the spinlane.io/ready label), with why. */
 static void log_readiness(run_report *r, const report_input *in)
 {
@@ -458,6 +469,7 @@ static void listener_start(listener *ls)
                 ops.render = on_render;
         } else {
                 ops.ready = on_ready;
+                ops.healthy = on_healthy;
                 ops.max_connections = ops.per_ip = RUN_METRICS_PROBE_CONNECTIONS;
                 ops.evict_idle = true;
                 ops.header_ms = RUN_METRICS_PROBE_HEADER_MS;

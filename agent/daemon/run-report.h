@@ -35,6 +35,7 @@ typedef struct run_sources {
         struct dra_plugin *const *dra;
         bool dra_nic, dra_core;
         prep_daemon *const *prep;               /* NULL inside: no node preparation */
+        const char *health;                     /* "" or why /healthz fails (the gRPC self-check) */
         const char *kubeconfig;                 /* --kubeconfig, or NULL: in-cluster */
         const char *metrics_bind;               /* --metrics-bind-address, NULL: the default */
         const char *probe_bind;                 /* --health-probe-bind-address, NULL: the default */
