@@ -114,10 +114,12 @@ static const struct {
 #define T_SND_BPE 13
 #define T_SND_NAKS 19
 #define T_RCV_NAKS 20
-/* spinlane's (driver/aeron/spa-internal.h): port counters 4200..4203, agent counters 4204 */
+/* spinlane's (driver/aeron/spa-internal.h): port counters 4200..4203 and 4205 (the probe
+ * responder's), agent counters 4204 */
 #define T_SPINLANE_PORT_FIRST 4200
 #define T_SPINLANE_PORT_LAST 4203
 #define T_SPINLANE_AGENT 4204
+#define T_SPINLANE_PORT_PROBE 4205
 
 static const char *position_name(int32_t t)
 {
@@ -353,7 +355,7 @@ static void on_spinlane_port(collect *c, const stat_counter *k)
         if (!stat_prom_name(name, strlen(name), mname, sizeof(mname)))
                 return;
         snprintf(family, sizeof(family), "spinlane_port_%s_total", mname);
-        add(c, family, COUNTER, "A counter of the spinlane DPDK port (Aeron counter types 4200-4203).", k->value,
+        add(c, family, COUNTER, "A counter of the spinlane DPDK port (Aeron counter types 4200-4203, 4205).", k->value,
             false, kv);
 }
 
@@ -415,7 +417,8 @@ static int on_counter(const stat_counter *k, void *ud)
                 on_spinlane_agent(c, k);
                 break;
         default:
-                if (k->type_id >= T_SPINLANE_PORT_FIRST && k->type_id <= T_SPINLANE_PORT_LAST) {
+                if ((k->type_id >= T_SPINLANE_PORT_FIRST && k->type_id <= T_SPINLANE_PORT_LAST) ||
+                    k->type_id == T_SPINLANE_PORT_PROBE) {
                         on_spinlane_port(c, k);
                         break;
                 }

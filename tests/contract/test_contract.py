@@ -226,6 +226,14 @@ def container_view(node_root, view, nic_resp, core_resp):
         topo = "/sys/devices/system/cpu/cpu%d/topology" % c
         for f in os.listdir(os.path.join(node_root, topo.lstrip("/"))):
             write(view, topo + "/" + f, read(node_root, topo + "/" + f))
+    # a MANA NIC's netdev as the chart's driver pod sees it: the host's /sys/devices mounted
+    # read-only (net_mana reads <device>/net/<if>/address; the pod's own sysfs lists none)
+    for i, bdf in enumerate(filter(None, env.get("SPINLANE_DPDK_NICS", "").split(","))):
+        if env.get("SPINLANE_NIC_%d_KIND" % i) != "mana":
+            continue
+        net = "/sys/bus/pci/devices/%s/net" % bdf
+        for ifname in os.listdir(os.path.join(node_root, net.lstrip("/"))):
+            write(view, "%s/%s/address" % (net, ifname), read(node_root, "%s/%s/address" % (net, ifname)))
     cl = cpulist(cpus)
     write(view, "/proc/self/cgroup", "0::/\n")
     write(view, "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory hugetlb pids\n")

@@ -94,6 +94,8 @@ static void test_driver_file(void)
                    "spinlane drop udp_checksum: net_memif0 10.9.0.1/24", 10);
         cb_counter(&b, id++, STAT_CNC_RECORD_ALLOCATED, 4203, &pk, sizeof(pk),
                    "spinlane drop not_for_us: net_memif0 10.9.0.1/24", 2);
+        cb_counter(&b, id++, STAT_CNC_RECORD_ALLOCATED, 4205, &pk, sizeof(pk),
+                   "spinlane probe requests rx: net_memif0 10.9.0.1/24", 6);
         cb_counter(&b, id++, STAT_CNC_RECORD_ALLOCATED, 4204, &pk, sizeof(pk), "spinlane sender hand-off out", 55);
         cb_counter(&b, id++, STAT_CNC_RECORD_ALLOCATED, 4204, &pk, sizeof(pk), "spinlane receiver lcore id", -1);
         cb_counter(&b, id++, STAT_CNC_RECORD_ALLOCATED, 11, "", 0, "client-heartbeat: id=5", 1764800000000LL);
@@ -127,17 +129,18 @@ static void test_driver_file(void)
         HAS(t, "# TYPE spinlane_port_rx_frames_total counter\nspinlane_port_rx_frames_total{nic=\"net_memif0\",ipv4=\"10.9.0.1/24\"} 321\n");
         HAS(t, "spinlane_port_would_block_tx_ring_full_total{nic=\"net_memif0\",ipv4=\"10.9.0.1/24\"} 4\n");
         HAS(t, "spinlane_port_dropped_frames_total{nic=\"net_memif0\",ipv4=\"10.9.0.1/24\"} 12\n");
+        HAS(t, "spinlane_port_probe_requests_rx_total{nic=\"net_memif0\",ipv4=\"10.9.0.1/24\"} 6\n");
         HAS(t, "spinlane_port_drops_total{nic=\"net_memif0\",ipv4=\"10.9.0.1/24\",reason=\"udp_checksum\"} 10\n");
         HAS(t, "spinlane_port_drops_total{nic=\"net_memif0\",ipv4=\"10.9.0.1/24\",reason=\"not_for_us\"} 2\n");
         HAS(t, "spinlane_agent_hand_off_out_total{agent=\"sender\"} 55\n");
         HAS(t, "# TYPE spinlane_agent_lcore_id gauge\nspinlane_agent_lcore_id{agent=\"receiver\"} -1\n");
-        HAS(t, "aeron_counter{type_id=\"11\",counter_id=\"22\",label=\"client-heartbeat: id=5\"} 1764800000000\n");
+        HAS(t, "aeron_counter{type_id=\"11\",counter_id=\"23\",label=\"client-heartbeat: id=5\"} 1764800000000\n");
         HAS(t, "\nspinlane_stat_up 1\n");
         HAS(t, "spinlane_stat_info{version=\"9.9.9\"} 1\n");
         HAS(t, "\nspinlane_stat_cnc_remaps_total 2\n");
         HAS(t, "\naeron_driver_pid 4242\n");
         HAS(t, "\naeron_driver_start_timestamp_seconds 1764800000123e-3\n");
-        HAS(t, "\nspinlane_stat_counters 23\n");
+        HAS(t, "\nspinlane_stat_counters 24\n");
         /* one TYPE line per family, and every family's samples together */
         CHECK_INT(count(t, "# TYPE spinlane_port_drops_total "), 1);
         CHECK_INT(count(t, "# TYPE aeron_stream_position_bytes "), 1);
