@@ -13,7 +13,7 @@
 #     its verdicts on the `graviton` fixture node (tests/fixtures/make-node.py).
 # Not done under QEMU: the bypass over a veth (test-images.sh's image_bypass.py) - a timing
 # and packet test is meaningless in an emulator.
-#   sudo flock /work/.images.lock scripts/build-arm64.sh   (root: buildah chroot, binfmt_misc;
+#   sudo scripts/build-arm64.sh   (root: buildah chroot, binfmt_misc;
 #   Debian packages qemu-user-static and arch-test, which mmdebstrap needs for a foreign
 #   architecture)
 # Each step prints its elapsed time; docs/install-eks.md ("Graviton: the arm64 images") has

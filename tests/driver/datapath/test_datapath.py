@@ -5,8 +5,8 @@ whose address is the gateway (the kernel's ARP answers), and a third namespace h
 peer with the transport's probe responder (probe-peer). Cases: a healthy path (figures),
 no gateway (FAIL within the bound), link down (FAIL), a p99 threshold exceeded (FAIL), a
 peer answering probes, the responder off (FAIL naming the peer). Every namespace is
-deleted at exit, also on failure or a signal. Run under flock /work/.nettest.lock on a
-shared machine."""
+deleted at exit, also on failure or a signal. On a machine shared with other runs of
+the network tests, run it under a lock of your own (flock)."""
 
 import atexit
 import json
