@@ -132,7 +132,10 @@ _Static_assert(offsetof(struct tr_port, tx_gen) + sizeof(uint32_t) <= RTE_CACHE_
 _Static_assert(offsetof(struct tr_queue, rx_gen) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE &&
                        offsetof(struct tr_queue, c.rx_bytes) + 8 <= RTE_CACHE_LINE_SIZE,
                "receiving touches the queue's first cache line only");
-_Static_assert(sizeof(struct tr_udp_tmpl) == RTE_CACHE_LINE_SIZE, "a flow's headers fill one line");
+/* 64 bytes: one line on x86 and on most Arm cores; DPDK's generic arm64 build (Debian's,
+ * the Graviton driver image) says 128, and then two flows share a line, neither straddling */
+_Static_assert(sizeof(struct tr_udp_tmpl) == 64 && RTE_CACHE_LINE_SIZE % sizeof(struct tr_udp_tmpl) == 0,
+               "a flow's headers fill 64 bytes, within one cache line");
 
 static inline uint64_t tr_now_ns(const struct tr_port *p)
 {
