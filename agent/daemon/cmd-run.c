@@ -25,6 +25,7 @@
 #include "dp-uevent.h"
 #include "dra-plugin.h"
 #include "dra-request.h"
+#include "dra-publish.h"
 #include "dra-slice.h"
 #include "envknob.h"
 #include "rpc-unary.h"
@@ -38,7 +39,6 @@
 #include "prep-inventory.h"
 #include "run-address.h"
 #include "run-cluster.h"
-#include "run-slices.h"
 #include "select.h"
 #include "run-report.h"
 #include "verdict.h"
@@ -153,13 +153,11 @@ struct run_ctx {
         run_report *report;
         /* DRA: the resources served through it (--dra-resources; such a resource gets no
          * device plugin), the kubelet plugin (agent/dra), the node's ResourceSlice
-         * (run-slices.c) and the device map it was built from (the history of the next) */
+         * (agent/dra/dra-publish.c) */
         dra_resources dra;
         dra_plugin *kplugin;
         char dra_cdi_dir[DP_PATH_LEN]; /* the spec dir the kubelet plugin was started with */
-        run_slices *slices;
-        device_map dra_map;
-        size_t dra_left_out;          /* devices the last slice left out (logged on change) */
+        dra_publish *slices;
         unsigned stop_wait;           /* what the stop waits for: the plugins, the slice's DELETE */
         /* the self-check (selfcheck_*): one round at a time on its own thread, its results
          * handed back through sc_efd; health says why /healthz fails ("" when it does not) */
@@ -658,32 +656,11 @@ static void report_stop(run_ctx *ctx)
         ctx->report = NULL;
 }
 
-/* ---- service: the node's ResourceSlice for DRA (run-slices.c) ---- */
+/* ---- service: the node's ResourceSlices for DRA (agent/dra/dra-publish.c) ---- */
 
-/* The device map (the one rule, as the device plugins get it) as the slice's devices:
- * its Healthy devices of the DRA resources. */
 static void slices_rescan(run_ctx *ctx, const run_node *node)
 {
-        _cleanup_(json_decrefp) json_t *devs = NULL;
-        char why[DRA_WHY_LEN];
-        device_map map = { 0 };
-        size_t left = 0;
-
-        if (!ctx->slices)
-                return;
-        if (device_map_build(&node->sel, &ctx->dra_map, &map) < 0 ||
-            dra_slice_devices(node->inv, &map, ctx->dra, &devs, &left, why, sizeof(why)) < 0) {
-                device_map_free(&map);
-                log_error("ResourceSlice: out of memory; the slice stays as it was");
-                return;
-        }
-        device_map_free(&ctx->dra_map);
-        ctx->dra_map = map;
-        if (left && left != ctx->dra_left_out)
-                log_warn("ResourceSlice: %zu device%s not published: %s", left, left == 1 ? "" : "s", why);
-        ctx->dra_left_out = left;
-        run_slices_set(ctx->slices, devs);
-        run_slices_resync(ctx->slices); /* someone may have deleted or edited it */
+        dra_publish_rescan(ctx->slices, &node->sel);
 }
 
 static int slices_start(run_ctx *ctx, const run_node *node)
@@ -696,20 +673,17 @@ static int slices_start(run_ctx *ctx, const run_node *node)
                          "client; DRA claims cannot be allocated on this node");
                 return 0;
         }
-        int r = run_slices_new(ctx->l, run_cluster_kube(c), run_cluster_node(c), &ctx->slices);
+        int r = dra_publish_new(ctx->l, run_cluster_kube(c), run_cluster_node(c), ctx->dra, &ctx->slices);
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "ResourceSlice for Node %s", run_cluster_node(c));
-        log_info("ResourceSlice on: driver %s, pool %s, resources %s%s%s", DRA_DRIVER, run_cluster_node(c),
-                 ctx->dra.nic ? "nic" : "", ctx->dra.nic && ctx->dra.core ? "," : "", ctx->dra.core ? "core" : "");
         slices_rescan(ctx, node);
         return 0;
 }
 
 static void slices_stop(run_ctx *ctx)
 {
-        run_slices_free(ctx->slices);
+        dra_publish_free(ctx->slices);
         ctx->slices = NULL;
-        device_map_free(&ctx->dra_map);
 }
 
 /* ---- service: the DRA kubelet plugin (agent/dra), with --dra-resources ---- */
@@ -1100,7 +1074,7 @@ static int on_signal(loop *l, int signo, void *ud)
         /* the loop ends when the plugins have stopped (DP_EVENT_STOPPED) and the
          * ResourceSlice's DELETE is answered, or at the stop timeout */
         ctx->stop_wait = 1;
-        if (ctx->slices && run_slices_stop(ctx->slices, slices_deleted, ctx) > 0)
+        if (ctx->slices && dra_publish_stop(ctx->slices, slices_deleted, ctx) > 0)
                 ctx->stop_wait++;
         if (ctx->dp) {
                 ctx->stop_wait++;

@@ -158,10 +158,14 @@ def test_publish(args, base):
             check(nic == {"type": {"string": "dpdk-nic"}, "kind": {"string": "ena"},
                           "pciAddress": {"string": "0000:00:06.0"}, "numaNode": {"int": 0},
                           "ipv4": {"string": "10.0.1.10"},
-                          "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"}}, "NIC attributes %s" % nic)
+                          "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"},
+                          # Kubernetes' standard attributes (issue 32)
+                          "resource.kubernetes.io/pciBusID": {"string": "0000:00:06.0"},
+                          "resource.kubernetes.io/numaNode": {"int": 0}}, "NIC attributes %s" % nic)
             core = spec["devices"][2]["attributes"]
             check(core == {"type": {"string": "isolated-core"}, "numaNode": {"int": 0}, "core": {"string": "p0c2"},
-                           "cpus": {"string": "2,10"}}, "core attributes %s" % core)
+                           "cpus": {"string": "2,10"}, "resource.kubernetes.io/numaNode": {"int": 0}},
+                  "core attributes %s" % core)
         check(tc.wait_for(lambda: "ResourceSlice %s created: generation 1, 8 devices" % SLICE in agent.text(), 10),
               "the create is logged")
         reqs = slice_requests(api)
