@@ -1281,7 +1281,8 @@ def dra_pod_checks(docs, t, mode):
         if "core" in served:
             want.append({"name": "cores", "exactly": {"deviceClassName": DRA_CLASSES["core"][0], "allocationMode": "ExactCount", "count": cores}})
         check(dev["requests"] == want, "%s: %s requests %s, want %s" % (pt, tn, dev["requests"], want))
-        cons = [{"matchAttribute": "spinlane.io/numaNode"}] if len(want) == 2 else None
+        # Kubernetes' standard attribute (issue 32)
+        cons = [{"matchAttribute": "resource.kubernetes.io/numaNode"}] if len(want) == 2 else None
         check(dev.get("constraints") == cons, "%s: %s constraints %s, want %s" % (pt, tn, dev.get("constraints"), cons))
     check(used == set(rcts), "%s: ResourceClaimTemplates %s, used %s" % (t, sorted(rcts), sorted(used)))
 
