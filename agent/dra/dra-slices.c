@@ -245,6 +245,7 @@ static int next_step(dra_slices *s)
         /* done */
         end_sync(s);
         s->conflicts = 0;
+        s->was_blocked = false;
         if (dra_devices_differ(s->sent, s->want))
                 s->dirty = true; /* changed meanwhile */
         return 0;
