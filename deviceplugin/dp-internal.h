@@ -81,9 +81,7 @@ struct dp_plugin {
         dp_plugin_stats stats;   /* under the state lock */
         /* refusal reports, rate-limited (state lock): at most DP_REFUSAL_BURST reported per
          * DP_REFUSAL_WINDOW_MS, the rest counted and summed up by the 1 s check */
-        uint64_t refusal_window_ms;
-        unsigned refusals_reported;
-        uint64_t refusals_unreported;
+        rpc_ratelimit refusals;
 };
 
 /* A refusal answered on the pump thread, reported on the loop thread. */

@@ -60,16 +60,9 @@ static void refusal_report(void *obj, bool ok)
 static void report_refused(dp_plugin *p, int code, const char *message)
 {
         dp_engine *e = p->e;
-        uint64_t now = dp_mono_ms();
-        if (now - p->refusal_window_ms >= DP_REFUSAL_WINDOW_MS && !p->refusals_unreported) {
-                p->refusal_window_ms = now;
-                p->refusals_reported = 0;
-        }
-        if (p->refusals_reported >= DP_REFUSAL_BURST) {
-                p->refusals_unreported++;
+        /* the window held while refusals wait to be summed up (dp_serve_refusals_flush) */
+        if (!rpc_ratelimit_take(&p->refusals, dp_mono_ms(), DP_REFUSAL_BURST, DP_REFUSAL_WINDOW_MS, true))
                 return;
-        }
-        p->refusals_reported++;
         if (!rpc_engine_on_pump(e->rpc)) {
                 dp_emit(e, DP_EVENT_REFUSED, p->resource, code, 0, "%s", message);
                 return;
@@ -260,16 +253,14 @@ int dp_serve_bind(dp_plugin *p)
 void dp_serve_refusals_flush(dp_plugin *p)
 {
         uint64_t now = dp_mono_ms();
-        if (!p->refusals_unreported || now - p->refusal_window_ms < DP_REFUSAL_WINDOW_MS)
+        if (!p->refusals.unsaid || now - p->refusals.window_ms < DP_REFUSAL_WINDOW_MS)
                 return;
         dp_emit(p->e, DP_EVENT_REFUSALS_UNREPORTED, p->resource, 0, 0,
              "%llu more requests refused in the last %llu s, not logged one by one (at most %d per %d s)",
-             (unsigned long long)p->refusals_unreported,
-             (unsigned long long)(now - p->refusal_window_ms + 500) / 1000, DP_REFUSAL_BURST,
+             (unsigned long long)p->refusals.unsaid,
+             (unsigned long long)(now - p->refusals.window_ms + 500) / 1000, DP_REFUSAL_BURST,
              DP_REFUSAL_WINDOW_MS / 1000);
-        p->refusals_unreported = 0;
-        p->refusals_reported = 0;
-        p->refusal_window_ms = now;
+        p->refusals = (rpc_ratelimit){ .window_ms = now };
 }
 
 /* Every open ListAndWatch stream of p gets the new list. */

@@ -93,21 +93,26 @@ struct dra_plugin {
         size_t n_prepared, cap_prepared;
         bool checkpoint_bad;
         char checkpoint_err[DRA_ERR_LEN];
-        uint64_t refusal_window_ms;       /* the start of the current window of refusal lines */
-        unsigned refusal_lines;           /* logged in it */
-        uint64_t refusals_dropped;        /* not logged since the last line that was */
+        rpc_ratelimit refusals;           /* refusal lines; unsaid: not logged since the last that was */
 };
+
+static void vlogf_(dra_plugin *p, int level, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static void vlogf_(dra_plugin *p, int level, const char *fmt, va_list ap)
+{
+        char msg[1024];
+        if (!p->log)
+                return;
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        p->log(level, msg, p->ud);
+}
 
 static void logf_(dra_plugin *p, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void logf_(dra_plugin *p, int level, const char *fmt, ...)
 {
-        char msg[1024];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        vlogf_(p, level, fmt, ap);
         va_end(ap);
-        if (p->log)
-                p->log(level, msg, p->ud);
 }
 
 /* A refusal's line (a call or a claim the kubelet asked for and did not get): at most
@@ -116,29 +121,18 @@ static void logf_(dra_plugin *p, int level, const char *fmt, ...)
 static void refusal_log(dra_plugin *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void refusal_log(dra_plugin *p, const char *fmt, ...)
 {
-        char msg[1024];
-        uint64_t now = loop_now_ms();
         va_list ap;
 
-        if (now - p->refusal_window_ms >= DRA_REFUSAL_WINDOW_MS) {
-                p->refusal_window_ms = now;
-                p->refusal_lines = 0;
-        }
-        if (p->refusal_lines >= DRA_REFUSAL_LINES) {
-                p->refusals_dropped++;
+        if (!rpc_ratelimit_take(&p->refusals, loop_now_ms(), DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS, false))
                 return;
-        }
-        p->refusal_lines++;
-        if (p->refusals_dropped) {
+        if (p->refusals.unsaid) {
                 logf_(p, 1, "DRA: %llu more refusals not logged (at most %u lines every %u s)",
-                      (unsigned long long)p->refusals_dropped, DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS / 1000);
-                p->refusals_dropped = 0;
+                      (unsigned long long)p->refusals.unsaid, DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS / 1000);
+                p->refusals.unsaid = 0;
         }
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        vlogf_(p, 1, fmt, ap);
         va_end(ap);
-        if (p->log)
-                p->log(1, msg, p->ud);
 }
 
 /* ---- calls ---- */

@@ -620,6 +620,22 @@ void rpc_server_streams_ready(rpc_server *s)
         }
 }
 
+/* ---- refusal reports ---- */
+
+bool rpc_ratelimit_take(rpc_ratelimit *rl, uint64_t now_ms, unsigned burst, uint64_t window_ms, bool hold)
+{
+        if (now_ms - rl->window_ms >= window_ms && (!hold || !rl->unsaid)) {
+                rl->window_ms = now_ms;
+                rl->said = 0;
+        }
+        if (rl->said >= burst) {
+                rl->unsaid++;
+                return false;
+        }
+        rl->said++;
+        return true;
+}
+
 /* ---- servers ---- */
 
 bool rpc_server_shutting_down(const rpc_server *s)

@@ -146,4 +146,17 @@ int rpc_stream_send(rpc_call *c, const uint8_t *buf, size_t len);
 
 grpc_byte_buffer *rpc_bytes_to_bb(const uint8_t *buf, size_t len);
 
+/* ---- refusal reports ---- */
+
+/* A server's refusals said one by one at most burst times a window, the rest counted
+ * (a client sending thousands of bad calls costs a few lines). */
+typedef struct rpc_ratelimit {
+        uint64_t window_ms;       /* the start of the current window */
+        unsigned said;            /* in it */
+        uint64_t unsaid;          /* counted, for the owner to sum up and clear */
+} rpc_ratelimit;
+/* True: say this one. False: counted in unsaid. A new window begins once window_ms has
+ * passed since the last began; with hold, only once unsaid is 0 again. */
+bool rpc_ratelimit_take(rpc_ratelimit *rl, uint64_t now_ms, unsigned burst, uint64_t window_ms, bool hold);
+
 #endif
