@@ -593,7 +593,7 @@ int rpc_stream_open(rpc_call *c)
         op.data.recv_close_on_server.cancelled = &c->cancelled;
         if (grpc_call_start_batch(c->call, &op, 1, &c->t_close, NULL) != GRPC_CALL_OK) {
                 stream_maybe_free(c);
-                return 0; /* freed: as a client that went away at once */
+                return -EIO; /* freed: as a client that went away at once */
         }
         c->close_pending = true;
         stream_kick(c);

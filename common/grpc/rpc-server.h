@@ -136,8 +136,10 @@ void rpc_server_streams_ready(rpc_server *s);
 void *rpc_call_data(rpc_call *c);
 /* Answer a unary call: resp (may be NULL unless code is OK) and status. */
 void rpc_call_reply(rpc_call *c, const uint8_t *resp, size_t len, int code, const char *message);
-/* Open a stream: 0, or refused and answered (shutting down: UNAVAILABLE; the cap reached
- * and none to end: RESOURCE_EXHAUSTED) and -EBUSY. on_stream_ready follows. */
+/* Open a stream: 0 (on_stream_ready has been called), or refused and answered (shutting
+ * down: UNAVAILABLE; the cap reached and none to end: RESOURCE_EXHAUSTED) and -EBUSY, or
+ * gone at once (gRPC refused the first batch) and -EIO. After an error c is not to be
+ * touched. */
 int rpc_stream_open(rpc_call *c);
 /* This stream is the one the cap never ends (the only one: others lose it). */
 void rpc_stream_protect(rpc_call *c);
