@@ -10,12 +10,14 @@ flood and after it. A call of a method the plugin does not serve is answered
 UNIMPLEMENTED (before, it waited unanswered until the caller's deadline). No timed
 assertion: each step waits for its event with a generous bound.
 
-usage: test_dra_hostile.py --agent PATH --proto-dir DIR [--quick]
---quick: 100 idle connections instead of 500.
+usage: test_dra_hostile.py --agent PATH --proto-dir DIR [--quick] [--wrapper "valgrind ..."]
+--quick: 100 idle connections instead of 500. --wrapper: run the agent under this command
+(every bound 20 times longer; the idle limit is the agent's own).
 Exit 0 passed, 1 failed, 77 skipped (a peer's package missing)."""
 import argparse
 import json
 import os
+import shlex
 import socket
 import sys
 import tempfile
@@ -131,9 +133,11 @@ def main():
     ap.add_argument("--agent", required=True)
     ap.add_argument("--proto-dir", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--wrapper", default="")
     args = ap.parse_args()
     td.ARGS = args
-    tc.S = 1.0
+    tc.WRAPPER = shlex.split(args.wrapper)
+    tc.S = 20.0 if tc.WRAPPER else 1.0
     kubelet_standin.SCALE = tc.S
     import dra_kubelet_standin
     td.PB, gen = dra_kubelet_standin.load_protos(args.proto_dir)
