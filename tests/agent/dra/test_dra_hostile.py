@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shlex
-import socket
 import sys
 import tempfile
 import shutil
@@ -32,41 +31,14 @@ import testcheck  # noqa: E402
 from testcheck import check, failures  # noqa: E402
 import test_cluster as tc  # noqa: E402
 from dra_kubelet_standin import DraKubelet, REGISTRY  # noqa: E402
+from test_hostile import closed, idle_connections, silent_connections  # noqa: E402  (tests/deviceplugin)
 
 IDLE_S = 20.0  # RPC_IDLE_CONNECTION_MS
 T = 60.0       # generous bound for one expected event
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + an empty SETTINGS
-
-
 def flood(path, n):
-    """n connections that set up HTTP/2 and never call (each waits for the plugin's
-    SETTINGS: set up on its side too), and n // 10 that never send the preface."""
-    socks = []
-    for _ in range(n):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(path)
-        s.sendall(PREFACE)
-        socks.append(s)
-    for s in socks:
-        s.settimeout(T * tc.S)
-        s.recv(9)
-    for _ in range(n // 10):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(path)
-        socks.append(s)
-    return socks
-
-
-def closed(s):
-    s.settimeout(0.0)
-    try:
-        while True:
-            if not s.recv(65536):
-                return True
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
+    """n connections that set up HTTP/2 and never call, and n // 10 that never send the
+    preface (test_hostile.py's, as on the device plugin's socket)."""
+    return idle_connections(path, n, T * tc.S) + silent_connections(path, n // 10)
 
 
 def prepare_ok(k, api, uid, core):
