@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin engine's insides, shared by its files and by nothing else (never
  * included outside deviceplugin/): the objects (engine, plugin, server, call, Register
- * attempt, completion-queue tags) and the functions one file calls in another. Every
- * field is under e->state except the hand-over queue (e->mu). */
+ * attempt, a stream's data) and the functions one file calls in another. Every field is
+ * under e->state. The completion queue, its pump and the servers' calls are common/grpc's
+ * rpc-server. */
 #ifndef SPIN_DP_INTERNAL_H
 #define SPIN_DP_INTERNAL_H
 
@@ -11,6 +12,7 @@
 #endif
 
 #include "dp-server.h"
+#include "rpc-server.h"
 #include "rpc-unary.h"
 
 #include <grpc/grpc.h>
@@ -28,8 +30,7 @@ enum {
         M_PREFERRED,
         M_ALLOCATE,
         M_PRESTART,
-        M_GENERIC, /* any other method: UNIMPLEMENTED */
-        _M_MAX,
+        _M_MAX,                  /* any other method: UNIMPLEMENTED (the engine answers) */
 };
 
 /* One Register attempt: the call's deadline, and the longest a connection to kubelet.sock
@@ -43,54 +44,17 @@ enum {
  * the DaemonSet's 15 s termination grace period. */
 #define DP_GRPC_TEARDOWN_MS (2 * DP_REGISTER_TIMEOUT_MS)
 
-enum tag_op { OP_REQUEST, OP_UNARY_DONE, OP_STREAM_SEND, OP_STREAM_CLOSE, OP_SHUTDOWN, OP_REGISTER, OP_REFUSED };
-
-typedef struct dp_tag {
-        enum tag_op op;
-        void *obj;
-} dp_tag;
-
-typedef struct dp_srv dp_srv;
-
-typedef struct dp_call {
-        dp_srv *srv;
-        int method;
-        grpc_call *call;
-        gpr_timespec deadline;
-        grpc_metadata_array md;
-        grpc_call_details details; /* M_GENERIC only */
-        grpc_byte_buffer *payload;
-        grpc_byte_buffer *send_buf;
-        grpc_slice status_details;
-        bool have_details_slice;
-        int cancelled;
-        dp_tag t_req, t_batch, t_close;
-        /* ListAndWatch */
-        bool streaming, initial_sent, send_pending, close_pending, ending, status_sent;
-        bool kubelet;            /* the first stream after a Register: never evicted */
+/* A ListAndWatch stream's own data (rpc_call_data): the list generation it last got. */
+typedef struct dp_stream {
+        bool sent;
         uint64_t sent_gen;
-        struct dp_call *next, *prev;
-} dp_call;
-
-struct dp_srv {
-        dp_plugin *p;
-        grpc_server *server;
-        void *rm[_M_MAX];
-        unsigned refs;           /* live dp_call objects + the pending shutdown tag */
-        bool shutting_down;
-        bool retired;            /* no longer p->srv: a newer server serves (p->n_retired) */
-        dev_t dev;               /* the socket file this server renamed into place */
-        ino_t ino;
-        dp_tag t_shutdown;
-        dp_call *streams;
-        unsigned n_streams;
-};
+} dp_stream;
 
 typedef struct dp_reg {
         dp_plugin *p;
         grpc_channel *channel;
         rpc_unary u;
-        dp_tag tag;
+        rpc_tag tag;
 } dp_reg;
 
 struct dp_plugin {
@@ -104,9 +68,8 @@ struct dp_plugin {
         uint64_t gen;
         uint8_t *list_buf;
         size_t list_len;
-        dp_srv *srv;
-        unsigned n_retired;      /* older servers still shutting down */
-        unsigned serve_gen;      /* names each server's own bind path */
+        rpc_server *srv;         /* the server on sock_path; older ones still shutting down
+                                  * are counted by the engine (rpc_engine_servers) */
         bool serving;            /* srv is bound and not shutting down */
         bool want_serve;         /* (re)start once the old server is gone */
         bool serve_failed;       /* the last attempt to serve failed (reported once) */
@@ -118,23 +81,17 @@ struct dp_plugin {
         dp_plugin_stats stats;   /* under the state lock */
         /* refusal reports, rate-limited (state lock): at most DP_REFUSAL_BURST reported per
          * DP_REFUSAL_WINDOW_MS, the rest counted and summed up by the 1 s check */
-        uint64_t refusal_window_ms;
-        unsigned refusals_reported;
-        uint64_t refusals_unreported;
+        rpc_ratelimit refusals;
 };
 
 /* A refusal answered on the pump thread, reported on the loop thread. */
 typedef struct dp_refusal {
-        dp_tag t;
+        rpc_tag t;
+        dp_engine *e;
         const char *resource;
         int code;
         char message[512];     /* dp_status.message */
 } dp_refusal;
-
-typedef struct q_item {
-        void *tag;
-        bool ok;
-} q_item;
 
 struct dp_engine {
         loop *l;
@@ -143,15 +100,9 @@ struct dp_engine {
         char kubelet_sock[PATH_MAX];
         dp_event_fn fn;
         void *ud;
-        grpc_completion_queue *cq;
-        pthread_t pump;
-        bool pump_started;
-        int efd;
-        pthread_mutex_t mu;      /* the queue (q, qn, qcap) */
-        pthread_mutex_t state;   /* everything else: held by the loop thread in every entry
-                                  * point and by the pump thread on its fast path */
-        q_item *q;
-        size_t qn, qcap;
+        rpc_engine *rpc;         /* the completion queue, its pump, the servers */
+        pthread_mutex_t state;   /* everything: held by the loop thread in every entry point
+                                  * and by the engine's pump thread on its fast path */
         int ifd, wd;
         struct {                 /* what one round of dir-watch events brought (loop thread) */
                 bool kubelet_created, kubelet_removed, dir_gone;
@@ -193,31 +144,15 @@ void dp_plugin_start_serving(dp_plugin *p);
 void dp_plugin_after_srv_gone(dp_plugin *p);
 void dp_plugin_restart(dp_plugin *p, const char *why);
 
-/* ---- dp-pump.c: the completion queue's one owner ---- */
-void *dp_pump_main(void *arg);
-void dp_pump_push(dp_engine *e, void *tag, bool ok);
-int dp_pump_drain(dp_engine *e);
-int dp_pump_on_efd(loop *l, int fd, uint32_t events, void *ud);
-
 /* ---- dp-serve.c: the servers and their calls ---- */
 int dp_serve_bind(dp_plugin *p);
-void dp_serve_retire(dp_srv *s);
-void dp_serve_shutdown(dp_srv *s);
-void dp_serve_srv_unref(dp_srv *s);
-void dp_serve_request(dp_call *c, bool ok);
-void dp_serve_call_free(dp_call *c);
-void dp_serve_stream_send(dp_call *c);
-void dp_serve_stream_maybe_free(dp_call *c);
-void dp_serve_stream_sent(dp_call *c, bool ok);
-void dp_serve_stream_closed(dp_call *c);
+void dp_serve_retire(dp_plugin *p);
+void dp_serve_shutdown(dp_plugin *p);
 void dp_serve_push_list(dp_plugin *p);
-void dp_serve_refusal_report(dp_engine *e, dp_refusal *f);
 void dp_serve_refusals_flush(dp_plugin *p);
-grpc_byte_buffer *dp_bytes_to_bb(const uint8_t *buf, size_t len);
 
 /* ---- dp-register.c: Register with the kubelet, the dir watch, the 1 s check ---- */
 void dp_register_plugin(dp_plugin *p);
-void dp_register_done(dp_reg *g, bool ok);
 void dp_register_arm_retry(dp_engine *e);
 void dp_register_watch_dir(dp_engine *e);
 int dp_register_on_inotify(loop *l, const struct inotify_event *ev, void *ud);

@@ -50,6 +50,8 @@ static bool kubelet_restart_seen(dp_engine *e)
         return e->kubelet_gone || e->kubelet_restarted;
 }
 
+static void register_done(void *obj, bool ok);
+
 void dp_register_plugin(dp_plugin *p)
 {
         dp_engine *e = p->e;
@@ -73,7 +75,7 @@ void dp_register_plugin(dp_plugin *p)
         if (!g)
                 return;
         g->p = p;
-        g->tag = (dp_tag){ OP_REGISTER, g };
+        g->tag = (rpc_tag){ .fn = register_done, .obj = g };
         rpc_unary_init(&g->u);
         snprintf(target, sizeof(target), "unix:%s", e->kubelet_sock);
         /* A private subchannel with short reconnect backoff: the shared pool would keep a
@@ -83,8 +85,8 @@ void dp_register_plugin(dp_plugin *p)
                                                                      .max_backoff_ms = 500 });
         gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
                                              gpr_time_from_millis(DP_REGISTER_TIMEOUT_MS, GPR_TIMESPAN));
-        if (rpc_unary_start(&g->u, g->channel, e->cq, "/v1beta1.Registration/Register", deadline,
-                            dp_bytes_to_bb(buf, len), &g->tag) < 0) {
+        if (rpc_unary_start(&g->u, g->channel, rpc_engine_cq(e->rpc), "/v1beta1.Registration/Register", deadline,
+                            rpc_bytes_to_bb(buf, len), &g->tag) < 0) {
                 reg_free(g);
                 p->retry_at = loop_now_ms() + 1000;
                 dp_register_arm_retry(e);
@@ -95,8 +97,10 @@ void dp_register_plugin(dp_plugin *p)
         p->protect_next = true;
 }
 
-void dp_register_done(dp_reg *g, bool ok)
+/* Register answered (or failed): on the loop thread, the state lock held. */
+static void register_done(void *obj, bool ok)
 {
+        dp_reg *g = obj;
         dp_plugin *p = g->p;
         dp_engine *e = p->e;
         char details[512];

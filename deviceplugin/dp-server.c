@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The device plugin engine: its life cycle (the completion queue and pump thread, the
- * loop hooks, the bounded stop and teardown) and the plugins' (add, serve, serve again,
- * device list, config, counters): the public API of dp-server.h. Threads and locking as
- * dp-server.h says; the pump is dp-pump.c, the servers dp-serve.c, the kubelet side
- * dp-register.c. Never logs: what happens is reported through dp_event. */
+/* The device plugin engine: its life cycle (common/grpc's engine under the state lock,
+ * the loop hooks, the bounded stop and teardown) and the plugins' (add, serve, serve
+ * again, device list, config, counters): the public API of dp-server.h. Threads and
+ * locking as dp-server.h says; the completion queue and its pump are rpc-server.c's, the
+ * servers dp-serve.c, the kubelet side dp-register.c. Never logs: what happens is
+ * reported through dp_event. */
 #include "dp-internal.h"
 
 #include <errno.h>
 #include <grpc/grpc.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -75,8 +74,7 @@ void dp_plugin_restart(dp_plugin *p, const char *why)
         p->registered = false;
         p->stats.restarts++;
         p->want_serve = true;
-        if (p->srv)
-                dp_serve_retire(p->srv); /* not waiting for its connections to drain */
+        dp_serve_retire(p); /* not waiting for its connections to drain */
         dp_plugin_start_serving(p);
 }
 
@@ -156,32 +154,21 @@ int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_e
         e->h = *h;
         e->fn = fn;
         e->ud = userdata;
-        e->efd = e->ifd = e->wd = e->tick_fd = e->retry_fd = -1;
-        pthread_mutex_init(&e->mu, NULL);
+        e->ifd = e->wd = e->tick_fd = e->retry_fd = -1;
         pthread_mutex_init(&e->state, NULL);
         r = hostfs_path(h, DP_KUBELET_DIR, e->dir, sizeof(e->dir));
         if (r >= 0)
                 r = hostfs_path(h, DP_KUBELET_DIR "/" DP_KUBELET_SOCKET, e->kubelet_sock, sizeof(e->kubelet_sock));
         if (r < 0)
                 goto fail;
-        e->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         e->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        if (e->efd < 0 || e->ifd < 0) {
+        if (e->ifd < 0) {
                 r = -errno;
                 goto fail;
         }
-        grpc_init();
-        e->cq = grpc_completion_queue_create_for_next(NULL);
-        if (pthread_create(&e->pump, NULL, dp_pump_main, e) != 0) {
-                r = -EAGAIN;
-                grpc_completion_queue_shutdown(e->cq);
-                grpc_completion_queue_destroy(e->cq);
-                grpc_shutdown();
+        if ((r = rpc_engine_new(l, &e->state, &e->rpc)) < 0)
                 goto fail;
-        }
-        e->pump_started = true;
-        if ((r = loop_add_fd(l, e->efd, EPOLLIN, dp_pump_on_efd, e)) < 0 ||
-            (r = loop_add_inotify(l, e->ifd, dp_register_on_inotify, e)) < 0 ||
+        if ((r = loop_add_inotify(l, e->ifd, dp_register_on_inotify, e)) < 0 ||
             (r = loop_add_timer(l, 1000, 1000, dp_register_on_tick, e, &e->tick_fd)) < 0 ||
             (r = loop_add_timer(l, 0, 0, dp_register_on_retry, e, &e->retry_fd)) < 0) {
                 /* nothing served or dialled yet: no gRPC work of this engine's to wait
@@ -193,11 +180,8 @@ int dp_engine_new(loop *l, const hostfs *h, dp_event_fn fn, void *userdata, dp_e
         *ret = e;
         return 0;
 fail:
-        if (e->efd >= 0)
-                close(e->efd);
         if (e->ifd >= 0)
                 close(e->ifd);
-        pthread_mutex_destroy(&e->mu);
         pthread_mutex_destroy(&e->state);
         free(e);
         return r;
@@ -260,8 +244,10 @@ void dp_engine_check_stopped(dp_engine *e)
         if (!e->stopping || e->stopped)
                 return;
         for (size_t i = 0; i < e->n_plugins; i++)
-                if (e->plugins[i]->srv || e->plugins[i]->reg || e->plugins[i]->n_retired)
+                if (e->plugins[i]->srv || e->plugins[i]->reg)
                         return;
+        if (rpc_engine_servers(e->rpc)) /* retired servers gRPC has not released */
+                return;
         e->stopped = true;
         dp_emit(e, DP_EVENT_STOPPED, NULL, 0, 0, "device plugin servers stopped");
 }
@@ -274,14 +260,14 @@ void dp_engine_stop(dp_engine *e)
                 return;
         }
         e->stopping = true;
+        rpc_engine_stop(e->rpc);
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_plugin *p = e->plugins[i];
                 p->want_serve = false;
                 p->retry_at = 0;
                 if (p->reg)
                         grpc_call_cancel(p->reg->u.call, NULL);
-                if (p->srv)
-                        dp_serve_shutdown(p->srv);
+                dp_serve_shutdown(p);
         }
         dp_engine_check_stopped(e);
         pthread_mutex_unlock(&e->state);
@@ -309,7 +295,6 @@ static void engine_unhook(dp_engine *e)
 {
         if (!e->l)
                 return;
-        (void)loop_remove_fd(e->l, e->efd);
         (void)loop_remove_fd(e->l, e->ifd);
         if (e->tick_fd >= 0)
                 (void)loop_remove_timer(e->l, e->tick_fd);
@@ -317,54 +302,9 @@ static void engine_unhook(dp_engine *e)
                 (void)loop_remove_timer(e->l, e->retry_fd);
 }
 
-/* An engine was left to the exit (its calls never released): gRPC, process-wide, keeps
- * its reference, so no later teardown can wait for gRPC to finish. */
-static bool engine_abandoned;
-
-/* Wait for every call to be released before the queue shuts down, at most
- * DP_STOP_TIMEOUT_MS: a client can hold a connection gRPC waits for. True when done. */
-static bool engine_wait_released(dp_engine *e)
+static bool engine_released(void *ud)
 {
-        uint64_t stop_end = loop_now_ms() + DP_STOP_TIMEOUT_MS;
-        while (!e->stopped) {
-                uint64_t now = loop_now_ms();
-                if (now >= stop_end)
-                        break;
-                struct pollfd pfd = { .fd = e->efd, .events = POLLIN };
-                if (poll(&pfd, 1, (int)(stop_end - now)) < 0 && errno != EINTR)
-                        break;
-                if (dp_pump_drain(e) < 0)
-                        break;
-        }
-        return e->stopped;
-}
-
-/* The queue shut down, the pump joined, our gRPC reference released; with wait_grpc,
- * wait (bounded) until gRPC has finished its own teardown. */
-static void engine_grpc_teardown(dp_engine *e, bool wait_grpc)
-{
-        if (!e->pump_started)
-                return;
-        grpc_completion_queue_shutdown(e->cq);
-        pthread_join(e->pump, NULL);
-        grpc_completion_queue_destroy(e->cq);
-        /* Nothing of gRPC may run at exit. Our reference goes synchronously, but
-         * gRPC holds its own while it still works: a connection attempt in flight
-         * (until DP_REGISTER_TIMEOUT_MS), a channel or server released on one of
-         * its threads, which then tears down on a detached thread. The count
-         * reaches zero when the last of it is done (grpc_is_initialized() answers
-         * under the lock that last step holds): wait for that, with a bound. An
-         * engine left to the exit holds a reference for good: nothing to wait for. */
-        grpc_shutdown_blocking();
-        if (!wait_grpc || engine_abandoned)
-                return;
-        uint64_t end = loop_now_ms() + DP_GRPC_TEARDOWN_MS;
-        while (grpc_is_initialized() && loop_now_ms() < end)
-                usleep(10 * 1000);
-        if (grpc_is_initialized())
-                dp_emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
-                        "gRPC has not finished closing its connections after %d ms; exiting anyway",
-                        DP_GRPC_TEARDOWN_MS);
+        return ((dp_engine *)ud)->stopped;
 }
 
 static void engine_free(dp_engine *e, bool wait_grpc)
@@ -372,30 +312,28 @@ static void engine_free(dp_engine *e, bool wait_grpc)
         if (!e)
                 return;
         dp_engine_stop(e);
-        if (!engine_wait_released(e)) {
+        /* every call released before the queue shuts down, at most DP_STOP_TIMEOUT_MS: a
+         * client can hold a connection gRPC waits for */
+        if (!rpc_engine_wait(e->rpc, engine_released, e, DP_STOP_TIMEOUT_MS)) {
                 /* gRPC still owns calls of ours and the pump thread may still get their
                  * tags: nothing here can be freed. Leave it all to the process's exit. */
                 dp_emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
                         "device plugin calls not released after %d ms; leaving them to the exit", DP_STOP_TIMEOUT_MS);
                 engine_unhook(e);
-                engine_abandoned = true;
+                rpc_engine_abandon(e->rpc);
                 return;
         }
         engine_unhook(e);
-        engine_grpc_teardown(e, wait_grpc);
-        /* Refusals queued by the pump but not reported (only those can be left). */
-        for (size_t i = 0; i < e->qn; i++)
-                if (((dp_tag *)e->q[i].tag)->op == OP_REFUSED)
-                        free(((dp_tag *)e->q[i].tag)->obj);
+        if (rpc_engine_free(e->rpc, wait_grpc ? RPC_TEARDOWN_WAIT : RPC_TEARDOWN_BLOCKING, DP_GRPC_TEARDOWN_MS) < 0)
+                dp_emit(e, DP_EVENT_TEARDOWN_UNFINISHED, NULL, 0, 0,
+                        "gRPC has not finished closing its connections after %d ms; exiting anyway",
+                        DP_GRPC_TEARDOWN_MS);
         for (size_t i = 0; i < e->n_plugins; i++) {
                 dp_device_list_free(&e->plugins[i]->devices);
                 free(e->plugins[i]->list_buf);
                 free(e->plugins[i]);
         }
-        free(e->q);
-        close(e->efd);
         close(e->ifd);
-        pthread_mutex_destroy(&e->mu);
         pthread_mutex_destroy(&e->state);
         free(e);
 }

@@ -3,10 +3,10 @@
  * socket in the kubelet's device-plugins dir, registration with kubelet.sock, and
  * recovery from a removed socket (inotify on the dir, a 1 s check as a safety net); a
  * kubelet restart is reported (DP_EVENT_KUBELET_RESTART) for the owner to rebuild.
- * One completion queue drained by one pump thread. Unary calls (Allocate,
- * GetPreferredAllocation, options) are answered on that thread under the engine's state
- * lock; everything else is handed to the agent's event loop through an eventfd and runs
- * there under the same lock. The dp_event callback and every dp_* function below run on
+ * On common/grpc's engine: one completion queue drained by one pump thread. Unary calls
+ * (Allocate, GetPreferredAllocation, options) are answered on that thread under the
+ * engine's state lock; everything else is handed to the agent's event loop through an
+ * eventfd and runs there under the same lock. The dp_event callback and every dp_* function below run on
  * the loop thread only. Never logs: what happens is reported through dp_event. */
 #ifndef SPIN_DP_SERVER_H
 #define SPIN_DP_SERVER_H

@@ -1,54 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The DRA kubelet plugin (dra-plugin.h): two gRPC C-core servers on one completion queue,
- * its pump thread, the calls (parsed by dra-request.c), the ResourceClaim reads through
- * agent/kube, the CDI specs (deviceplugin/dp-cdi.c) and the checkpoint. Every call is
- * handled on the loop thread; a prepare waiting for the API server is parked, never
- * waited for. Never logs: messages go to the owner's log_fn. */
+/* The DRA kubelet plugin (dra-plugin.h): two servers of common/grpc's engine (its
+ * completion queue, pump thread, socket life cycle and protections), the calls (parsed by
+ * dra-request.c), the ResourceClaim reads through agent/kube, the CDI specs
+ * (deviceplugin/dp-cdi.c) and the checkpoint. Every call is handled on the loop thread; a
+ * prepare waiting for the API server is parked, never waited for. Never logs: messages go
+ * to the owner's log_fn. */
 #include "dra-plugin.h"
 
 #include "array.h"
 #include "cleanup.h"
 #include "dp-cdi.h"
 #include "dra-request.h"
+#include "rpc-server.h"
 #include "rpc-unary.h"
 
 #include <errno.h>
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/time.h>
 #include <limits.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum { M_GET_INFO, M_NOTIFY, M_PREP_V1, M_UNPREP_V1, M_PREP_V1B1, M_UNPREP_V1B1, _M_MAX };
 enum { S_PLUGIN, S_REG, _S_MAX };
 
-static const struct {
-        const char *path;
-        int srv;
-} methods[_M_MAX] = {
-        [M_GET_INFO] = { "/pluginregistration.Registration/GetInfo", S_REG },
-        [M_NOTIFY] = { "/pluginregistration.Registration/NotifyRegistrationStatus", S_REG },
-        [M_PREP_V1] = { "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources", S_PLUGIN },
-        [M_UNPREP_V1] = { "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources", S_PLUGIN },
-        [M_PREP_V1B1] = { "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources", S_PLUGIN },
-        [M_UNPREP_V1B1] = { "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources", S_PLUGIN },
+/* Each server's methods, in the order of the enum above (the plugin's from M_PREP_V1). */
+static const char *const reg_methods[] = {
+        "/pluginregistration.Registration/GetInfo",
+        "/pluginregistration.Registration/NotifyRegistrationStatus",
 };
-
-enum tag_op { OP_REQUEST, OP_DONE, OP_SHUTDOWN };
-
-typedef struct tag {
-        enum tag_op op;
-        void *obj;
-        int srv;                  /* OP_SHUTDOWN: which server */
-} tag;
+static const char *const plugin_methods[] = {
+        "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+        "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
+        "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources",
+        "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources",
+};
 
 typedef struct call call;
 
@@ -72,26 +59,15 @@ typedef struct claim_state {
         claim_get *get;
 } claim_state;
 
+/* A call's own data (rpc_call_data of rc). */
 struct call {
         dra_plugin *p;
+        rpc_call *rc;
         int method;
-        grpc_call *call;
-        gpr_timespec deadline;
-        grpc_metadata_array md;
-        grpc_byte_buffer *payload, *send_buf;
-        grpc_slice details;
-        bool have_details;
-        int cancelled;
-        tag t_req, t_done;
         claim_state *claims;
         size_t n_claims, pending;
         call *next, *prev;        /* parked: waiting for the API server */
 };
-
-typedef struct q_item {
-        void *tag;
-        bool ok;
-} q_item;
 
 struct dra_plugin {
         loop *l;
@@ -105,19 +81,9 @@ struct dra_plugin {
         void *ud;
         bool registered;
         char sock[_S_MAX][PATH_MAX];      /* host paths (under --root) */
-        grpc_server *srv[_S_MAX];
-        void *rm[_M_MAX];
-        tag t_shutdown[_S_MAX];
-        bool srv_up[_S_MAX];
-        unsigned live;                    /* call objects */
+        rpc_engine *rpc;                  /* the completion queue, its pump, the servers */
+        rpc_server *srv[_S_MAX];          /* NULL once gRPC released it */
         bool stopping;
-        grpc_completion_queue *cq;
-        pthread_t pump;
-        bool pump_started;
-        int efd;
-        pthread_mutex_t mu;
-        q_item *q;
-        size_t qn, qcap;
         call *parked;
         claim_get *rq_head, *rq_tail;     /* reads waiting for a slot, oldest first */
         size_t n_queued, n_reading;       /* n_reading <= DRA_MAX_READS */
@@ -127,21 +93,26 @@ struct dra_plugin {
         size_t n_prepared, cap_prepared;
         bool checkpoint_bad;
         char checkpoint_err[DRA_ERR_LEN];
-        uint64_t refusal_window_ms;       /* the start of the current window of refusal lines */
-        unsigned refusal_lines;           /* logged in it */
-        uint64_t refusals_dropped;        /* not logged since the last line that was */
+        rpc_ratelimit refusals;           /* refusal lines; unsaid: not logged since the last that was */
 };
+
+static void vlogf_(dra_plugin *p, int level, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static void vlogf_(dra_plugin *p, int level, const char *fmt, va_list ap)
+{
+        char msg[1024];
+        if (!p->log)
+                return;
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        p->log(level, msg, p->ud);
+}
 
 static void logf_(dra_plugin *p, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void logf_(dra_plugin *p, int level, const char *fmt, ...)
 {
-        char msg[1024];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        vlogf_(p, level, fmt, ap);
         va_end(ap);
-        if (p->log)
-                p->log(level, msg, p->ud);
 }
 
 /* A refusal's line (a call or a claim the kubelet asked for and did not get): at most
@@ -150,124 +121,40 @@ static void logf_(dra_plugin *p, int level, const char *fmt, ...)
 static void refusal_log(dra_plugin *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void refusal_log(dra_plugin *p, const char *fmt, ...)
 {
-        char msg[1024];
-        uint64_t now = loop_now_ms();
         va_list ap;
 
-        if (now - p->refusal_window_ms >= DRA_REFUSAL_WINDOW_MS) {
-                p->refusal_window_ms = now;
-                p->refusal_lines = 0;
-        }
-        if (p->refusal_lines >= DRA_REFUSAL_LINES) {
-                p->refusals_dropped++;
+        if (!rpc_ratelimit_take(&p->refusals, loop_now_ms(), DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS, false))
                 return;
-        }
-        p->refusal_lines++;
-        if (p->refusals_dropped) {
+        if (p->refusals.unsaid) {
                 logf_(p, 1, "DRA: %llu more refusals not logged (at most %u lines every %u s)",
-                      (unsigned long long)p->refusals_dropped, DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS / 1000);
-                p->refusals_dropped = 0;
+                      (unsigned long long)p->refusals.unsaid, DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS / 1000);
+                p->refusals.unsaid = 0;
         }
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        vlogf_(p, 1, fmt, ap);
         va_end(ap);
-        if (p->log)
-                p->log(1, msg, p->ud);
-}
-
-/* ---- the pump: the completion queue's one reader ---- */
-
-static void *pump_main(void *arg)
-{
-        dra_plugin *p = arg;
-        for (;;) {
-                grpc_event ev = grpc_completion_queue_next(p->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-                if (ev.type == GRPC_QUEUE_SHUTDOWN)
-                        break;
-                if (ev.type != GRPC_OP_COMPLETE)
-                        continue;
-                pthread_mutex_lock(&p->mu);
-                if (ARRAY_GROW(p->q, p->qcap, p->qn + 1, 64) < 0)
-                        abort(); /* losing a tag would leak a call forever */
-                p->q[p->qn++] = (q_item){ ev.tag, ev.success != 0 };
-                pthread_mutex_unlock(&p->mu);
-                uint64_t one = 1;
-                ssize_t w = write(p->efd, &one, sizeof(one));
-                (void)w;
-        }
-        return NULL;
 }
 
 /* ---- calls ---- */
 
-static void call_free(call *c)
+/* The engine frees a call: its claims (a parked call's reads are gone by then). */
+static void call_free(rpc_call *rc, void *ud)
 {
-        dra_plugin *p = c->p;
+        call *c = rpc_call_data(rc);
+        (void)ud;
+        if (!c->p)
+                return; /* never handled */
         for (size_t i = 0; i < c->n_claims; i++) {
                 if (c->claims[i].get)
                         c->claims[i].get->c = NULL; /* not reached: only parked calls have reads */
                 free(c->claims[i].results);
         }
         free(c->claims);
-        if (c->call)
-                grpc_call_unref(c->call);
-        grpc_metadata_array_destroy(&c->md);
-        if (c->payload)
-                grpc_byte_buffer_destroy(c->payload);
-        if (c->send_buf)
-                grpc_byte_buffer_destroy(c->send_buf);
-        if (c->have_details)
-                grpc_slice_unref(c->details);
-        free(c);
-        p->live--;
-}
-
-static int post_request(dra_plugin *p, int m)
-{
-        call *c = calloc(1, sizeof(*c));
-        if (!c)
-                return -ENOMEM;
-        c->p = p;
-        c->method = m;
-        c->t_req = (tag){ OP_REQUEST, c, 0 };
-        c->t_done = (tag){ OP_DONE, c, 0 };
-        grpc_metadata_array_init(&c->md);
-        if (grpc_server_request_registered_call(p->srv[methods[m].srv], p->rm[m], &c->call, &c->deadline, &c->md,
-                                                &c->payload, p->cq, p->cq, &c->t_req) != GRPC_CALL_OK) {
-                grpc_metadata_array_destroy(&c->md);
-                free(c);
-                return -EIO;
-        }
-        p->live++;
-        return 0;
 }
 
 static void reply(call *c, const uint8_t *resp, size_t len, grpc_status_code code, const char *msg)
 {
-        grpc_op ops[4];
-        size_t n = 0;
-
-        memset(ops, 0, sizeof(ops));
-        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-        if (code == GRPC_STATUS_OK && resp) {
-                grpc_slice sl = grpc_slice_from_copied_buffer((const char *)resp, len);
-                c->send_buf = grpc_raw_byte_buffer_create(&sl, 1);
-                grpc_slice_unref(sl);
-                ops[n].op = GRPC_OP_SEND_MESSAGE;
-                ops[n++].data.send_message.send_message = c->send_buf;
-        }
-        ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-        ops[n].data.send_status_from_server.status = code;
-        if (msg && *msg) {
-                c->details = grpc_slice_from_copied_string(msg);
-                c->have_details = true;
-                ops[n].data.send_status_from_server.status_details = &c->details;
-        }
-        n++;
-        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-        ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
-        if (grpc_call_start_batch(c->call, ops, n, &c->t_done, NULL) != GRPC_CALL_OK)
-                call_free(c);
+        rpc_call_reply(c->rc, resp, len, code, msg);
 }
 
 /* ---- the checkpoint ---- */
@@ -674,7 +561,7 @@ static void handle(call *c)
         char err[DRA_ERR_LEN];
         bool ok;
 
-        if (rpc_bytes_read(c->payload, 0, &req, &len) < 0) {
+        if (rpc_bytes_read(c->rc->payload, 0, &req, &len) < 0) {
                 reply(c, NULL, 0, GRPC_STATUS_INVALID_ARGUMENT, "request message missing or unreadable");
                 return;
         }
@@ -717,99 +604,58 @@ static void handle(call *c)
         }
 }
 
-static void on_request(call *c, bool ok)
+/* A call taken by one of the servers (loop thread). */
+static void on_call(rpc_call *rc, dra_plugin *p, int method)
 {
-        dra_plugin *p = c->p;
-        if (!ok) { /* shutting down: never matched */
-                call_free(c);
-                return;
-        }
-        if (!p->stopping)
-                (void)post_request(p, c->method);
+        call *c = rpc_call_data(rc);
+        *c = (call){ .p = p, .rc = rc, .method = method };
         handle(c);
 }
 
-static void dispatch(dra_plugin *p, void *tagp, bool ok)
+static void on_reg_call(rpc_call *rc, void *ud)
 {
-        tag *t = tagp;
-        switch (t->op) {
-        case OP_REQUEST:
-                on_request(t->obj, ok);
-                break;
-        case OP_DONE:
-                call_free(t->obj);
-                break;
-        case OP_SHUTDOWN:
-                p->srv_up[t->srv] = false;
-                break;
-        }
+        on_call(rc, ud, M_GET_INFO + rc->method);
 }
 
-static int drain(dra_plugin *p)
+static void on_plugin_call(rpc_call *rc, void *ud)
 {
-        uint64_t cnt;
-        if (read(p->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-                return -errno;
-        pthread_mutex_lock(&p->mu);
-        q_item *items = p->q;
-        size_t n = p->qn;
-        p->q = NULL;
-        p->qn = p->qcap = 0;
-        pthread_mutex_unlock(&p->mu);
-        for (size_t i = 0; i < n; i++)
-                dispatch(p, items[i].tag, items[i].ok);
-        free(items);
-        return 0;
+        on_call(rc, ud, M_PREP_V1 + rc->method);
 }
 
-static int on_efd(loop *l, int fd, uint32_t events, void *ud)
+static void on_gone(rpc_server *s, void *ud)
 {
-        (void)l, (void)fd, (void)events;
-        return drain(ud);
+        dra_plugin *p = ud;
+        for (int i = 0; i < _S_MAX; i++)
+                if (p->srv[i] == s)
+                        p->srv[i] = NULL;
 }
 
 /* ---- serving ---- */
 
+/* One server on its socket: the engine binds it under a name of its own, renames it into
+ * place with mode 0660, closes idle connections and answers unknown methods. */
 static int serve(dra_plugin *p, int s)
 {
-        char addr[PATH_MAX + 8], dir[PATH_MAX];
-        grpc_arg args[1];
+        char dir[PATH_MAX];
 
         snprintf(dir, sizeof(dir), "%s", s == S_REG ? DRA_REGISTRY_SOCKET : DRA_PLUGIN_SOCKET);
         *strrchr(dir, '/') = '\0';
         int r = hostfs_mkdir_p(&p->h, dir);
         if (r < 0)
                 return r;
-        if (unlink(p->sock[s]) < 0 && errno != ENOENT)
-                return -errno;
-        args[0].type = GRPC_ARG_INTEGER;
-        args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-        args[0].value.integer = DRA_MAX_REQUEST;
-        grpc_channel_args ca = { .num_args = 1, .args = args };
-        p->srv[s] = grpc_server_create(&ca, NULL);
-        if (!p->srv[s])
-                return -ENOMEM;
-        grpc_server_register_completion_queue(p->srv[s], p->cq, NULL);
-        for (int m = 0; m < _M_MAX; m++)
-                if (methods[m].srv == s)
-                        p->rm[m] = grpc_server_register_method(p->srv[s], methods[m].path, NULL,
-                                                               GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-        snprintf(addr, sizeof(addr), "unix:%s", p->sock[s]);
-        grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-        int port = grpc_server_add_http2_port(p->srv[s], addr, creds);
-        grpc_server_credentials_release(creds);
-        if (port == 0) {
-                grpc_server_destroy(p->srv[s]);
-                p->srv[s] = NULL;
-                return -EADDRNOTAVAIL;
-        }
-        grpc_server_start(p->srv[s]);
-        p->srv_up[s] = true;
-        (void)chmod(p->sock[s], 0660);
-        for (int m = 0; m < _M_MAX; m++)
-                if (methods[m].srv == s && (r = post_request(p, m)) < 0)
-                        return r;
-        return 0;
+        rpc_server_opts o = {
+                .path = p->sock[s],
+                .methods = s == S_REG ? reg_methods : plugin_methods,
+                .n_methods = s == S_REG ? sizeof(reg_methods) / sizeof(reg_methods[0])
+                                        : sizeof(plugin_methods) / sizeof(plugin_methods[0]),
+                .max_receive = DRA_MAX_REQUEST,
+                .call_extra = sizeof(call),
+                .on_call = s == S_REG ? on_reg_call : on_plugin_call,
+                .on_call_free = call_free,
+                .on_gone = on_gone,
+                .ud = p,
+        };
+        return rpc_server_new(p->rpc, &o, &p->srv[s]);
 }
 
 bool dra_plugin_registered(const dra_plugin *p)
@@ -850,38 +696,20 @@ int dra_plugin_new(const dra_plugin_options *o, dra_plugin **ret)
         p->log = o->log;
         p->changed = o->registration_changed;
         p->ud = o->userdata;
-        p->efd = -1;
         dp_alloc_config_default(&p->cfg);
-        pthread_mutex_init(&p->mu, NULL);
-        for (int s = 0; s < _S_MAX; s++)
-                p->t_shutdown[s] = (tag){ OP_SHUTDOWN, p, s };
         if ((r = hostfs_path(&p->h, DRA_PLUGIN_SOCKET, p->sock[S_PLUGIN], sizeof(p->sock[0]))) < 0 ||
             (r = hostfs_path(&p->h, DRA_REGISTRY_SOCKET, p->sock[S_REG], sizeof(p->sock[0]))) < 0) {
                 free(p);
                 return r;
         }
         checkpoint_load(p);
-        p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (p->efd < 0) {
-                r = -errno;
-                pthread_mutex_destroy(&p->mu);
-                free(p);
+        /* no lock: every call is handled on the loop thread */
+        if ((r = rpc_engine_new(p->l, NULL, &p->rpc)) < 0) {
+                dra_plugin_free(p);
                 return r;
         }
-        grpc_init();
-        p->cq = grpc_completion_queue_create_for_next(NULL);
-        if (pthread_create(&p->pump, NULL, pump_main, p) != 0) {
-                grpc_completion_queue_shutdown(p->cq);
-                grpc_completion_queue_destroy(p->cq);
-                p->cq = NULL;
-                grpc_shutdown();
-                dra_plugin_free(p);
-                return -EAGAIN;
-        }
-        p->pump_started = true;
         /* the DRA socket answers before the kubelet can find the registration socket */
-        if ((r = loop_add_fd(p->l, p->efd, EPOLLIN, on_efd, p)) < 0 || (r = serve(p, S_PLUGIN)) < 0 ||
-            (r = serve(p, S_REG)) < 0) {
+        if ((r = serve(p, S_PLUGIN)) < 0 || (r = serve(p, S_REG)) < 0) {
                 dra_plugin_free(p);
                 return r;
         }
@@ -891,14 +719,25 @@ int dra_plugin_new(const dra_plugin_options *o, dra_plugin **ret)
         return 0;
 }
 
+static bool released(void *ud)
+{
+        return rpc_engine_servers(((dra_plugin *)ud)->rpc) == 0;
+}
+
 void dra_plugin_free(dra_plugin *p)
 {
         if (!p)
                 return;
         p->stopping = true;
-        for (int s = 0; s < _S_MAX; s++) /* the registration socket first: the kubelet stops using us */
-                (void)unlink(p->sock[_S_MAX - 1 - s]);
-        /* queued reads belong to parked calls, freed with them below */
+        if (p->rpc) {
+                rpc_engine_stop(p->rpc);
+                /* the registration socket first: the kubelet stops using us (each socket
+                 * removed while it is the one its server put there) */
+                for (int s = _S_MAX - 1; s >= 0; s--)
+                        if (p->srv[s])
+                                rpc_server_shutdown(p->srv[s]);
+        }
+        /* queued reads belong to parked calls, answered below */
         p->rq_head = p->rq_tail = NULL;
         p->n_queued = 0;
         while (p->parked) { /* their reads cancelled: no reply comes */
@@ -911,49 +750,21 @@ void dra_plugin_free(dra_plugin *p)
                                 free(c->claims[i].get);
                                 c->claims[i].get = NULL;
                         }
-                grpc_call_cancel_with_status(c->call, GRPC_STATUS_UNAVAILABLE, "the plugin is stopping", NULL);
-                call_free(c);
+                reply(c, NULL, 0, GRPC_STATUS_UNAVAILABLE, "the plugin is stopping");
         }
-        for (int s = 0; s < _S_MAX; s++)
-                if (p->srv[s]) {
-                        grpc_server_shutdown_and_notify(p->srv[s], p->cq, &p->t_shutdown[s]);
-                        grpc_server_cancel_all_calls(p->srv[s]);
+        if (p->rpc) {
+                if (!rpc_engine_wait(p->rpc, released, p, DRA_STOP_TIMEOUT_MS)) {
+                        logf_(p, 1, "DRA: calls not released after %d ms; leaving them to the exit",
+                              DRA_STOP_TIMEOUT_MS);
+                        rpc_engine_abandon(p->rpc);
+                        return;
                 }
-        uint64_t end = loop_now_ms() + DRA_STOP_TIMEOUT_MS;
-        bool done = false;
-        while (p->pump_started && loop_now_ms() < end) {
-                done = p->live == 0 && !p->srv_up[S_PLUGIN] && !p->srv_up[S_REG];
-                if (done)
-                        break;
-                struct pollfd pfd = { .fd = p->efd, .events = POLLIN };
-                if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
-                        break;
-                if (drain(p) < 0)
-                        break;
-        }
-        if (p->l && p->efd >= 0)
-                (void)loop_remove_fd(p->l, p->efd);
-        if (p->pump_started && !done) {
-                logf_(p, 1, "DRA: calls not released after %d ms; leaving them to the exit", DRA_STOP_TIMEOUT_MS);
-                return;
-        }
-        if (p->pump_started) {
-                grpc_completion_queue_shutdown(p->cq);
-                pthread_join(p->pump, NULL);
-                grpc_completion_queue_destroy(p->cq);
-                for (int s = 0; s < _S_MAX; s++)
-                        if (p->srv[s])
-                                grpc_server_destroy(p->srv[s]);
-                grpc_shutdown();
+                (void)rpc_engine_free(p->rpc, RPC_TEARDOWN_ASYNC, 0);
         }
         for (size_t i = 0; i < p->n_prepared; i++)
                 dra_prepared_clear(&p->prepared[i]);
         free(p->prepared);
-        free(p->q);
         dp_device_list_free(&p->nics);
         dp_device_list_free(&p->cores);
-        if (p->efd >= 0)
-                close(p->efd);
-        pthread_mutex_destroy(&p->mu);
         free(p);
 }

@@ -4,9 +4,10 @@
  * and v1beta1, on the plugin's socket. Prepare reads each ResourceClaim through the
  * agent's API client (asynchronously: the loop never waits), maps its allocation results
  * of this driver and pool (the node) to the healthy devices last given, writes the claim's
- * CDI spec and the checkpoint of prepared claims; unprepare removes both. One completion
- * queue drained by one pump thread that hands every tag to the agent's loop through an
- * eventfd: everything below runs on the loop thread. Never logs: messages go to log_fn. */
+ * CDI spec and the checkpoint of prepared claims; unprepare removes both. Served on
+ * common/grpc's engine (one completion queue, its pump thread handing every completion to
+ * the agent's loop): everything below runs on the loop thread. Never logs: messages go to
+ * log_fn. */
 #ifndef SPIN_DRA_PLUGIN_H
 #define SPIN_DRA_PLUGIN_H
 

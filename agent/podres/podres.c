@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* PodResources List over the gRPC C core. Threads: the pump thread drains this client's
- * completion queue and only records the finished tag and writes the eventfd; decoding and
- * the callback run on the loop thread. One call at a time. Never logs. */
+/* PodResources List over the gRPC C core: the call is rpc-unary's, on the queue of
+ * common/grpc's engine, whose pump thread hands the finished call to the loop; decoding
+ * and the callback run on the loop thread. One call at a time. Never logs. */
 #include "podres.h"
 
 #include "cleanup.h"
+#include "rpc-server.h"
 #include "rpc-unary.h"
 
 #include <errno.h>
@@ -21,7 +22,9 @@
 #include <unistd.h>
 
 typedef struct podres_call {
+        podres_client *client;
         rpc_unary u;
+        rpc_tag tag;
         char prefix[PODRES_RESOURCE_LEN];
         podres_done_fn fn;
         void *userdata;
@@ -31,35 +34,10 @@ typedef struct podres_call {
 struct podres_client {
         loop *l;
         char target[4200];
-        grpc_completion_queue *cq;
+        rpc_engine *rpc;    /* the completion queue and its pump */
         grpc_channel *channel;
-        pthread_t pump;
-        bool pump_started;
-        int efd;
-        pthread_mutex_t mu; /* done, done_ok */
-        bool done, done_ok;
         podres_call *call;  /* the call in flight */
 };
-
-static void *pump_main(void *arg)
-{
-        podres_client *c = arg;
-        for (;;) {
-                grpc_event ev = grpc_completion_queue_next(c->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-                if (ev.type == GRPC_QUEUE_SHUTDOWN)
-                        break;
-                if (ev.type != GRPC_OP_COMPLETE)
-                        continue;
-                pthread_mutex_lock(&c->mu);
-                c->done = true; /* one call at a time: one tag outstanding */
-                c->done_ok = ev.success != 0;
-                pthread_mutex_unlock(&c->mu);
-                uint64_t one = 1;
-                ssize_t w = write(c->efd, &one, sizeof(one));
-                (void)w; /* a full counter is still readable */
-        }
-        return NULL;
-}
 
 static void call_free(podres_call *k)
 {
@@ -76,9 +54,11 @@ static int reply_bytes(grpc_byte_buffer *bb, uint8_t **ret, size_t *ret_len)
         return r == -ENODATA ? 0 : r; /* no message: an empty reply */
 }
 
-static void finish(podres_client *c, bool ok)
+/* The call ended (its tag, on the loop thread). */
+static void finish(void *obj, bool ok)
 {
-        podres_call *k = c->call;
+        podres_call *k = obj;
+        podres_client *c = k->client;
         char msg[PODRES_MSG_LEN], details[160], err[160];
         podres_table t = {0};
         _cleanup_free_ uint8_t *bytes = NULL;
@@ -86,8 +66,6 @@ static void finish(podres_client *c, bool ok)
         int r;
 
         c->call = NULL;
-        if (!k)
-                return;
         if (k->cancelled) {
                 call_free(k);
                 return;
@@ -128,25 +106,6 @@ static void finish(podres_client *c, bool ok)
         podres_table_free(&t);
 }
 
-static int on_efd(loop *l, int fd, uint32_t events, void *ud)
-{
-        podres_client *c = ud;
-        uint64_t cnt;
-        bool done, ok;
-        (void)l, (void)events;
-
-        if (read(fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-                return 0;
-        pthread_mutex_lock(&c->mu);
-        done = c->done;
-        ok = c->done_ok;
-        c->done = false;
-        pthread_mutex_unlock(&c->mu);
-        if (done)
-                finish(c, ok);
-        return 0;
-}
-
 int podres_client_new(loop *l, const char *socket_path, podres_client **ret)
 {
         podres_client *c;
@@ -159,29 +118,17 @@ int podres_client_new(loop *l, const char *socket_path, podres_client **ret)
                 return -ENOMEM;
         c->l = l;
         snprintf(c->target, sizeof(c->target), "unix:%s", socket_path);
-        pthread_mutex_init(&c->mu, NULL);
-        c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (c->efd < 0) {
-                r = -errno;
-                pthread_mutex_destroy(&c->mu);
+        r = rpc_engine_new(l, NULL, &c->rpc);
+        if (r < 0) {
                 free(c);
                 return r;
         }
-        grpc_init();
-        c->cq = grpc_completion_queue_create_for_next(NULL);
         c->channel = rpc_channel_create(c->target, &(rpc_channel_opts){ .initial_backoff_ms = 100,
                                                                         .max_backoff_ms = 1000,
                                                                         .max_receive = (int)PODRES_MAX_REPLY });
-        if (pthread_create(&c->pump, NULL, pump_main, c) != 0) {
-                c->pump_started = false;
+        if (!c->channel) {
                 podres_client_free(c);
-                return -EAGAIN;
-        }
-        c->pump_started = true;
-        r = loop_add_fd(l, c->efd, EPOLLIN, on_efd, c);
-        if (r < 0) {
-                podres_client_free(c);
-                return r;
+                return -ENOMEM;
         }
         *ret = c;
         return 0;
@@ -196,6 +143,8 @@ int podres_list(podres_client *c, const char *prefix, uint32_t timeout_ms, podre
         podres_call *k = calloc(1, sizeof(*k));
         if (!k)
                 return -ENOMEM;
+        k->client = c;
+        k->tag = (rpc_tag){ .fn = finish, .obj = k };
         snprintf(k->prefix, sizeof(k->prefix), "%s", prefix);
         k->fn = fn;
         k->userdata = userdata;
@@ -203,13 +152,18 @@ int podres_list(podres_client *c, const char *prefix, uint32_t timeout_ms, podre
         /* ListPodResourcesRequest has no fields: zero bytes */
         grpc_slice empty = grpc_empty_slice();
         gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
-        if (rpc_unary_start(&k->u, c->channel, c->cq, "/v1.PodResourcesLister/List", deadline,
-                            grpc_raw_byte_buffer_create(&empty, 1), k) < 0) {
+        if (rpc_unary_start(&k->u, c->channel, rpc_engine_cq(c->rpc), "/v1.PodResourcesLister/List", deadline,
+                            grpc_raw_byte_buffer_create(&empty, 1), &k->tag) < 0) {
                 call_free(k);
                 return -EIO;
         }
         c->call = k;
         return 0;
+}
+
+static bool call_gone(void *ud)
+{
+        return !((podres_client *)ud)->call;
 }
 
 void podres_client_free(podres_client *c)
@@ -221,28 +175,13 @@ void podres_client_free(podres_client *c)
                  * its queue shuts down */
                 c->call->cancelled = true;
                 grpc_call_cancel(c->call->u.call, NULL);
-                for (int i = 0; i < 100 && c->call; i++) {
-                        struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
-                        if (poll(&pfd, 1, 100) > 0)
-                                on_efd(c->l, c->efd, POLLIN, c);
+                if (!rpc_engine_wait(c->rpc, call_gone, c, PODRES_STOP_TIMEOUT_MS)) {
+                        rpc_engine_abandon(c->rpc); /* gRPC still holds the call */
+                        return;
                 }
         }
-        if (c->l)
-                (void)loop_remove_fd(c->l, c->efd);
         if (c->channel)
                 grpc_channel_destroy(c->channel);
-        if (c->cq) {
-                grpc_completion_queue_shutdown(c->cq);
-                if (c->pump_started)
-                        pthread_join(c->pump, NULL);
-                else /* no pump: drain the queue here */
-                        while (grpc_completion_queue_next(c->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-                               GRPC_QUEUE_SHUTDOWN)
-                                ;
-                grpc_completion_queue_destroy(c->cq);
-                grpc_shutdown();
-        }
-        close(c->efd);
-        pthread_mutex_destroy(&c->mu);
+        (void)rpc_engine_free(c->rpc, RPC_TEARDOWN_ASYNC, 0);
         free(c);
 }

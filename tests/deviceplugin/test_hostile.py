@@ -143,6 +143,48 @@ def test_stream_cap(args, api, root):
         finish(agent, kubelet, "streams")
 
 
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + an empty SETTINGS
+
+
+def idle_connections(path, n, timeout):
+    """n connections to the unix socket path that set up HTTP/2 and never call: each waits
+    for the server's SETTINGS, so every connection is set up on its side too."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        s.sendall(PREFACE)
+        socks.append(s)
+    for s in socks:
+        s.settimeout(timeout)
+        s.recv(9)
+    return socks
+
+
+def silent_connections(path, n):
+    """n connections that never even send the HTTP/2 preface."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        socks.append(s)
+    return socks
+
+
+def closed(s):
+    """The server closed the connection (what it sent before is read and dropped)."""
+    s.settimeout(0.0)
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
 def test_idle_connections(args, api, root):
     """1 000 idle connections (HTTP/2 set up, never a call) and 100 silent ones (not even the
     preface): accepted, and closed by the plugin once idle for DP_IDLE_CONNECTION_MS; the
@@ -155,36 +197,13 @@ def test_idle_connections(args, api, root):
     try:
         kw.wait(lambda d: len(d) == 3, T)
         rss0 = rss_kb(agent.p.pid)
-        preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
-        for _ in range(n):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(path)
-            s.sendall(preface)
-            socks.append(s)
         # the plugin sends its SETTINGS on each: every connection is set up on its side
-        for s in socks:
-            s.settimeout(T * tk.S)
-            s.recv(9)
+        socks += idle_connections(path, n, T * tk.S)
         rss1 = rss_kb(agent.p.pid)
         # and connections that never even send the HTTP/2 preface
-        for _ in range(n // 10):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(path)
-            socks.append(s)
+        socks += silent_connections(path, n // 10)
         print("RSS %d kB, with %d idle connections %d kB (+%.1f kB each)" % (rss0, n, rss1, (rss1 - rss0) / n),
               flush=True)
-
-        def closed(s):
-            s.settimeout(0.0)
-            try:
-                while True:
-                    b = s.recv(65536)
-                    if not b:
-                        return True
-            except BlockingIOError:
-                return False
-            except OSError:
-                return True
         check(wait_for(lambda: all(closed(s) for s in socks), IDLE_S + T, step=0.5),
               "%d idle connections closed by the plugin (%d open)" % (len(socks), sum(1 for s in socks if not closed(s))))
         print("RSS after they were closed %d kB" % rss_kb(agent.p.pid), flush=True)
