@@ -102,7 +102,10 @@ def start_agent(root, base, api, log, extra=()):
     a = tc.Agent(ARGS.agent, root, os.path.join(base, log),
                  ["--kubeconfig", tc.write_kubeconfig(base, api), "--metrics-bind-address", "0",
                   "--health-probe-bind-address", "0"] + list(extra),
-                 {"NODE_NAME": "node-a", "SPINLANE_RESCAN_MS": "600000"})
+                 # The self-check (tests/deviceplugin/test_selfcheck.py tests it) is off for
+                 # the run: under valgrind its call can wait 5 s behind the burst below and
+                 # rebuild the plugin in the middle of a case.
+                 {"NODE_NAME": "node-a", "SPINLANE_RESCAN_MS": "600000", "SPINLANE_SELFCHECK_MS": "600000"})
     return a
 
 
@@ -489,6 +492,7 @@ def test_burst(base):
             "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
             request_serializer=PB["v1"].NodePrepareResourcesRequest.SerializeToString,
             response_deserializer=PB["v1"].NodePrepareResourcesResponse.FromString)
+        t_burst = time.monotonic()
         futs = [stub.future(PB["v1"].NodePrepareResourcesRequest(
             claims=[PB["v1"].Claim(namespace="burst", uid="u-%d-%d" % (c, i), name="c%d-%d" % (c, i))
                     for i in range(per)]), timeout=300 * tc.S) for c in range(callers)]
@@ -496,6 +500,7 @@ def test_burst(base):
         while not all(f.done() for f in futs):
             fd_peak = max(fd_peak, fd_count(pid))
             time.sleep(0.02)
+        burst_s = time.monotonic() - t_burst
         answered = 0
         for f in futs:
             try:
@@ -516,8 +521,12 @@ def test_burst(base):
         # each claim of the burst is refused (another driver's device): a few lines, counted
         refusals = [x for x in a.text().splitlines() if "u-" in x and "not prepared" in x]
         print("burst: %d claims refused, %d refusal lines logged" % (callers * per, len(refusals)))
-        check(len(refusals) <= 60 and len(refusals) < callers * per,
-              "refusals logged rate-limited: %d lines for %d refusals" % (len(refusals), callers * per))
+        # at most 20 lines a 10 s window (DRA_REFUSAL_LINES, DRA_REFUSAL_WINDOW_MS), and a
+        # burst of d seconds touches at most d/10 + 2 windows (a slow run, valgrind, more)
+        windows = int(burst_s // 10) + 2
+        check(len(refusals) <= 20 * windows and len(refusals) < callers * per,
+              "refusals logged rate-limited: %d lines for %d refusals in %.1f s (%d windows)"
+              % (len(refusals), callers * per, burst_s, windows))
         # the count of the refusals not logged goes out with the next line logged in a new
         # window (DRA_REFUSAL_WINDOW_MS, 10 s): a burst that fits in one window (a slow run)
         # has not said it yet; one more refusal once the window has passed does
