@@ -204,7 +204,7 @@ static inline __attribute__((always_inline)) void tx_build(struct tr_queue *q, s
 {
         const struct tr_port *p = q->port;
         uint8_t *d = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
-        tr_udp_tmpl_write(t, d, data, len, q->ip_id++, !p->ip_csum_offload, !p->udp_csum_offload);
+        tr_udp_tmpl_write(t, d, data, len, q->ip_id++, !p->ip_csum_offload, p->udp_csum_sw);
         size_t flen = TR_UDP_HDRS + len;
         if (flen < TR_ETH_MIN_FRAME) {
                 memset(d + flen, 0, TR_ETH_MIN_FRAME - flen);
