@@ -372,6 +372,25 @@ static __attribute__((noinline)) bool for_us_other(const struct tr_port *p, uint
         return ip == 0xffffffffu || ip == (p->ip | ~p->mask) || (tr_ipv4_is_multicast(ip) && joined(p, ip));
 }
 
+/* A datagram for us that no endpoint takes: the probe responder's (no endpoint of its
+ * own), or a drop. Out of line and given f's fields by value, so that the inline parse's
+ * tr_frame never has to be in memory on the usual path. */
+static __attribute__((noinline)) void rx_no_endpoint(struct tr_queue *q, const uint8_t *d, uint32_t ip_src,
+                                                     uint32_t ip_dst, uint16_t dst_port, uint16_t payload_off,
+                                                     uint16_t payload_len)
+{
+        const struct tr_port *p = q->port;
+        if (dst_port != p->probe_port || !p->probe_port || ip_dst != p->ip) {
+                TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
+                return;
+        }
+        const uint8_t *u = d + payload_off - TR_UDP_HLEN;
+        struct tr_frame f = { .kind = TR_FRAME_UDP, .dst_mac = d, .src_mac = d + 6, .ip_src = ip_src,
+                              .ip_dst = ip_dst, .src_port = fr_rd16(u), .dst_port = dst_port,
+                              .payload_off = payload_off, .payload_len = payload_len };
+        tr_probe_on_udp(q, d, &f);
+}
+
 /* A parsed UDP datagram: for us (our address, broadcast, a joined group), to which
  * endpoint; the callback. Returns 1 when delivered. */
 static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint8_t *d,
@@ -383,10 +402,7 @@ static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint
         }
         struct tr_endpoint *ep = demux_get(p, q, f->ip_dst, f->dst_port);
         if (unlikely(!ep)) {
-                if (f->dst_port == p->probe_port && p->probe_port && f->ip_dst == p->ip)
-                        tr_probe_on_udp(q, d, f); /* the probe responder: no endpoint of its own */
-                else
-                        TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
+                rx_no_endpoint(q, d, f->ip_src, f->ip_dst, f->dst_port, f->payload_off, f->payload_len);
                 return 0;
         }
         /* the source port as the frame has it (network order), from the UDP header that

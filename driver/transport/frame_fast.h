@@ -264,7 +264,9 @@ static inline bool tr_frame_parse_udp_fast(const uint8_t *frame, size_t len, uns
  * tr_frame_build_udp's (test-frame checks it). */
 struct tr_udp_tmpl {
         uint8_t hdr[48];  /* the 42 bytes of headers; 48 so that three 16-byte moves copy it */
-        uint64_t ip_sum;  /* sum of the IPv4 header with length, id and checksum 0 */
+        uint32_t ip_sum;  /* sum of the IPv4 header with length, id and checksum 0, folded
+                             to 16 bits: a datagram adds its length and id and folds once */
+        uint32_t pad;
         uint64_t udp_sum; /* pseudo header without the length, and the two ports */
 };
 
@@ -283,7 +285,9 @@ static inline __attribute__((always_inline)) void tr_udp_tmpl_write(const struct
         fr_wr16(ip + 4, ip_id);
         fr_wr16(u + 4, ulen);
         if (ip_csum) {
-                uint16_t c = fr_fold64(t->ip_sum + fr_be16(tot) + fr_be16(ip_id));
+                /* three 16-bit values: no carry out of 32 bits, one fold (fr_fold_hi16's second step) */
+                uint32_t x = t->ip_sum + fr_be16(tot) + fr_be16(ip_id);
+                uint16_t c = (uint16_t)~((x + fr_rol32(x, 16)) >> 16);
                 memcpy(ip + 10, &c, 2);
         }
         if (!udp_csum) {
