@@ -196,15 +196,26 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
         return k;
 }
 
-/* Fresh mbufs straight from the pool (raw: refcnt 1, one segment, no next, as DPDK
- * keeps them there), filled with one datagram each. */
-static inline __attribute__((always_inline)) void tx_build(struct tr_queue *q, struct rte_mbuf *m,
-                                                           const struct tr_udp_tmpl *t,
-                            const void *data, size_t len)
+/* What tx_build reads of the port for every datagram, read once per call (stores into
+ * the mbufs could alias the port, so the compiler reloads it otherwise). */
+struct tx_mode {
+        bool ip_sw, udp_sw, offload; /* checksums summed here (IPv4, UDP); offloaded to the NIC */
+};
+
+static inline struct tx_mode tx_mode_of(const struct tr_port *p)
 {
-        const struct tr_port *p = q->port;
+        return (struct tx_mode){ .ip_sw = !p->ip_csum_offload, .udp_sw = p->udp_csum_sw,
+                                 .offload = p->udp_csum_offload };
+}
+
+/* Fresh mbufs straight from the pool (raw: refcnt 1, one segment, no next, as DPDK
+ * keeps them there), filled with one datagram each; *ip_id is the queue's next IPv4 id. */
+static inline __attribute__((always_inline)) void tx_build(struct tx_mode mode, uint16_t *ip_id, struct rte_mbuf *m,
+                                                           const struct tr_udp_tmpl *t, const void *data,
+                                                           size_t len)
+{
         uint8_t *d = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
-        tr_udp_tmpl_write(t, d, data, len, q->ip_id++, !p->ip_csum_offload, p->udp_csum_sw);
+        tr_udp_tmpl_write(t, d, data, len, (*ip_id)++, mode.ip_sw, mode.udp_sw);
         size_t flen = TR_UDP_HDRS + len;
         if (flen < TR_ETH_MIN_FRAME) {
                 memset(d + flen, 0, TR_ETH_MIN_FRAME - flen);
@@ -216,7 +227,7 @@ static inline __attribute__((always_inline)) void tx_build(struct tr_queue *q, s
         m->packet_type = 0;
         m->ol_flags = 0;
         m->tx_offload = 0;
-        if (p->udp_csum_offload) {
+        if (mode.offload) {
                 struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + TR_ETH_HLEN);
                 struct rte_udp_hdr *u = (struct rte_udp_hdr *)(d + TR_ETH_HLEN + TR_IP_HLEN);
                 m->l2_len = TR_ETH_HLEN;
@@ -247,10 +258,13 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                                 i++;
                 if (likely(i == n) && likely(rte_mempool_get_bulk(p->pool, (void **)out, (unsigned)n) == 0)) {
                         uint64_t bytes = 0;
+                        struct tx_mode mode = tx_mode_of(p);
+                        uint16_t id = q->ip_id;
                         for (i = 0; i < n; i++) {
-                                tx_build(q, out[i], &f->t, msgs[i].data, msgs[i].len);
+                                tx_build(mode, &id, out[i], &f->t, msgs[i].data, msgs[i].len);
                                 bytes += msgs[i].len;
                         }
+                        q->ip_id = id;
                         uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)n);
                         if (unlikely(sent < n)) {
                                 for (i = sent; i < n; i++)
@@ -274,11 +288,14 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                         break;
                 }
                 uint64_t bytes = 0;
+                struct tx_mode mode = tx_mode_of(p);
+                uint16_t id = q->ip_id;
                 for (unsigned i = 0; i < k; i++) {
                         const struct tr_msg *m = &msgs[done + i];
-                        tx_build(q, out[i], tmpl_of[i], m->data, m->len);
+                        tx_build(mode, &id, out[i], tmpl_of[i], m->data, m->len);
                         bytes += m->len;
                 }
+                q->ip_id = id;
                 /* 3. hand them to the NIC; what it does not take is freed, not queued */
                 uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)k);
                 if (unlikely(sent < k)) {
@@ -311,7 +328,7 @@ int tr_send(struct tr_queue *q, struct tr_endpoint *ep, const struct sockaddr_in
         if (likely(len <= p->mtu && dst->sin_family == AF_INET && f->ep == ep && f->dst == key &&
                    f->gen == __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE) &&
                    rte_mempool_get(p->pool, (void **)&m) == 0)) {
-                tx_build(q, m, &f->t, data, len);
+                tx_build(tx_mode_of(p), &q->ip_id, m, &f->t, data, len);
                 if (likely(rte_eth_tx_burst(p->port_id, q->qid, &m, 1) == 1)) {
                         TR_CNT_INC(q, tx_datagrams);
                         TR_CNT_ADD(q, tx_bytes, len);
@@ -478,14 +495,16 @@ static __attribute__((noinline)) int rx_other(const struct tr_port *p, struct tr
 }
 
 /* One received frame. Caller holds bind_lock as a reader. Returns 1 when a datagram was
- * delivered (its payload added to *bytes), else 0. */
-static inline int rx_one(const struct tr_port *p, struct tr_queue *q, struct rte_mbuf *m,
-                         tr_recv_fn fn, void *clientd, uint64_t *bytes)
+ * delivered (its payload added to *bytes), else 0. offload: the port may mark checksums
+ * good (a constant where rx_burst_loop is inlined: the test is per burst). */
+static inline __attribute__((always_inline)) int rx_one(const struct tr_port *p, struct tr_queue *q,
+                                                        struct rte_mbuf *m, bool offload, tr_recv_fn fn,
+                                                        void *clientd, uint64_t *bytes)
 {
         const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
         unsigned flags = 0;
 
-        if (p->rx_csum_offload) {
+        if (offload) {
                 uint64_t ol = m->ol_flags;
                 if ((ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
                         flags |= TR_PARSE_IP_CSUM_DONE;
@@ -504,53 +523,62 @@ static inline int rx_one(const struct tr_port *p, struct tr_queue *q, struct rte
 }
 
 _Static_assert(offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, refcnt) + 2,
-               "rx_free reads refcnt and nb_segs as one word");
+               "rx_odd reads refcnt and nb_segs as one word");
 
-/* Received mbufs back to their pool in one put when they are what RX queues make (one
- * pool, one segment, not shared, not attached): what rte_pktmbuf_free_bulk does for
- * them, without its per-mbuf work. Anything else goes the general way. */
-static inline void rx_free(struct rte_mbuf **pkts, uint16_t n)
+/* Not 0 when m is not what RX queues make (pool mp, one segment, not shared, not
+ * attached): then the burst goes back through rte_pktmbuf_free_bulk, which handles
+ * anything; else in one rte_mempool_put_bulk, what free_bulk does for plain mbufs
+ * without its per-mbuf work. Read beside the frame's own fields, no branch per mbuf. */
+static inline uint64_t rx_odd(const struct rte_mbuf *m, const struct rte_mempool *mp)
 {
-        struct rte_mempool *mp = pkts[0]->pool;
-        uint64_t odd = 0; /* not 0 once one of them is not plain: no branch per mbuf */
+        uint32_t rc_segs; /* refcnt and nb_segs both 1, read together */
+        memcpy(&rc_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt), sizeof(rc_segs));
+        return ((uintptr_t)m->pool ^ (uintptr_t)mp) | (rc_segs ^ (1u | 1u << 16)) |
+               (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+}
+
+/* A burst's frames, prefetching each next one; returns the datagrams delivered. */
+static inline __attribute__((always_inline)) int rx_burst_loop(const struct tr_port *p, struct tr_queue *q,
+                                                               struct rte_mbuf **pkts, uint16_t n,
+                                                               bool offload, tr_recv_fn fn, void *clientd,
+                                                               uint64_t *bytes, uint64_t *odd)
+{
+        const struct rte_mempool *mp = pkts[0]->pool;
+        int delivered = 0;
         for (uint16_t i = 0; i < n; i++) {
-                const struct rte_mbuf *m = pkts[i];
-                /* refcnt and nb_segs both 1, read together */
-                uint32_t rc_segs;
-                memcpy(&rc_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt), sizeof(rc_segs));
-                odd |= ((uintptr_t)m->pool ^ (uintptr_t)mp) | (rc_segs ^ (1u | 1u << 16)) |
-                       (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+                if (i + 1 < n)
+                        rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+                *odd |= rx_odd(pkts[i], mp);
+                delivered += rx_one(p, q, pkts[i], offload, fn, clientd, bytes);
         }
-        if (unlikely(odd)) {
-                rte_pktmbuf_free_bulk(pkts, n);
-                return;
-        }
-        rte_mempool_put_bulk(mp, (void **)pkts, n);
+        return delivered;
 }
 
 static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clientd)
 {
         struct tr_port *p = q->port;
         struct rte_mbuf *pkts[TR_MAX_BURST];
-        int delivered = 0;
+        int delivered;
 
         uint16_t n = rte_eth_rx_burst(p->port_id, rxq, pkts, p->burst);
         if (n == 0)
-                return delivered;
+                return 0;
         TR_CNT_ADD(q, rx_frames, n);
-        uint64_t bytes = 0;
+        uint64_t bytes = 0, odd = 0;
         rte_rwlock_read_lock(&p->bind_lock);
         if (unlikely(q->rx_gen != p->demux_gen)) { /* the demux changed: its last answer goes */
                 q->rx_gen = p->demux_gen;
                 q->rx_key = TR_RX_KEY_NONE;
         }
-        for (uint16_t i = 0; i < n; i++) {
-                if (i + 1 < n)
-                        rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-                delivered += rx_one(p, q, pkts[i], fn, clientd, &bytes);
-        }
+        if (p->rx_csum_offload)
+                delivered = rx_burst_loop(p, q, pkts, n, true, fn, clientd, &bytes, &odd);
+        else
+                delivered = rx_burst_loop(p, q, pkts, n, false, fn, clientd, &bytes, &odd);
         rte_rwlock_read_unlock(&p->bind_lock);
-        rx_free(pkts, n);
+        if (unlikely(odd))
+                rte_pktmbuf_free_bulk(pkts, n);
+        else
+                rte_mempool_put_bulk(pkts[0]->pool, (void **)pkts, n);
         TR_CNT_ADD(q, rx_bytes, bytes);
         TR_CNT_ADD(q, rx_datagrams, (uint64_t)delivered);
         return delivered;

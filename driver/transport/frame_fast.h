@@ -148,8 +148,9 @@ static inline uint64_t fr_copy_sum64(uint8_t *dst, const uint8_t *src, size_t le
         return s;
 }
 
-/* Copy len bytes, inline: 16-byte moves and a last one that overlaps the one before (a
- * datagram's payload is rarely under 16 bytes; those take memcpy). Reads and writes only
+/* Copy len bytes, inline: 16-byte moves and a last one that overlaps the one before (16
+ * to 32 bytes: two moves and one test; a datagram's payload is rarely under 16 bytes,
+ * those take memcpy). Reads and writes only
  * [src, src + len) and [dst, dst + len). Where no checksum is summed (no_udp_csum), this
  * is what is left of a payload's cost: libc's memcpy call costs more than the moves. */
 static inline void fr_copy(uint8_t *dst, const uint8_t *src, size_t len)
@@ -158,8 +159,10 @@ static inline void fr_copy(uint8_t *dst, const uint8_t *src, size_t len)
                 memcpy(dst, src, len);
                 return;
         }
-        for (size_t i = 0; i + 16 < len; i += 16)
-                memcpy(dst + i, src + i, 16);
+        if (len > 32)
+                for (size_t i = 16; i + 16 < len; i += 16)
+                        memcpy(dst + i, src + i, 16);
+        memcpy(dst, src, 16);
         memcpy(dst + len - 16, src + len - 16, 16);
 }
 
