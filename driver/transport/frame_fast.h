@@ -209,6 +209,14 @@ static inline uint64_t fr_pseudo_sum(uint32_t src, uint32_t dst, uint16_t udp_le
         return (uint64_t)src + dst + fr_be16(TR_IPPROTO_UDP) + fr_be16(udp_len);
 }
 
+/* A received datagram's UDP checksum verifies. Out of line: inlined into the poller's
+ * loop, fr_sum64's two chains spilled to the stack (343 instead of 351 a datagram on memif).
+ * "unused": a file that includes this header without the parse does not call it. */
+static __attribute__((noinline, unused)) bool fr_udp_sum_ok(const uint8_t *u, size_t ulen, uint64_t pseudo)
+{
+        return fr_csum_ok(fr_sum64(u, ulen, pseudo));
+}
+
 /* Zero, broadcast, multicast or loopback: not a source we accept. */
 static inline bool fr_bad_source(uint32_t ip_be)
 {
@@ -246,7 +254,7 @@ static inline bool tr_frame_parse_udp_fast(const uint8_t *frame, size_t len, uns
                 return false;
         size_t ulen = tot - TR_IP_HLEN;
         if (!(flags & TR_PARSE_L4_CSUM_DONE) && fr_rd16_raw(u + 6) != 0 &&
-            !fr_csum_ok(fr_sum64(u, ulen, fr_pseudo_sum(src, dst, (uint16_t)ulen))))
+            !fr_udp_sum_ok(u, ulen, fr_pseudo_sum(src, dst, (uint16_t)ulen)))
                 return false;
         f->kind = TR_FRAME_UDP;
         f->drop = TR_DROP_NONE;
