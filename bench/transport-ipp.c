@@ -264,6 +264,12 @@ static int memif_eal(struct memif_side *s, const char *sock, bool server)
 
 /* The stack's port on it as transport-bench opens it, and an endpoint. */
 static bool memif_no_udp_csum; /* --no-udp-csum: both ends' ports with no_udp_csum */
+static unsigned memif_size = 32; /* --size N: the datagrams' payload (1..1408) */
+
+static uint16_t memif_flen(void)
+{
+        return (uint16_t)(TR_UDP_HDRS + memif_size < 60 ? 60 : TR_UDP_HDRS + memif_size);
+}
 
 static int memif_open(struct memif_side *s, bool server)
 {
@@ -324,16 +330,16 @@ static int memif_peer(const char *sock)
         if (read(0, &c, 1) != 1 || memif_eal(&s, sock, false) < 0 || memif_open(&s, false) < 0 ||
             memif_hello(&s) < 0)
                 return 1;
-        static uint8_t payload[32];
+        static uint8_t payload[2048];
         struct tr_msg msgs[BURST];
         for (int i = 0; i < BURST; i++)
-                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = 32 };
-        uint8_t tmpl[128] = { 0 };
+                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = memif_size };
+        uint8_t tmpl[2048] = { 0 };
         struct tr_udp_hdr_args ha = { .dst_mac = memif_mac[0], .src_mac = memif_mac[1], .ttl = 64,
                                       .src_port = 7100, .dst_port = 7101, .ip_csum = true, .udp_csum = true };
         inet_pton(AF_INET, "10.9.0.2", &ha.ip_src);
         inet_pton(AF_INET, "10.9.0.1", &ha.ip_dst);
-        tr_frame_build_udp(tmpl, 32, &ha);
+        tr_frame_build_udp(tmpl, memif_size, &ha);
         struct rte_mempool *pool = rte_pktmbuf_pool_create("ipp-peer", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
         while (pool && read(0, &c, 1) == 1 && c != 'q') {
                 long done = 0;
@@ -351,8 +357,8 @@ static int memif_peer(const char *sock)
                         if (rte_pktmbuf_alloc_bulk(pool, m, BURST) != 0)
                                 return 1;
                         for (int i = 0; i < BURST; i++) {
-                                memcpy(rte_pktmbuf_mtod(m[i], uint8_t *), tmpl, 74);
-                                m[i]->data_len = m[i]->pkt_len = 74;
+                                memcpy(rte_pktmbuf_mtod(m[i], uint8_t *), tmpl, memif_flen());
+                                m[i]->data_len = m[i]->pkt_len = memif_flen();
                         }
                         k = rte_eth_tx_burst(s.port_id, 0, m, BURST);
                         if (k < BURST)
@@ -387,7 +393,10 @@ static int memif_main(const char *self)
         if (pid == 0) {
                 dup2(to[0], 0);
                 dup2(from[1], 1);
-                execl(self, self, "--memif-peer", sock, memif_no_udp_csum ? "--no-udp-csum" : NULL, (char *)NULL);
+                char size[16];
+                snprintf(size, sizeof(size), "%u", memif_size);
+                execl(self, self, "--memif-peer", sock, "--size", size, memif_no_udp_csum ? "--no-udp-csum" : NULL,
+                      (char *)NULL);
                 _exit(127);
         }
         close(to[0]);
@@ -398,16 +407,16 @@ static int memif_main(const char *self)
             memif_hello(&s) < 0)
                 goto out;
         struct tr_msg msgs[BURST];
-        static uint8_t payload[32];
+        static uint8_t payload[2048];
         for (int i = 0; i < BURST; i++)
-                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = 32 };
+                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = memif_size };
         struct rte_mempool *raw_pool = rte_pktmbuf_pool_create("i-raw", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-        uint8_t tmpl[128] = { 0 };
+        uint8_t tmpl[2048] = { 0 };
         struct tr_udp_hdr_args ha = { .dst_mac = memif_mac[1], .src_mac = memif_mac[0], .ttl = 64,
                                       .src_port = 7101, .dst_port = 7100, .ip_csum = true, .udp_csum = true };
         inet_pton(AF_INET, "10.9.0.1", &ha.ip_src);
         inet_pton(AF_INET, "10.9.0.2", &ha.ip_dst);
-        tr_frame_build_udp(tmpl, 32, &ha);
+        tr_frame_build_udp(tmpl, memif_size, &ha);
         long rx = 0, rx_empty = 0, raw_rx = 0, raw_empty = 0, tx = 0, tx_short = 0, raw_tx = 0, raw_short = 0;
         drain_all(s.port_id);
         delivered = 0;
@@ -424,7 +433,7 @@ static int memif_main(const char *self)
                 }
                 drain_all(s.port_id);
         }
-        rx = delivered / 32;
+        rx = delivered / (long)memif_size;
         for (long chunk = 0; chunk < MEMIF_N / MEMIF_CHUNK; chunk++) {
                 if (memif_cmd(to[1], from[0], 'r') < 0)
                         goto out;
@@ -449,7 +458,7 @@ static int memif_main(const char *self)
         }
         for (long chunk = 0; chunk < MEMIF_N / MEMIF_CHUNK; chunk++) {
                 for (long sent = 0; sent < MEMIF_CHUNK;) {
-                        int n = ipp_raw_tx(s.port_id, raw_pool, tmpl, 74);
+                        int n = ipp_raw_tx(s.port_id, raw_pool, tmpl, memif_flen());
                         sent += n;
                         raw_short += n < BURST;
                 }
@@ -457,8 +466,9 @@ static int memif_main(const char *self)
                 if (memif_cmd(to[1], from[0], 'd') < 0)
                         goto out;
         }
-        printf("memif%s: rx %ld (empty polls %ld) raw rx %ld (empty %ld) tx %ld (short bursts %ld) raw tx %ld "
-               "(short %ld)\n", memif_no_udp_csum ? " (no_udp_csum)" : "", rx, rx_empty, raw_rx, raw_empty, tx, tx_short, raw_tx, raw_short);
+        printf("memif%s, %u B: rx %ld (empty polls %ld) raw rx %ld (empty %ld) tx %ld (short bursts %ld) raw tx %ld "
+               "(short %ld)\n", memif_no_udp_csum ? " (no_udp_csum)" : "", memif_size, rx, rx_empty, raw_rx, raw_empty,
+               tx, tx_short, raw_tx, raw_short);
         rc = 0;
 out:
         memif_cmd(to[1], from[0], 'q');
@@ -476,7 +486,16 @@ out:
 
 int main(int argc, char **argv)
 {
-        memif_no_udp_csum = argc > 1 && strcmp(argv[argc - 1], "--no-udp-csum") == 0;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--no-udp-csum") == 0)
+                        memif_no_udp_csum = true;
+                else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+                        memif_size = (unsigned)strtoul(argv[++i], NULL, 10);
+        }
+        if (memif_size < 1 || memif_size > 1408) {
+                fprintf(stderr, "--size: 1..1408\n");
+                return 2;
+        }
         if (argc > 2 && strcmp(argv[1], "--memif-peer") == 0)
                 return memif_peer(argv[2]);
         if (argc > 1 && strcmp(argv[1], "--memif") == 0)
