@@ -50,13 +50,13 @@ static struct {
         long warmup, samples;
         double seconds;
         int reps;
-        bool huge, host_local, arms[ARM__MAX];
+        bool huge, host_local, udp_csum, arms[ARM__MAX];
         unsigned queues;
         enum idle idle;
         long stall_ns;
         const char *only;
         long interleave; /* 0: each arm its own processes; B: raw and stack in blocks of B in one pair */
-} P = { .warmup = 10000, .samples = 100000, .seconds = 2.0, .reps = 3, .host_local = true,
+} P = { .warmup = 10000, .samples = 100000, .seconds = 2.0, .reps = 3, .host_local = true, .udp_csum = true,
         .arms = { true, true, true }, .queues = 1, .idle = IDLE_SPIN, .stall_ns = 5000, .only = "all" };
 static char stamp[512];
 static uint64_t tsc_hz; /* calibrated in main against CLOCK_MONOTONIC: the kernel arm has no EAL */
@@ -239,7 +239,8 @@ static int arm_open(struct arm *a, enum arm_kind kind, bool server, int cpu)
         struct tr_port_config cfg = { .port_id = a->port_id, .n_queues = (uint16_t)P.queues,
                                       .ipv4 = ip4(server ? "10.9.0.1" : "10.9.0.2"), .prefix_len = 24,
                                       .rx_ring = RINGS, .tx_ring = RINGS, .burst = BURST,
-                                      .link_wait_ms = 10000, .no_host_local = !P.host_local };
+                                      .link_wait_ms = 10000, .no_host_local = !P.host_local,
+                                      .no_udp_csum = !P.udp_csum };
         if (tr_port_open(&cfg, &a->port, err, sizeof(err)) < 0) {
                 fprintf(stderr, "bench: %s\n", err);
                 return -1;
@@ -1204,6 +1205,8 @@ int main(int argc, char **argv)
                         P.huge = true;
                 else if (!strcmp(argv[i], "--no-host-local"))
                         P.host_local = false;
+                else if (!strcmp(argv[i], "--no-udp-csum"))
+                        P.udp_csum = false;
                 else if (!strcmp(argv[i], "--interleave"))
                         P.interleave = atol(v), i++;
                 else
@@ -1216,7 +1219,7 @@ int main(int argc, char **argv)
                 fprintf(stderr,
                         "usage: %s [--samples N] [--warmup N] [--seconds S] [--reps R] [--only pingpong|oneway]\n"
                         "          [--arms raw,stack,kernel] [--queues 1|2] [--idle spin|yield] [--huge]\n"
-                        "          [--no-host-local] [--stall-us US] [--interleave B]\n"
+                        "          [--no-host-local] [--no-udp-csum] [--stall-us US] [--interleave B]\n"
                         "  --interleave B: raw and stack in one process pair, alternated in blocks of B round\n"
                         "  trips (100..samples; one-way: blocks of 20 ms); needs both arms and one queue\n",
                         argv[0]);
@@ -1229,10 +1232,11 @@ int main(int argc, char **argv)
                 snprintf(il, sizeof(il), "%ld-rtt/20ms-blocks", P.interleave);
         snprintf(stamp, sizeof(stamp),
                  "warmup=%ld samples=%ld seconds=%.1f link=memif(copy,rsize=%d) burst=%d rings=%d/%d queues=%u "
-                 "threads/side=%u idle=%s huge=%s pin=client:0,server:1 host_local=%s interleave=%s cpus=%ld build=%s "
+                 "threads/side=%u idle=%s huge=%s pin=client:0,server:1 host_local=%s udp_csum=%s interleave=%s cpus=%ld build=%s "
                  "cc=%s dpdk=%s",
                  P.warmup, P.samples, P.seconds, MEMIF_RSIZE, BURST, RINGS, RINGS, P.queues, P.queues,
-                 P.idle == IDLE_YIELD ? "yield" : "busy", P.huge ? "2M" : "no", P.host_local ? "on" : "off", il, ncpu,
+                 P.idle == IDLE_YIELD ? "yield" : "busy", P.huge ? "2M" : "no", P.host_local ? "on" : "off",
+                 P.udp_csum ? "sw" : "0(no_udp_csum)", il, ncpu,
                  SPINLANE_BUILD_TYPE, __VERSION__, rte_version());
         printf("# spinlane transport bench, %d reps per arm, arms alternated within each rep\n# [%s]\n", P.reps, stamp);
         if (ncpu < 2 * (long)P.queues + 1)

@@ -5,11 +5,16 @@
  * drains, the same two paths with no stack (the raw arm of transport-bench: rx_burst and
  * free; alloc, copy a pre-built frame, tx_burst), plus the pure parse+demux and build
  * functions alone. Each measured region is a function of its own so callgrind's
- * inclusive cost can be divided by the packet count. */
+ * inclusive cost can be divided by the packet count. With --memif the same four data
+ * paths run on a net_memif link (the link of transport-bench), its PMD's copies included:
+ * the other end is this program exec'd as a peer (--memif-peer), which valgrind does not
+ * follow, so it sends and drains at full speed while the measured side runs under
+ * callgrind. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rte_eth_ring.h>
@@ -221,8 +226,280 @@ static void timed(struct tr_queue *q, struct tr_endpoint *ep, uint16_t port, con
         }
 }
 
+
+/* ---- --memif: the four data paths on a net_memif link ---- */
+
+#define MEMIF_N 65536 /* datagrams per measured path */
+
+static const uint8_t memif_mac[2][6] = { { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 },
+                                         { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 } };
+
+struct memif_side {
+        struct tr_port *p;
+        struct tr_queue *q;
+        struct tr_endpoint *ep;
+        uint16_t port_id;
+        struct sockaddr_in dst;
+};
+
+/* EAL with one memif port (server: the measured side, 10.9.0.1; client: the peer,
+ * 10.9.0.2); the server's socket exists once this returns. */
+static int memif_eal(struct memif_side *s, const char *sock, bool server)
+{
+        static struct tr_eal_args ea;
+        char args[512];
+        const uint8_t *m = memif_mac[server ? 0 : 1];
+        snprintf(args, sizeof(args),
+                 "--no-huge --no-pci -m 256 --log-level=error --no-telemetry --file-prefix sl-tr-ipp-%d "
+                 "--vdev=net_memif0,role=%s,socket=%s,socket-abstract=no,rsize=11,"
+                 "mac=%02x:%02x:%02x:%02x:%02x:%02x",
+                 (int)getpid(), server ? "server" : "client", sock, m[0], m[1], m[2], m[3], m[4], m[5]);
+        if (tr_eal_args_split(args, strlen(args), "ipp", &ea) < 0 || tr_eal_init(&ea) < 0 ||
+            tr_port_find("net_memif0", &s->port_id) < 0) {
+                fprintf(stderr, "ipp: EAL init failed (%s)\n", args);
+                return -1;
+        }
+        return 0;
+}
+
+/* The stack's port on it as transport-bench opens it, and an endpoint. */
+static bool memif_no_udp_csum; /* --no-udp-csum: both ends' ports with no_udp_csum */
+static unsigned memif_size = 32; /* --size N: the datagrams' payload (1..1408) */
+
+static uint16_t memif_flen(void)
+{
+        return (uint16_t)(TR_UDP_HDRS + memif_size < 60 ? 60 : TR_UDP_HDRS + memif_size);
+}
+
+static int memif_open(struct memif_side *s, bool server)
+{
+        char err[256];
+        struct in_addr me, peer;
+        inet_pton(AF_INET, server ? "10.9.0.1" : "10.9.0.2", &me);
+        inet_pton(AF_INET, server ? "10.9.0.2" : "10.9.0.1", &peer);
+        struct tr_port_config cfg = { .port_id = s->port_id, .ipv4 = me.s_addr, .prefix_len = 24,
+                                      .rx_ring = 1024, .tx_ring = 1024, .burst = BURST, .link_wait_ms = 10000,
+                                      .no_udp_csum = memif_no_udp_csum };
+        if (tr_port_open(&cfg, &s->p, err, sizeof(err)) < 0) {
+                fprintf(stderr, "ipp: port: %s\n", err);
+                return -1;
+        }
+        s->q = tr_port_queue(s->p, 0);
+        struct sockaddr_in b = { .sin_family = AF_INET, .sin_port = htons(server ? 7101 : 7100) };
+        s->dst = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(server ? 7100 : 7101), .sin_addr = peer };
+        return tr_endpoint_open(s->p, &b, NULL, &s->ep);
+}
+
+/* Both ends: one datagram each way, which resolves both MACs (each side answers the
+ * other's ARP while it polls). */
+static int memif_hello(struct memif_side *s)
+{
+        static uint8_t payload[32];
+        long want = delivered + 32;
+        bool sent = false;
+        for (long i = 0; i < 100000000 && (!sent || delivered < want); i++) {
+                tr_poll(s->q, on_rx, NULL);
+                if (!sent)
+                        sent = tr_send(s->q, s->ep, &s->dst, payload, 32) == 1;
+                if (i % 1000 == 999)
+                        usleep(100);
+        }
+        return sent && delivered >= want ? 0 : -1;
+}
+
+static void drain_all(uint16_t port)
+{
+        struct rte_mbuf *pk[BURST];
+        uint16_t n;
+        for (uint16_t r = 0; r < 2; r++)
+                while ((n = rte_eth_rx_burst(port, r, pk, BURST)) > 0)
+                        rte_pktmbuf_free_bulk(pk, n);
+}
+
+/* The peer: commands from the measuring side on fd 0, one byte each, each answered 'k'
+ * on fd 1 when done: 's' fill the ring with the stack's datagrams (until a burst does not
+ * all go), 'r' fill it with the same frames raw, 'd' drain MEMIF_CHUNK frames, 'q' quit.
+ * The measured side works in chunks of MEMIF_CHUNK, less than the ring holds, so that none
+ * of its measured polls is empty and none of its bursts finds the ring full. */
+#define MEMIF_CHUNK 1024
+static int memif_peer(const char *sock)
+{
+        struct memif_side s = { 0 };
+        char c;
+        /* the server's socket first */
+        if (read(0, &c, 1) != 1 || memif_eal(&s, sock, false) < 0 || memif_open(&s, false) < 0 ||
+            memif_hello(&s) < 0)
+                return 1;
+        static uint8_t payload[2048];
+        struct tr_msg msgs[BURST];
+        for (int i = 0; i < BURST; i++)
+                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = memif_size };
+        uint8_t tmpl[2048] = { 0 };
+        struct tr_udp_hdr_args ha = { .dst_mac = memif_mac[0], .src_mac = memif_mac[1], .ttl = 64,
+                                      .src_port = 7100, .dst_port = 7101, .ip_csum = true, .udp_csum = true };
+        inet_pton(AF_INET, "10.9.0.2", &ha.ip_src);
+        inet_pton(AF_INET, "10.9.0.1", &ha.ip_dst);
+        tr_frame_build_udp(tmpl, memif_size, &ha);
+        struct rte_mempool *pool = rte_pktmbuf_pool_create("ipp-peer", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+        while (pool && read(0, &c, 1) == 1 && c != 'q') {
+                long done = 0;
+                struct rte_mbuf *m[BURST];
+                while (c == 'd' && done < MEMIF_CHUNK) {
+                        uint16_t n = rte_eth_rx_burst(s.port_id, 0, m, BURST);
+                        rte_pktmbuf_free_bulk(m, n);
+                        done += n;
+                }
+                for (int k = BURST; (c == 's' || c == 'r') && k == BURST;) {
+                        if (c == 's') {
+                                k = tr_sendmmsg(s.q, s.ep, msgs, BURST);
+                                continue;
+                        }
+                        if (rte_pktmbuf_alloc_bulk(pool, m, BURST) != 0)
+                                return 1;
+                        for (int i = 0; i < BURST; i++) {
+                                memcpy(rte_pktmbuf_mtod(m[i], uint8_t *), tmpl, memif_flen());
+                                m[i]->data_len = m[i]->pkt_len = memif_flen();
+                        }
+                        k = rte_eth_tx_burst(s.port_id, 0, m, BURST);
+                        if (k < BURST)
+                                rte_pktmbuf_free_bulk(m + k, (unsigned)(BURST - k));
+                }
+                if (write(1, "k", 1) != 1)
+                        return 1;
+        }
+        tr_endpoint_close(s.ep);
+        tr_port_close(s.p);
+        tr_eal_cleanup();
+        return 0;
+}
+
+static int memif_cmd(int wfd, int rfd, char c)
+{
+        char a;
+        return write(wfd, &c, 1) == 1 && (c == 'q' || c == 'g' || (read(rfd, &a, 1) == 1 && a == 'k')) ? 0 : -1;
+}
+
+/* The measuring side (memif server); prints the datagram counts and empty polls. */
+static int memif_main(const char *self)
+{
+        char dir[] = "/tmp/sl-tr-ipp-XXXXXX", sock[300];
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(sock, sizeof(sock), "%s/memif.sock", dir);
+        int to[2], from[2];
+        if (pipe(to) < 0 || pipe(from) < 0)
+                return 1;
+        pid_t pid = fork();
+        if (pid == 0) {
+                dup2(to[0], 0);
+                dup2(from[1], 1);
+                char size[16];
+                snprintf(size, sizeof(size), "%u", memif_size);
+                execl(self, self, "--memif-peer", sock, "--size", size, memif_no_udp_csum ? "--no-udp-csum" : NULL,
+                      (char *)NULL);
+                _exit(127);
+        }
+        close(to[0]);
+        close(from[1]);
+        struct memif_side s = { 0 };
+        int rc = 1;
+        if (memif_eal(&s, sock, true) < 0 || memif_cmd(to[1], from[0], 'g') < 0 || memif_open(&s, true) < 0 ||
+            memif_hello(&s) < 0)
+                goto out;
+        struct tr_msg msgs[BURST];
+        static uint8_t payload[2048];
+        for (int i = 0; i < BURST; i++)
+                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = memif_size };
+        struct rte_mempool *raw_pool = rte_pktmbuf_pool_create("i-raw", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+        uint8_t tmpl[2048] = { 0 };
+        struct tr_udp_hdr_args ha = { .dst_mac = memif_mac[1], .src_mac = memif_mac[0], .ttl = 64,
+                                      .src_port = 7101, .dst_port = 7100, .ip_csum = true, .udp_csum = true };
+        inet_pton(AF_INET, "10.9.0.1", &ha.ip_src);
+        inet_pton(AF_INET, "10.9.0.2", &ha.ip_dst);
+        tr_frame_build_udp(tmpl, memif_size, &ha);
+        long rx = 0, rx_empty = 0, raw_rx = 0, raw_empty = 0, tx = 0, tx_short = 0, raw_tx = 0, raw_short = 0;
+        drain_all(s.port_id);
+        delivered = 0;
+        if (!raw_pool)
+                goto out;
+        /* RX: chunks of what the peer put in the ring (more than a chunk) */
+        for (long chunk = 0; chunk < MEMIF_N / MEMIF_CHUNK; chunk++) {
+                if (memif_cmd(to[1], from[0], 's') < 0)
+                        goto out;
+                for (long got = 0; got < MEMIF_CHUNK;) {
+                        int n = ipp_rx(s.q);
+                        got += n;
+                        rx_empty += n == 0;
+                }
+                drain_all(s.port_id);
+        }
+        rx = delivered / (long)memif_size;
+        for (long chunk = 0; chunk < MEMIF_N / MEMIF_CHUNK; chunk++) {
+                if (memif_cmd(to[1], from[0], 'r') < 0)
+                        goto out;
+                for (long got = 0; got < MEMIF_CHUNK;) {
+                        int n = ipp_raw_rx(s.port_id);
+                        got += n;
+                        raw_rx += n;
+                        raw_empty += n == 0;
+                }
+                drain_all(s.port_id);
+        }
+        /* TX: a chunk into the empty ring, then the peer drains it */
+        for (long chunk = 0; chunk < MEMIF_N / MEMIF_CHUNK; chunk++) {
+                for (long sent = 0; sent < MEMIF_CHUNK;) {
+                        int n = ipp_tx(s.q, s.ep, msgs);
+                        sent += n;
+                        tx_short += n < BURST;
+                }
+                tx += MEMIF_CHUNK;
+                if (memif_cmd(to[1], from[0], 'd') < 0)
+                        goto out;
+        }
+        for (long chunk = 0; chunk < MEMIF_N / MEMIF_CHUNK; chunk++) {
+                for (long sent = 0; sent < MEMIF_CHUNK;) {
+                        int n = ipp_raw_tx(s.port_id, raw_pool, tmpl, memif_flen());
+                        sent += n;
+                        raw_short += n < BURST;
+                }
+                raw_tx += MEMIF_CHUNK;
+                if (memif_cmd(to[1], from[0], 'd') < 0)
+                        goto out;
+        }
+        printf("memif%s, %u B: rx %ld (empty polls %ld) raw rx %ld (empty %ld) tx %ld (short bursts %ld) raw tx %ld "
+               "(short %ld)\n", memif_no_udp_csum ? " (no_udp_csum)" : "", memif_size, rx, rx_empty, raw_rx, raw_empty,
+               tx, tx_short, raw_tx, raw_short);
+        rc = 0;
+out:
+        memif_cmd(to[1], from[0], 'q');
+        waitpid(pid, NULL, 0);
+        /* the client has gone: DPDK 22.11's memif server closes cleanly once the link is down */
+        for (int i = 0; i < 300 && s.p && tr_port_link_up(s.p); i++)
+                usleep(10000);
+        tr_endpoint_close(s.ep);
+        tr_port_close(s.p);
+        tr_eal_cleanup();
+        unlink(sock);
+        rmdir(dir);
+        return rc;
+}
+
 int main(int argc, char **argv)
 {
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--no-udp-csum") == 0)
+                        memif_no_udp_csum = true;
+                else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+                        memif_size = (unsigned)strtoul(argv[++i], NULL, 10);
+        }
+        if (memif_size < 1 || memif_size > 1408) {
+                fprintf(stderr, "--size: 1..1408\n");
+                return 2;
+        }
+        if (argc > 2 && strcmp(argv[1], "--memif-peer") == 0)
+                return memif_peer(argv[2]);
+        if (argc > 1 && strcmp(argv[1], "--memif") == 0)
+                return memif_main(argv[0]);
         static struct tr_eal_args ea;
         char args[256];
         snprintf(args, sizeof(args), "--no-huge --no-pci -m 256 --log-level=error --no-telemetry --file-prefix sl-tr-ipp-%d",

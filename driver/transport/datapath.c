@@ -196,15 +196,26 @@ static unsigned tx_plan(struct tr_queue *q, struct tr_endpoint *ep, const struct
         return k;
 }
 
-/* Fresh mbufs straight from the pool (raw: refcnt 1, one segment, no next, as DPDK
- * keeps them there), filled with one datagram each. */
-static inline __attribute__((always_inline)) void tx_build(struct tr_queue *q, struct rte_mbuf *m,
-                                                           const struct tr_udp_tmpl *t,
-                            const void *data, size_t len)
+/* What tx_build reads of the port for every datagram, read once per call (stores into
+ * the mbufs could alias the port, so the compiler reloads it otherwise). */
+struct tx_mode {
+        bool ip_sw, udp_sw, offload; /* checksums summed here (IPv4, UDP); offloaded to the NIC */
+};
+
+static inline struct tx_mode tx_mode_of(const struct tr_port *p)
 {
-        const struct tr_port *p = q->port;
+        return (struct tx_mode){ .ip_sw = !p->ip_csum_offload, .udp_sw = p->udp_csum_sw,
+                                 .offload = p->udp_csum_offload };
+}
+
+/* Fresh mbufs straight from the pool (raw: refcnt 1, one segment, no next, as DPDK
+ * keeps them there), filled with one datagram each; *ip_id is the queue's next IPv4 id. */
+static inline __attribute__((always_inline)) void tx_build(struct tx_mode mode, uint16_t *ip_id, struct rte_mbuf *m,
+                                                           const struct tr_udp_tmpl *t, const void *data,
+                                                           size_t len)
+{
         uint8_t *d = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
-        tr_udp_tmpl_write(t, d, data, len, q->ip_id++, !p->ip_csum_offload, !p->udp_csum_offload);
+        tr_udp_tmpl_write(t, d, data, len, (*ip_id)++, mode.ip_sw, mode.udp_sw);
         size_t flen = TR_UDP_HDRS + len;
         if (flen < TR_ETH_MIN_FRAME) {
                 memset(d + flen, 0, TR_ETH_MIN_FRAME - flen);
@@ -216,7 +227,7 @@ static inline __attribute__((always_inline)) void tx_build(struct tr_queue *q, s
         m->packet_type = 0;
         m->ol_flags = 0;
         m->tx_offload = 0;
-        if (p->udp_csum_offload) {
+        if (mode.offload) {
                 struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + TR_ETH_HLEN);
                 struct rte_udp_hdr *u = (struct rte_udp_hdr *)(d + TR_ETH_HLEN + TR_IP_HLEN);
                 m->l2_len = TR_ETH_HLEN;
@@ -235,6 +246,37 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
         int err = 0;
         uint32_t gen = __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE);
 
+        /* the usual call (Aeron's send_func, a burst of one publication's frames): up to a
+         * burst of datagrams all to one prepared flow, taken without the plan's arrays */
+        if (likely(n - 1 < p->burst && msgs[0].dst->sin_family == AF_INET)) {
+                const struct sockaddr_in *dst = msgs[0].dst;
+                uint64_t key = flow_key(dst);
+                const struct tr_flow *f = flow_slot(q, key);
+                size_t i = 0;
+                if (likely(f->ep == ep && f->dst == key && f->gen == gen))
+                        while (i < n && msgs[i].dst == dst && msgs[i].len <= p->mtu)
+                                i++;
+                if (likely(i == n) && likely(rte_mempool_get_bulk(p->pool, (void **)out, (unsigned)n) == 0)) {
+                        uint64_t bytes = 0;
+                        struct tx_mode mode = tx_mode_of(p);
+                        uint16_t id = q->ip_id;
+                        for (i = 0; i < n; i++) {
+                                tx_build(mode, &id, out[i], &f->t, msgs[i].data, msgs[i].len);
+                                bytes += msgs[i].len;
+                        }
+                        q->ip_id = id;
+                        uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)n);
+                        if (unlikely(sent < n)) {
+                                for (i = sent; i < n; i++)
+                                        bytes -= msgs[i].len;
+                                rte_pktmbuf_free_bulk(out + sent, (unsigned)(n - sent));
+                                TR_CNT_INC(q, tx_wouldblock_ring);
+                        }
+                        TR_CNT_ADD(q, tx_datagrams, sent);
+                        TR_CNT_ADD(q, tx_bytes, bytes);
+                        return sent;
+                }
+        }
         while (done < n && !err) {
                 /* 1. how many of the next datagrams can go, with which headers */
                 unsigned k = tx_plan(q, ep, msgs, n, &done, tmpl_of, gen, &err);
@@ -246,11 +288,14 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                         break;
                 }
                 uint64_t bytes = 0;
+                struct tx_mode mode = tx_mode_of(p);
+                uint16_t id = q->ip_id;
                 for (unsigned i = 0; i < k; i++) {
                         const struct tr_msg *m = &msgs[done + i];
-                        tx_build(q, out[i], tmpl_of[i], m->data, m->len);
+                        tx_build(mode, &id, out[i], tmpl_of[i], m->data, m->len);
                         bytes += m->len;
                 }
+                q->ip_id = id;
                 /* 3. hand them to the NIC; what it does not take is freed, not queued */
                 uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)k);
                 if (unlikely(sent < k)) {
@@ -283,7 +328,7 @@ int tr_send(struct tr_queue *q, struct tr_endpoint *ep, const struct sockaddr_in
         if (likely(len <= p->mtu && dst->sin_family == AF_INET && f->ep == ep && f->dst == key &&
                    f->gen == __atomic_load_n(&p->tx_gen, __ATOMIC_ACQUIRE) &&
                    rte_mempool_get(p->pool, (void **)&m) == 0)) {
-                tx_build(q, m, &f->t, data, len);
+                tx_build(tx_mode_of(p), &q->ip_id, m, &f->t, data, len);
                 if (likely(rte_eth_tx_burst(p->port_id, q->qid, &m, 1) == 1)) {
                         TR_CNT_INC(q, tx_datagrams);
                         TR_CNT_ADD(q, tx_bytes, len);
@@ -372,6 +417,25 @@ static __attribute__((noinline)) bool for_us_other(const struct tr_port *p, uint
         return ip == 0xffffffffu || ip == (p->ip | ~p->mask) || (tr_ipv4_is_multicast(ip) && joined(p, ip));
 }
 
+/* A datagram for us that no endpoint takes: the probe responder's (no endpoint of its
+ * own), or a drop. Out of line and given f's fields by value, so that the inline parse's
+ * tr_frame never has to be in memory on the usual path. */
+static __attribute__((noinline)) void rx_no_endpoint(struct tr_queue *q, const uint8_t *d, uint32_t ip_src,
+                                                     uint32_t ip_dst, uint16_t dst_port, uint16_t payload_off,
+                                                     uint16_t payload_len)
+{
+        const struct tr_port *p = q->port;
+        if (dst_port != p->probe_port || !p->probe_port || ip_dst != p->ip) {
+                TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
+                return;
+        }
+        const uint8_t *u = d + payload_off - TR_UDP_HLEN;
+        struct tr_frame f = { .kind = TR_FRAME_UDP, .dst_mac = d, .src_mac = d + 6, .ip_src = ip_src,
+                              .ip_dst = ip_dst, .src_port = fr_rd16(u), .dst_port = dst_port,
+                              .payload_off = payload_off, .payload_len = payload_len };
+        tr_probe_on_udp(q, d, &f);
+}
+
 /* A parsed UDP datagram: for us (our address, broadcast, a joined group), to which
  * endpoint; the callback. Returns 1 when delivered. */
 static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint8_t *d,
@@ -383,10 +447,7 @@ static inline int rx_udp(const struct tr_port *p, struct tr_queue *q, const uint
         }
         struct tr_endpoint *ep = demux_get(p, q, f->ip_dst, f->dst_port);
         if (unlikely(!ep)) {
-                if (f->dst_port == p->probe_port && p->probe_port && f->ip_dst == p->ip)
-                        tr_probe_on_udp(q, d, f); /* the probe responder: no endpoint of its own */
-                else
-                        TR_CNT_DROP(q, TR_DROP_NO_ENDPOINT);
+                rx_no_endpoint(q, d, f->ip_src, f->ip_dst, f->dst_port, f->payload_off, f->payload_len);
                 return 0;
         }
         /* the source port as the frame has it (network order), from the UDP header that
@@ -434,14 +495,16 @@ static __attribute__((noinline)) int rx_other(const struct tr_port *p, struct tr
 }
 
 /* One received frame. Caller holds bind_lock as a reader. Returns 1 when a datagram was
- * delivered (its payload added to *bytes), else 0. */
-static inline int rx_one(const struct tr_port *p, struct tr_queue *q, struct rte_mbuf *m,
-                         tr_recv_fn fn, void *clientd, uint64_t *bytes)
+ * delivered (its payload added to *bytes), else 0. offload: the port may mark checksums
+ * good (a constant where rx_burst_loop is inlined: the test is per burst). */
+static inline __attribute__((always_inline)) int rx_one(const struct tr_port *p, struct tr_queue *q,
+                                                        struct rte_mbuf *m, bool offload, tr_recv_fn fn,
+                                                        void *clientd, uint64_t *bytes)
 {
         const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
         unsigned flags = 0;
 
-        if (p->rx_csum_offload) {
+        if (offload) {
                 uint64_t ol = m->ol_flags;
                 if ((ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
                         flags |= TR_PARSE_IP_CSUM_DONE;
@@ -460,53 +523,62 @@ static inline int rx_one(const struct tr_port *p, struct tr_queue *q, struct rte
 }
 
 _Static_assert(offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, refcnt) + 2,
-               "rx_free reads refcnt and nb_segs as one word");
+               "rx_odd reads refcnt and nb_segs as one word");
 
-/* Received mbufs back to their pool in one put when they are what RX queues make (one
- * pool, one segment, not shared, not attached): what rte_pktmbuf_free_bulk does for
- * them, without its per-mbuf work. Anything else goes the general way. */
-static inline void rx_free(struct rte_mbuf **pkts, uint16_t n)
+/* Not 0 when m is not what RX queues make (pool mp, one segment, not shared, not
+ * attached): then the burst goes back through rte_pktmbuf_free_bulk, which handles
+ * anything; else in one rte_mempool_put_bulk, what free_bulk does for plain mbufs
+ * without its per-mbuf work. Read beside the frame's own fields, no branch per mbuf. */
+static inline uint64_t rx_odd(const struct rte_mbuf *m, const struct rte_mempool *mp)
 {
-        struct rte_mempool *mp = pkts[0]->pool;
-        uint64_t odd = 0; /* not 0 once one of them is not plain: no branch per mbuf */
+        uint32_t rc_segs; /* refcnt and nb_segs both 1, read together */
+        memcpy(&rc_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt), sizeof(rc_segs));
+        return ((uintptr_t)m->pool ^ (uintptr_t)mp) | (rc_segs ^ (1u | 1u << 16)) |
+               (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+}
+
+/* A burst's frames, prefetching each next one; returns the datagrams delivered. */
+static inline __attribute__((always_inline)) int rx_burst_loop(const struct tr_port *p, struct tr_queue *q,
+                                                               struct rte_mbuf **pkts, uint16_t n,
+                                                               bool offload, tr_recv_fn fn, void *clientd,
+                                                               uint64_t *bytes, uint64_t *odd)
+{
+        const struct rte_mempool *mp = pkts[0]->pool;
+        int delivered = 0;
         for (uint16_t i = 0; i < n; i++) {
-                const struct rte_mbuf *m = pkts[i];
-                /* refcnt and nb_segs both 1, read together */
-                uint32_t rc_segs;
-                memcpy(&rc_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt), sizeof(rc_segs));
-                odd |= ((uintptr_t)m->pool ^ (uintptr_t)mp) | (rc_segs ^ (1u | 1u << 16)) |
-                       (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+                if (i + 1 < n)
+                        rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+                *odd |= rx_odd(pkts[i], mp);
+                delivered += rx_one(p, q, pkts[i], offload, fn, clientd, bytes);
         }
-        if (unlikely(odd)) {
-                rte_pktmbuf_free_bulk(pkts, n);
-                return;
-        }
-        rte_mempool_put_bulk(mp, (void **)pkts, n);
+        return delivered;
 }
 
 static int poll_rxq(struct tr_queue *q, uint16_t rxq, tr_recv_fn fn, void *clientd)
 {
         struct tr_port *p = q->port;
         struct rte_mbuf *pkts[TR_MAX_BURST];
-        int delivered = 0;
+        int delivered;
 
         uint16_t n = rte_eth_rx_burst(p->port_id, rxq, pkts, p->burst);
         if (n == 0)
-                return delivered;
+                return 0;
         TR_CNT_ADD(q, rx_frames, n);
-        uint64_t bytes = 0;
+        uint64_t bytes = 0, odd = 0;
         rte_rwlock_read_lock(&p->bind_lock);
         if (unlikely(q->rx_gen != p->demux_gen)) { /* the demux changed: its last answer goes */
                 q->rx_gen = p->demux_gen;
                 q->rx_key = TR_RX_KEY_NONE;
         }
-        for (uint16_t i = 0; i < n; i++) {
-                if (i + 1 < n)
-                        rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-                delivered += rx_one(p, q, pkts[i], fn, clientd, &bytes);
-        }
+        if (p->rx_csum_offload)
+                delivered = rx_burst_loop(p, q, pkts, n, true, fn, clientd, &bytes, &odd);
+        else
+                delivered = rx_burst_loop(p, q, pkts, n, false, fn, clientd, &bytes, &odd);
         rte_rwlock_read_unlock(&p->bind_lock);
-        rx_free(pkts, n);
+        if (unlikely(odd))
+                rte_pktmbuf_free_bulk(pkts, n);
+        else
+                rte_mempool_put_bulk(pkts[0]->pool, (void **)pkts, n);
         TR_CNT_ADD(q, rx_bytes, bytes);
         TR_CNT_ADD(q, rx_datagrams, (uint64_t)delivered);
         return delivered;

@@ -206,7 +206,7 @@ void tr_udp_tmpl_init(struct tr_udp_tmpl *t, const struct tr_udp_hdr_args *a)
         uint8_t *ip = t->hdr + TR_ETH_HLEN, *u = ip + TR_IP_HLEN;
         ip[2] = ip[3] = 0;
         u[4] = u[5] = 0;
-        t->ip_sum = fr_sum_ip20(ip);
+        t->ip_sum = fr_fold_hi16(fr_sum_ip20(ip)) >> 16;
         t->udp_sum = (uint64_t)a->ip_src + a->ip_dst + fr_be16(TR_IPPROTO_UDP) + fr_rd16_raw(u) + fr_rd16_raw(u + 2);
 }
 

@@ -116,6 +116,7 @@ static struct tr_port *port_new(const struct tr_port_config *cfg, const struct t
         p->gateway = cfg->gateway;
         p->ttl = plan->ttl;
         p->host_local = !cfg->no_host_local;
+        p->udp_csum_sw = !cfg->no_udp_csum; /* unless the device offloads it (dev_configure) */
         p->hl_epfd = p->hl_evfd = -1;
         p->tsc_hz = rte_get_tsc_hz();
         p->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / p->tsc_hz);
@@ -176,6 +177,8 @@ static int dev_configure(struct tr_port *p, const struct rte_eth_dev_info *info,
         uint64_t want_rx = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
         conf.rxmode.offloads = info->rx_offload_capa & want_rx;
         p->rx_csum_offload = conf.rxmode.offloads != 0;
+        if (p->udp_csum_offload)
+                p->udp_csum_sw = false;
         r = rte_eth_dev_configure(p->port_id, p->n_rxq, p->n_queues + 1, &conf);
         if (r < 0) {
                 set_err(err, errlen, "rte_eth_dev_configure(port %u, %u queues): %s", p->port_id,

@@ -87,6 +87,8 @@ struct tr_port {
         uint8_t ttl;
         uint32_t ip, mask, gateway;
         bool host_local, ip_csum_offload, udp_csum_offload;
+        bool udp_csum_sw;        /* sum each datagram's UDP checksum in software (no offload,
+                                    and not no_udp_csum) */
         bool rx_csum_offload;    /* the device may mark RX checksums good */
         uint64_t mac64;          /* our MAC as an 8-byte load of a frame sees it, & TR_MAC_MASK */
         struct rte_mempool *pool;

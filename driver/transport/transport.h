@@ -51,6 +51,11 @@ struct tr_port_config {
         uint32_t igmp_unsolicited_ms; /* Unsolicited Report Interval; 0 = 1000 (v3), 10000 (v2) */
         uint8_t ttl;            /* IPv4 TTL of datagrams; 0 = 64 */
         bool no_host_local;     /* do not open kernel sockets for host-local peers */
+        bool no_udp_csum;       /* where the device cannot offload the UDP checksum, send 0 ("no
+                                   checksum", RFC 768) instead of summing each datagram in
+                                   software; off by default, as RFC 1122 4.1.3.4 wants. A device
+                                   with the offload always gets a checksum. Received checksums
+                                   are verified either way (0 is accepted, as by Linux). */
         bool clamp_rings;       /* fit explicit ring sizes to the device instead of refusing */
 };
 

@@ -332,6 +332,10 @@ static void test_template(void)
                         if (memcmp(want, got, n) != 0)
                                 fprintf(stderr, "template: len %u variant %u differs\n", len, v);
                         CHECK(memcmp(want, got, n) == 0);
+                        /* and nothing after it (the inline payload copy's last move overlaps
+                         * the one before, never the bytes beyond) */
+                        for (size_t i = n > 48 ? n : 48; i < n + 32 && i < sizeof(got); i++)
+                                CHECK_INT(got[i], 0x77);
                 }
         }
         /* a datagram whose UDP sum is 0 is sent as 0xffff by both */

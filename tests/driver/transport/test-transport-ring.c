@@ -878,6 +878,81 @@ static void test_flow_expiry(void)
         tr_port_close(fp);
 }
 
+/* no_udp_csum: on a device without the offload (net_ring has none) datagrams go with a UDP
+ * checksum of 0 and a valid IPv4 header checksum, through tr_send, a burst to one flow and
+ * a burst to two; without it (the control) the checksum is summed and verifies. */
+static void test_no_udp_csum(void)
+{
+        for (int opt = 0; opt < 2; opt++) {
+                char name[16];
+                struct rte_ring *rx, *tx[2];
+                snprintf(name, sizeof(name), "nc%d-rx", opt);
+                rx = rte_ring_create(name, 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+                snprintf(name, sizeof(name), "nc%d-tx0", opt);
+                tx[0] = rte_ring_create(name, 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+                snprintf(name, sizeof(name), "nc%d-tx1", opt);
+                tx[1] = rte_ring_create(name, 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+                snprintf(name, sizeof(name), "nc%d", opt);
+                int id = rte_eth_from_rings(name, &rx, 1, tx, 2, 0);
+                CHECK(id >= 0);
+                struct tr_port_config cfg = { .port_id = (uint16_t)id, .rx_ring = 128, .tx_ring = 128,
+                                              .ipv4 = t_ip4("10.7.0.1"), .prefix_len = 24, .no_host_local = true,
+                                              .no_udp_csum = opt == 1 };
+                struct tr_port *np;
+                char err[256] = "";
+                int r = tr_port_open(&cfg, &np, err, sizeof(err));
+                if (r < 0)
+                        fprintf(stderr, "no_udp_csum open: %s\n", err);
+                CHECK_INT(r, 0);
+                if (r < 0)
+                        return;
+                struct tr_queue *nq = tr_port_queue(np, 0);
+                struct rte_mbuf *m = NULL;
+                struct got g = { 0 };
+                struct tr_endpoint *ep;
+                struct sockaddr_in b = t_sin(NULL, 5000), d1 = t_sin("10.7.0.2", 6000), d2 = t_sin("10.7.0.2", 6001);
+                CHECK_INT(tr_endpoint_open(np, &b, NULL, &ep), 0);
+                uint8_t f[64];
+                static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+                tr_frame_build_arp(f, 1, bc, peer_mac, t_ip4("10.7.0.2"), NULL, t_ip4("10.7.0.1"));
+                m = rte_pktmbuf_alloc(tpool);
+                memcpy(rte_pktmbuf_append(m, 60), f, 60);
+                CHECK_INT(rte_ring_enqueue(rx, m), 0);
+                tr_poll(nq, on_dgram, &g); /* the peer is learnt */
+                const char *pl = "0123456789abcdef0123456789abcdef!"; /* 33 bytes: past the two moves */
+                struct tr_msg one[3], two[3];
+                for (int i = 0; i < 3; i++) {
+                        one[i] = (struct tr_msg){ .dst = &d1, .data = pl, .len = 16u + (size_t)i * 8 };
+                        two[i] = (struct tr_msg){ .dst = i == 1 ? &d2 : &d1, .data = pl, .len = 33 };
+                }
+                CHECK_INT(tr_send(nq, ep, &d1, pl, 33), 1);
+                CHECK_INT(tr_sendmmsg(nq, ep, one, 3), 3);
+                CHECK_INT(tr_sendmmsg(nq, ep, two, 3), 3);
+                int n = 0;
+                while (rte_ring_dequeue(tx[0], (void **)&m) == 0) {
+                        const uint8_t *fr = rte_pktmbuf_mtod(m, const uint8_t *);
+                        struct tr_frame a;
+                        tr_frame_parse(fr, rte_pktmbuf_data_len(m), 0, &a); /* verifies what is there */
+                        CHECK_INT(a.kind, TR_FRAME_UDP);
+                        size_t len = n == 0 || n >= 4 ? 33 : 16u + (size_t)(n - 1) * 8;
+                        CHECK_INT(a.payload_len, len);
+                        CHECK(a.kind == TR_FRAME_UDP && memcmp(fr + a.payload_off, pl, len) == 0);
+                        uint16_t c = (uint16_t)(fr[TR_UDP_HDRS - 2] << 8 | fr[TR_UDP_HDRS - 1]);
+                        if (opt)
+                                CHECK_INT(c, 0);
+                        else
+                                CHECK(c != 0);
+                        rte_pktmbuf_free(m);
+                        n++;
+                }
+                CHECK_INT(n, 7);
+                while (rte_ring_dequeue(tx[1], (void **)&m) == 0)
+                        rte_pktmbuf_free(m);
+                tr_endpoint_close(ep);
+                tr_port_close(np);
+        }
+}
+
 int main(void)
 {
         t_skip_unless_dpdk(NULL); /* net_ring is linked in */
@@ -892,6 +967,7 @@ int main(void)
         test_host_local();
         test_multiqueue();
         test_flow_expiry();
+        test_no_udp_csum();
         struct tr_counters c;
         tr_port_counters(port, &c);
         printf("rx_frames %llu, rx_datagrams %llu, tx_datagrams %llu, drops %llu\n",
