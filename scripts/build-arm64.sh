@@ -51,33 +51,6 @@ mkdir -p "$cache"
 scratch_begin build-arm64
 scratch_on_exit='echo "build-arm64: exit $rc after $(($(date +%s) - t_start)) s"'
 
-# base SUITE -> base_image: as scripts/test-images.sh's base(), for arm64 (mmdebstrap runs
-# the arm64 maintainer scripts under QEMU).
-base() {
-  local suite=$1
-  local opts=(--variant=minbase --mode=root --format=tar --architectures="$arch"
-    --aptopt='Acquire::Languages "none"'
-    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
-    --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
-    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr)
-  local key
-  key=$(printf '%s\n' "$suite" "$(mmdebstrap --version)" "${opts[@]}" | sha256sum | cut -c1-12)
-  local tar="$cache/debian-$suite-$arch-$key.tar" image="localhost/spinlane-base:$suite-$arch-$key"
-  if [ ! -s "$tar" ]; then
-    mmdebstrap "${opts[@]}" "$suite" "$tar.part" http://deb.debian.org/debian >&2 || fail "mmdebstrap $suite ($arch)"
-    mv "$tar.part" "$tar"
-  fi
-  if ! buildah inspect --type image "$image" >/dev/null 2>&1; then
-    local c
-    c=$(buildah from --arch "$arch" --name "spinlane-arm64-base-$$-$suite" scratch)
-    containers+=("$c")
-    buildah add --quiet "$c" "$tar" / >&2
-    buildah config --arch "$arch" --cmd /bin/bash "$c" >&2
-    buildah commit --quiet --rm "$c" "$image" >/dev/null
-    unset 'containers[${#containers[@]}-1]'
-  fi
-  base_image=$image
-}
 
 step "build context"
 ctx=$tmp/context

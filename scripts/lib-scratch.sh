@@ -1,4 +1,5 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154,SC2034
+# (SC2154, SC2034: $arch and $cache are the caller's; base_image is the caller's to read)
 # SPDX-License-Identifier: Apache-2.0
 # Sourced (not run) by scripts/test-images.sh, scripts/test-pods.sh and
 # scripts/build-arm64.sh: the one copy of what they share.
@@ -53,4 +54,45 @@ scratch_begin() {
   trap scratch_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM HUP
+}
+
+# base SUITE -> base_image (after scratch_begin; $arch and $cache set by the caller, for
+# a foreign $arch mmdebstrap runs the maintainer scripts under QEMU): the local image name of a Debian SUITE base made by mmdebstrap:
+# minbase with a merged /usr (mmdebstrap's merged-usr hook: usr-is-merged, not usrmerge
+# and its perl), the official slim image's dpkg filters and its apt clean-up (docker-clean:
+# no .deb and no package cache kept after an install), so the Dockerfiles see what they
+# see on debian:N-slim.
+base() {
+  local suite=$1
+  local opts=(--variant=minbase --mode=root --format=tar --architectures="$arch"
+    --aptopt='Acquire::Languages "none"'
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
+    --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
+    --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/groff/*'
+    --dpkgopt='path-exclude=/usr/share/lintian/*' --dpkgopt='path-exclude=/usr/share/linda/*'
+    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
+    "--customize-hook=printf '%s\n' 'DPkg::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'APT::Update::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true\"; };' 'Dir::Cache::pkgcache \"\";' 'Dir::Cache::srcpkgcache \"\";' > \"\$1/etc/apt/apt.conf.d/docker-clean\" && rm -f \"\$1\"/var/cache/apt/*.bin")
+  local key
+  key=$(printf '%s\n' "$suite" "$(mmdebstrap --version)" "${opts[@]}" | sha256sum | cut -c1-12)
+  local tar="$cache/debian-$suite-$arch-$key.tar" image="localhost/spinlane-base:$suite-$arch-$key"
+  if [ ! -s "$tar" ]; then
+    rm -f "$cache/debian-$suite-$arch-"*.tar "$cache/debian-$suite-$arch-"*.tar.part # other keys: superseded
+    echo "$scratch_name: mmdebstrap $suite ($arch) -> $tar" >&2
+    mmdebstrap "${opts[@]}" "$suite" "$tar.part" http://deb.debian.org/debian >&2 || fail "mmdebstrap $suite"
+    mv "$tar.part" "$tar"
+  fi
+  if ! buildah inspect --type image "$image" >/dev/null 2>&1; then
+    local c
+    c=$(buildah from --arch "$arch" --name "spinlane-base-$$-$suite-$arch" scratch)
+    containers+=("$c")
+    buildah add --quiet "$c" "$tar" / >&2
+    buildah config --arch "$arch" --cmd /bin/bash "$c" >&2
+    buildah commit --quiet --rm "$c" "$image" >/dev/null
+    unset 'containers[${#containers[@]}-1]'
+    # the bases of other keys are superseded (the images built on them keep their layers)
+    # (grep finds none on a machine with one base: not an error under pipefail)
+    { buildah images --format '{{.Name}}:{{.Tag}}' | grep "^localhost/spinlane-base:$suite-$arch-" |
+      grep -v ":$suite-$arch-$key\$" || true; } | while read -r old; do buildah rmi "$old" >/dev/null 2>&1 || true; done
+  fi
+  base_image=$image
 }
