@@ -96,6 +96,7 @@ typedef struct run_settings {
 typedef struct run_node {
         inventory *inv;
         selection sel;
+        const device_map *map; /* the device map of inv under sel: the daemon's (ctx->map) */
 } run_node;
 
 typedef struct run_ctx run_ctx;
@@ -135,6 +136,11 @@ struct run_ctx {
         const char *debounce_why[6];
         unsigned n_debounce_why;
         bool stopping;
+        /* the device map of the last scan (the one device value per device, device-map.h),
+         * the history of the next; map_forget: the next is built without one (the device
+         * plugins were torn down: the kubelet forgot what they listed) */
+        device_map map;
+        bool map_forget;
         /* verdicts */
         verdict_list verdicts;
         bool have_verdicts;
@@ -142,8 +148,7 @@ struct run_ctx {
         dp_engine *dp;
         dp_plugin *nic_plugin, *core_plugin;
         bool listed;
-        dp_device_list nics, cores;   /* last advertised (sticky: vanished devices stay Unhealthy) */
-        device_map map;               /* the device map they came from: the history of the next */
+        device_list nics, cores;      /* last advertised (the map's listed devices) */
         /* the counters of the plugins a rebuild tore down, for the new ones of the same
          * resource names (the metrics stay monotonic) */
         bool carry;
@@ -158,7 +163,6 @@ struct run_ctx {
         dra_plugin *kplugin;
         char dra_cdi_dir[DP_PATH_LEN]; /* the spec dir the kubelet plugin was started with */
         run_slices *slices;
-        device_map dra_map;
         size_t dra_left_out;          /* devices the last slice left out (logged on change) */
         unsigned stop_wait;           /* what the stop waits for: the plugins, the slice's DELETE */
         /* the self-check (selfcheck_*): one round at a time on its own thread, its results
@@ -256,7 +260,7 @@ static void verdicts_rescan(run_ctx *ctx, const run_node *node)
         kargs_state kst;
         char kerr[256];
         int kr = kargs_state_load(&ctx->h, &kst, kerr, sizeof(kerr));
-        checks_options copt = { .nic_selected = selection_nic_hook, .userdata = (void *)&node->sel,
+        checks_options copt = { .map = node->map,
                                 .bind_driver = config_driver_name(c->binding.ena),
                                 .hugetlbfs_pod_mount = c->hugetlbfs.pod_mount,
                                 .hugetlbfs_mount_point = c->hugetlbfs.mount_point,
@@ -293,90 +297,15 @@ static void verdicts_stop(run_ctx *ctx)
 
 /* ---- service: device plugins ---- */
 
-static int cmp_nic(const void *a, const void *b)
-{
-        return strcmp(((const dp_device *)a)->id, ((const dp_device *)b)->id);
-}
-
-static int cmp_core(const void *a, const void *b)
-{
-        int x = cpuset_next(&((const dp_device *)a)->cpus, 0), y = cpuset_next(&((const dp_device *)b)->cpus, 0);
-        return x != y ? (x < y ? -1 : 1) : strcmp(((const dp_device *)a)->id, ((const dp_device *)b)->id);
-}
-
-/* The device map (agent/node/device-map.h, the one rule) as the device plugins' lists:
- * every device it lists, with its health. A NIC no longer bound keeps the device nodes the
- * pod was given; a vanished device keeps its last entry, Unhealthy. */
-static void devices_from_map(const run_ctx *ctx, const inventory *inv, const device_map *map, dp_device_list *ret_nics,
-                             dp_device_list *ret_cores, uint64_t *ret_numa_with_nics)
-{
-        uint64_t numa = 0;
-
-        for (size_t i = 0; i < map->n; i++) {
-                const devmap_entry *e = &map->items[i];
-                bool nic = e->res == DEVMAP_NIC;
-                dp_device d;
-                if (!devmap_listed(e))
-                        continue;
-                const dp_device *old = dp_device_list_find(nic ? &ctx->nics : &ctx->cores, e->id, strlen(e->id));
-                if (e->index < 0) { /* vanished */
-                        if (!old)
-                                continue;
-                        d = *old;
-                        d.healthy = false;
-                        (void)dp_device_list_add(nic ? ret_nics : ret_cores, &d);
-                        continue;
-                }
-                memset(&d, 0, sizeof(d));
-                snprintf(d.id, sizeof(d.id), "%s", e->id);
-                d.healthy = e->state == DEVMAP_HEALTHY;
-                if (!nic) {
-                        const inv_core *c = &inv->cores[e->index];
-                        d.numa_node = c->numa_node;
-                        d.cpus = c->cpus;
-                        (void)dp_device_list_add(ret_cores, &d);
-                        continue;
-                }
-                const inv_nic *n = &inv->nics[e->index];
-                snprintf(d.pci, sizeof(d.pci), "%s", n->pci);
-                snprintf(d.mac, sizeof(d.mac), "%s", n->mac);
-                snprintf(d.nic_kind, sizeof(d.nic_kind), "%s", inv_nic_kind_name(n->kind));
-                snprintf(d.driver, sizeof(d.driver), "%s", n->driver);
-                d.numa_node = n->numa_node;
-                if (n->addr.state == INV_ADDR_KNOWN) {
-                        ipv4_cidr_format((ipv4_cidr){ n->addr.ipv4, n->addr.prefix_len }, d.ipv4);
-                        if (n->addr.gateway)
-                                ipv4_format(n->addr.gateway, d.gateway);
-                }
-                for (size_t k = 0; k < n->n_devnodes && k < DP_MAX_DEVNODES; k++) {
-                        snprintf(d.devnodes[k].host, DP_DEVPATH_LEN, "%s", n->devnodes[k].host);
-                        snprintf(d.devnodes[k].container, DP_DEVPATH_LEN, "%s", n->devnodes[k].container);
-                        d.n_devnodes++;
-                }
-                if (old && d.n_devnodes == 0) { /* unbound: keep what the pod would have needed */
-                        memcpy(d.devnodes, old->devnodes, sizeof(d.devnodes));
-                        d.n_devnodes = old->n_devnodes;
-                }
-                if (d.healthy && d.numa_node >= 0 && d.numa_node < 64)
-                        numa |= 1ULL << d.numa_node;
-                (void)dp_device_list_add(ret_nics, &d);
-        }
-        if (ret_nics->n) /* items is NULL for an empty list */
-                qsort(ret_nics->items, ret_nics->n, sizeof(dp_device), cmp_nic);
-        if (ret_cores->n)
-                qsort(ret_cores->items, ret_cores->n, sizeof(dp_device), cmp_core);
-        *ret_numa_with_nics = numa;
-}
-
 /* The map's line of every device whose state or reason changed (all of them the first
  * time): what `spinlane-agent explain` prints. */
 static void log_map_changes(const run_ctx *ctx, const device_map *prev, const device_map *now)
 {
-        char line[DEVMAP_DETAIL_LEN + 256];
+        char line[DEVICE_DETAIL_LEN + 256];
         for (size_t i = 0; i < now->n; i++) {
-                if (!devmap_entry_changed(prev, &now->items[i]))
+                if (!device_map_changed(prev, &now->items[i]))
                         continue;
-                devmap_entry_line(&now->items[i], ctx->set.prefix, line, sizeof(line));
+                device_map_line(&now->items[i], ctx->set.prefix, line, sizeof(line));
                 log_info("%s", line);
         }
 }
@@ -390,50 +319,50 @@ static void alloc_config(const run_ctx *ctx, dp_alloc_config *cfg)
         cfg->cdi = ctx->set.cdi;
 }
 
-static void log_changes(const char *resource, const dp_device_list *old, const dp_device_list *now)
+static void log_changes(const char *resource, const device_list *old, const device_list *now)
 {
         size_t healthy = 0;
         for (size_t i = 0; i < now->n; i++) {
-                const dp_device *d = &now->items[i];
-                const dp_device *o = dp_device_list_find(old, d->id, strlen(d->id));
-                healthy += d->healthy;
+                const device_entry *d = &now->items[i];
+                const device_entry *o = device_list_find(old, d->id, strlen(d->id));
+                healthy += device_healthy(d);
                 if (!o)
                         log_info("%s: device %s advertised (%s, NUMA node %d)", resource, d->id,
-                                 d->healthy ? "Healthy" : "Unhealthy", d->numa_node);
-                else if (o->healthy != d->healthy)
-                        log_info("%s: device %s is now %s", resource, d->id, d->healthy ? "Healthy" : "Unhealthy");
+                                 device_healthy(d) ? "Healthy" : "Unhealthy", d->numa_node);
+                else if (device_healthy(o) != device_healthy(d))
+                        log_info("%s: device %s is now %s", resource, d->id, device_healthy(d) ? "Healthy" : "Unhealthy");
         }
         log_info("%s: %zu devices, %zu healthy", resource, now->n, healthy);
 }
 
 /* The CDI spec of the NIC resource under the settings s (dp-cdi.c). */
-static int cdi_write(run_ctx *ctx, const dp_device_list *nics)
+static int cdi_write(run_ctx *ctx, const device_list *nics)
 {
         char kind[128];
-        snprintf(kind, sizeof(kind), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
+        device_kind_full(DEVICE_NIC, ctx->set.prefix, kind, sizeof(kind));
         return dp_cdi_write(&ctx->h, ctx->set.cdi_dir, kind, ctx->set.hugetlbfs, nics);
 }
 
 static void dp_rescan(run_ctx *ctx, const run_node *node)
 {
-        dp_device_list nics = { 0 }, cores = { 0 };
+        device_list nics = { 0 }, cores = { 0 };
         dp_alloc_config cfg;
-        device_map map;
-        uint64_t numa;
+        uint64_t numa = 0;
         char res[128];
         int r;
 
         if (!ctx->dp)
                 return;
-        /* the last map is the history (empty while the plugins are down: dp_stop frees it) */
-        if (device_map_build(&node->sel, &ctx->map, &map) < 0) {
-                log_error("device map: out of memory; the devices stay as they were");
+        /* the map's listed devices, as they are (device-map.c kept what a vanished or
+         * unbound one keeps) */
+        if (device_map_list(node->map, DEVICE_NIC, &nics) < 0 || device_map_list(node->map, DEVICE_CORE, &cores) < 0) {
+                device_list_free(&nics);
+                log_error("device plugins: out of memory; the devices stay as they were");
                 return;
         }
-        log_map_changes(ctx, &ctx->map, &map);
-        devices_from_map(ctx, node->inv, &map, &nics, &cores, &numa);
-        device_map_free(&ctx->map);
-        ctx->map = map;
+        for (size_t i = 0; i < nics.n; i++)
+                if (device_healthy(&nics.items[i]) && nics.items[i].numa_node >= 0 && nics.items[i].numa_node < 64)
+                        numa |= 1ULL << nics.items[i].numa_node;
         alloc_config(ctx, &cfg);
         if (ctx->kplugin && dra_plugin_set_devices(ctx->kplugin, &nics, &cores, &cfg) < 0)
                 log_error("DRA: out of memory; the devices stay as they were");
@@ -443,23 +372,23 @@ static void dp_rescan(run_ctx *ctx, const run_node *node)
         if (ctx->core_plugin)
                 dp_plugin_set_config(ctx->core_plugin, &cfg);
         if ((ctx->nic_plugin ? dp_plugin_set_devices(ctx->nic_plugin, &nics) > 0
-                             : !dp_device_list_equal(&ctx->nics, &nics)) ||
+                             : !device_list_equal(&ctx->nics, &nics)) ||
             !ctx->listed) {
-                snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
+                device_kind_full(DEVICE_NIC, ctx->set.prefix, res, sizeof(res));
                 log_changes(res, &ctx->nics, &nics);
                 r = ctx->set.cdi ? cdi_write(ctx, &nics) : 0;
                 if (r < 0)
                         log_errno(LOG_WARN, r, "CDI spec for %s under %s", res, ctx->set.cdi_dir);
         }
         if ((ctx->core_plugin ? dp_plugin_set_devices(ctx->core_plugin, &cores) > 0
-                              : !dp_device_list_equal(&ctx->cores, &cores)) ||
+                              : !device_list_equal(&ctx->cores, &cores)) ||
             !ctx->listed) {
-                snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
+                device_kind_full(DEVICE_CORE, ctx->set.prefix, res, sizeof(res));
                 log_changes(res, &ctx->cores, &cores);
         }
         ctx->listed = true;
-        dp_device_list_free(&ctx->nics);
-        dp_device_list_free(&ctx->cores);
+        device_list_free(&ctx->nics);
+        device_list_free(&ctx->cores);
         ctx->nics = nics;
         ctx->cores = cores;
 }
@@ -522,14 +451,14 @@ static int dp_start(run_ctx *ctx, const run_node *node)
         r = dp_engine_new(ctx->l, &ctx->h, on_dp_event, ctx, &ctx->dp);
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin engine");
-        snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_NIC);
-        snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_NIC);
+        device_kind_full(DEVICE_NIC, ctx->set.prefix, res, sizeof(res));
+        snprintf(sock, sizeof(sock), "spinlane-%s.sock", device_kind_resource(DEVICE_NIC));
         /* a resource served through DRA has no device plugin: nothing is granted twice */
-        r = ctx->dra.nic ? 0 : dp_engine_add_plugin(ctx->dp, DP_KIND_NIC, res, sock, &cfg, &ctx->nic_plugin);
+        r = ctx->dra.nic ? 0 : dp_engine_add_plugin(ctx->dp, DEVICE_NIC, res, sock, &cfg, &ctx->nic_plugin);
         if (r >= 0 && !ctx->dra.core) {
-                snprintf(res, sizeof(res), "%s/%s", ctx->set.prefix, INV_RESOURCE_CORE);
-                snprintf(sock, sizeof(sock), "spinlane-%s.sock", INV_RESOURCE_CORE);
-                r = dp_engine_add_plugin(ctx->dp, DP_KIND_CORE, res, sock, &cfg, &ctx->core_plugin);
+                device_kind_full(DEVICE_CORE, ctx->set.prefix, res, sizeof(res));
+                snprintf(sock, sizeof(sock), "spinlane-%s.sock", device_kind_resource(DEVICE_CORE));
+                r = dp_engine_add_plugin(ctx->dp, DEVICE_CORE, res, sock, &cfg, &ctx->core_plugin);
         }
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "device plugin %s", res);
@@ -567,9 +496,9 @@ static void dp_teardown(run_ctx *ctx, bool exiting)
         ctx->dp = NULL;
         ctx->nic_plugin = ctx->core_plugin = NULL;
         ctx->listed = false;
-        dp_device_list_free(&ctx->nics);
-        dp_device_list_free(&ctx->cores);
-        device_map_free(&ctx->map);
+        device_list_free(&ctx->nics);
+        device_list_free(&ctx->cores);
+        ctx->map_forget = true; /* the next plugins' kubelet was told nothing yet */
 }
 
 /* The CDI spec of the settings s, removed (a rebuild moved it or turned CDI off, or the
@@ -577,7 +506,7 @@ static void dp_teardown(run_ctx *ctx, bool exiting)
 static void cdi_remove(run_ctx *ctx, const run_settings *s)
 {
         char kind[128];
-        snprintf(kind, sizeof(kind), "%s/%s", s->prefix, INV_RESOURCE_NIC);
+        device_kind_full(DEVICE_NIC, s->prefix, kind, sizeof(kind));
         int r = dp_cdi_remove(&ctx->h, s->cdi_dir, kind);
         if (r < 0)
                 log_errno(LOG_WARN, r, "CDI spec %s under %s: removing it", kind, s->cdi_dir);
@@ -666,19 +595,14 @@ static void slices_rescan(run_ctx *ctx, const run_node *node)
 {
         _cleanup_(json_decrefp) json_t *devs = NULL;
         char why[DRA_WHY_LEN];
-        device_map map = { 0 };
         size_t left = 0;
 
         if (!ctx->slices)
                 return;
-        if (device_map_build(&node->sel, &ctx->dra_map, &map) < 0 ||
-            dra_slice_devices(node->inv, &map, ctx->dra, &devs, &left, why, sizeof(why)) < 0) {
-                device_map_free(&map);
+        if (dra_slice_devices(node->inv, node->map, ctx->dra, &devs, &left, why, sizeof(why)) < 0) {
                 log_error("ResourceSlice: out of memory; the slice stays as it was");
                 return;
         }
-        device_map_free(&ctx->dra_map);
-        ctx->dra_map = map;
         if (left && left != ctx->dra_left_out)
                 log_warn("ResourceSlice: %zu device%s not published: %s", left, left == 1 ? "" : "s", why);
         ctx->dra_left_out = left;
@@ -709,7 +633,6 @@ static void slices_stop(run_ctx *ctx)
 {
         run_slices_free(ctx->slices);
         ctx->slices = NULL;
-        device_map_free(&ctx->dra_map);
 }
 
 /* ---- service: the DRA kubelet plugin (agent/dra), with --dra-resources ---- */
@@ -829,6 +752,18 @@ static int run_scan(run_ctx *ctx, run_node *ret)
         }
         if (ctx->addr && run_address_resolve(ctx->addr, c, have ? st : NULL, &n.sel, n.inv) < 0)
                 log_error("NIC addresses: out of memory");
+        /* the device map, once a scan, with the last one as its history */
+        device_map map;
+        r = device_map_build(&n.sel, ctx->map_forget ? NULL : &ctx->map, &map);
+        if (r < 0) {
+                run_node_free(&n);
+                return r;
+        }
+        log_map_changes(ctx, ctx->map_forget ? NULL : &ctx->map, &map);
+        device_map_free(&ctx->map);
+        ctx->map = map;
+        ctx->map_forget = false;
+        n.map = &ctx->map;
         *ret = n;
         return 0;
 }
@@ -1224,12 +1159,12 @@ static int on_selfcheck(loop *l, void *ud)
         ctx->sc_n = 0;
         char p[64];
         if (ctx->nic_plugin) {
-                snprintf(p, sizeof(p), "%s/spinlane-%s.sock", DP_KUBELET_DIR, INV_RESOURCE_NIC);
+                snprintf(p, sizeof(p), "%s/spinlane-%s.sock", DP_KUBELET_DIR, device_kind_resource(DEVICE_NIC));
                 selfcheck_add(ctx, p, "/v1beta1.DevicePlugin/GetDevicePluginOptions", "device plugin");
         }
         if (ctx->core_plugin) {
                 char q[96];
-                snprintf(q, sizeof(q), "%s/spinlane-%s.sock", DP_KUBELET_DIR, INV_RESOURCE_CORE);
+                snprintf(q, sizeof(q), "%s/spinlane-%s.sock", DP_KUBELET_DIR, device_kind_resource(DEVICE_CORE));
                 selfcheck_add(ctx, q, "/v1beta1.DevicePlugin/GetDevicePluginOptions", "device plugin");
         }
         if (ctx->kplugin)
@@ -1349,6 +1284,7 @@ static void teardown(run_ctx *ctx, size_t started)
                 close(ctx->sc_efd);
         }
         run_address_free(ctx->addr);
+        device_map_free(&ctx->map);
         loop_free(ctx->l);
 }
 

@@ -149,7 +149,7 @@ typedef struct scrape {
         report_input in;
         char res[2][128];     /* the two resources: <prefix>/dpdk-nic, <prefix>/isolated-core */
         char res_esc[2][256]; /* the same as label values */
-        const dp_device_list *lists[2];
+        const device_list *lists[2];
         dp_plugin *plugins[2];
         dp_plugin_stats ds[2];
         prep_daemon_stats ps; /* zero without node preparation */
@@ -163,8 +163,8 @@ static void scrape_take(const run_report *r, scrape *ret)
         memset(ret, 0, sizeof(*ret));
         ret->r = r;
         input_of(r, &ret->in);
-        snprintf(ret->res[0], sizeof(ret->res[0]), "%s/dpdk-nic", s->prefix);
-        snprintf(ret->res[1], sizeof(ret->res[1]), "%s/isolated-core", s->prefix);
+        device_kind_full(DEVICE_NIC, s->prefix, ret->res[0], sizeof(ret->res[0]));
+        device_kind_full(DEVICE_CORE, s->prefix, ret->res[1], sizeof(ret->res[1]));
         ret->lists[0] = s->nics;
         ret->lists[1] = s->cores;
         ret->plugins[0] = *s->nic_plugin;
@@ -217,7 +217,7 @@ static void m_devices(FILE *f, const char *name, const scrape *c)
         for (int i = 0; i < 2; i++) {
                 size_t h = 0, n = c->lists[i] ? c->lists[i]->n : 0;
                 for (size_t k = 0; k < n; k++)
-                        h += c->lists[i]->items[k].healthy;
+                        h += device_healthy(&c->lists[i]->items[k]);
                 fprintf(f, "%s{resource=\"%s\",health=\"healthy\"} %zu\n", name, c->res_esc[i], h);
                 fprintf(f, "%s{resource=\"%s\",health=\"unhealthy\"} %zu\n", name, c->res_esc[i], n - h);
         }
@@ -228,14 +228,14 @@ static void m_device_healthy(FILE *f, const char *name, const scrape *c)
         char e2[128], e3[300], e4[80], e5[80];
         for (int i = 0; i < 2; i++)
                 for (size_t k = 0; c->lists[i] && k < c->lists[i]->n; k++) {
-                        const dp_device *d = &c->lists[i]->items[k];
+                        const device_entry *d = &c->lists[i]->items[k];
                         const podres_assignment *a = podres_find(&c->r->holders, c->res[i], d->id);
                         fprintf(f,
                                 "%s{resource=\"%s\",device=\"%s\",numa_node=\"%d\",pod=\"%s\",namespace=\"%s\","
                                 "container=\"%s\"} %d\n",
                                 name, c->res_esc[i], esc(d->id, e2, sizeof(e2)), d->numa_node,
                                 esc(a ? a->pod : "", e3, sizeof(e3)), esc(a ? a->ns : "", e4, sizeof(e4)),
-                                esc(a ? a->container : "", e5, sizeof(e5)), d->healthy ? 1 : 0);
+                                esc(a ? a->container : "", e5, sizeof(e5)), device_healthy(d) ? 1 : 0);
                 }
 }
 

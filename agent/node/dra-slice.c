@@ -77,7 +77,7 @@ static int nic_attrs(const inv_nic *n, json_t *a)
         char ip[IPV4_STR_MAX];
         int r;
 
-        if ((r = attr_str(a, "type", INV_RESOURCE_NIC)) < 0 || (r = attr_str(a, "kind", inv_nic_kind_name(n->kind))) < 0 ||
+        if ((r = attr_str(a, "type", device_kind_resource(DEVICE_NIC))) < 0 || (r = attr_str(a, "kind", inv_nic_kind_name(n->kind))) < 0 ||
             (r = attr_str(a, "pciAddress", n->pci)) < 0 || (r = attr_int(a, "numaNode", n->numa_node)) < 0)
                 return r;
         if (n->addr.state == INV_ADDR_KNOWN) {
@@ -99,7 +99,7 @@ static int core_attrs(const inv_core *c, json_t *a)
 
         if (cpuset_format(&c->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
                 return -E2BIG;
-        if ((r = attr_str(a, "type", INV_RESOURCE_CORE)) < 0 || (r = attr_int(a, "numaNode", c->numa_node)) < 0 ||
+        if ((r = attr_str(a, "type", device_kind_resource(DEVICE_CORE))) < 0 || (r = attr_int(a, "numaNode", c->numa_node)) < 0 ||
             (r = attr_str(a, "core", c->id)) < 0 || (r = attr_str(a, "cpus", cpus)) < 0)
                 return r;
         return 0;
@@ -123,18 +123,18 @@ int dra_slice_devices(const inventory *inv, const device_map *map, dra_resources
         if (why && why_len)
                 why[0] = '\0';
         for (int pass = 0; pass < 2; pass++) { /* NICs, then cores (the map's own order in each) */
-                devmap_resource want = pass == 0 ? DEVMAP_NIC : DEVMAP_CORE;
-                if ((want == DEVMAP_NIC && !res.nic) || (want == DEVMAP_CORE && !res.core))
+                device_kind want = pass == 0 ? DEVICE_NIC : DEVICE_CORE;
+                if ((want == DEVICE_NIC && !res.nic) || (want == DEVICE_CORE && !res.core))
                         continue;
                 for (size_t i = 0; i < map->n; i++) {
-                        const devmap_entry *e = &map->items[i];
+                        const device_entry *e = &map->items[i];
                         char name[DRA_DEVICE_NAME_MAX + 1];
                         int r;
-                        if (e->res != want || e->state != DEVMAP_HEALTHY || e->index < 0)
+                        if (e->kind != want || e->state != DEVICE_HEALTHY || e->index < 0)
                                 continue;
-                        if (want == DEVMAP_NIC ? (size_t)e->index >= inv->n_nics : (size_t)e->index >= inv->n_cores)
+                        if (want == DEVICE_NIC ? (size_t)e->index >= inv->n_nics : (size_t)e->index >= inv->n_cores)
                                 continue;
-                        r = want == DEVMAP_NIC ? dra_nic_device_name(e->id, name, sizeof(name))
+                        r = want == DEVICE_NIC ? dra_nic_device_name(e->id, name, sizeof(name))
                                                : dra_core_device_name(e->id, name, sizeof(name));
                         if (r < 0) {
                                 left_out(&dropped, why, why_len,
@@ -150,7 +150,7 @@ int dra_slice_devices(const inventory *inv, const device_map *map, dra_resources
                         json_t *d = json_pack("{s:s,s:o}", "name", name, "attributes", attrs);
                         if (!d)
                                 return -ENOMEM;
-                        r = want == DEVMAP_NIC ? nic_attrs(&inv->nics[e->index], attrs)
+                        r = want == DEVICE_NIC ? nic_attrs(&inv->nics[e->index], attrs)
                                                : core_attrs(&inv->cores[e->index], attrs);
                         if (r == -E2BIG) {
                                 json_decref(d);

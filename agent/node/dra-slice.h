@@ -36,7 +36,7 @@ int dra_slice_name(const char *node, char *buf, size_t len);
 int dra_nic_device_name(const char *pci, char *buf, size_t len);
 int dra_core_device_name(const char *core_id, char *buf, size_t len);
 
-/* The v1 Device list of map over inv (the map's sel->inv): every DEVMAP_HEALTHY entry of
+/* The v1 Device list of map over inv (the map's sel->inv): every DEVICE_HEALTHY entry of
  * the resources in res, NICs first in PCI order, then cores in first-CPU order:
  *   NIC  {"name":"nic-<pci>","attributes":{"type":{"string":"dpdk-nic"},"kind":{"string":
  *        "ena"|"mana"},"pciAddress":{"string"},"numaNode":{"int"},"ipv4":{"string"},

@@ -181,8 +181,8 @@ static void test_eks(void)
         CHECK_INT(unlink(p), 0);
         scanned sick;
         scan(&sick, "eks-x86", &again.map);
-        const devmap_entry *e = device_map_find(&sick.map, DEVMAP_NIC, "0000:00:06.0");
-        CHECK(e && e->state == DEVMAP_UNHEALTHY);
+        const device_entry *e = device_map_find(&sick.map, DEVICE_NIC, "0000:00:06.0");
+        CHECK(e && e->state == DEVICE_UNHEALTHY);
         json_t *d3 = devices(&sick, (dra_resources){ true, true }, NULL);
         CHECK_INT(json_array_size(d3), 1 + 6);
         CHECK(dev(d3, "nic-0000-00-06-0") == NULL);
@@ -277,7 +277,7 @@ static void test_bound(void)
                 snprintf(c->id, sizeof(c->id), "p0c%zu", i);
                 c->numa_node = (int)(i / 100);
                 cpuset_set(&c->cpus, (unsigned)i);
-                m.items[i] = (devmap_entry){ .res = DEVMAP_CORE, .index = (long)i, .state = DEVMAP_HEALTHY };
+                m.items[i] = (device_entry){ .kind = DEVICE_CORE, .index = (long)i, .state = DEVICE_HEALTHY };
                 snprintf(m.items[i].id, sizeof(m.items[i].id), "%s", c->id);
         }
         json_t *d = NULL;
