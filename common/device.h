@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The one device value: a NIC or core of the node as spinlane advertises it (or why not):
  * its resource kind, kubelet ID, state and one reason, the line a person reads, its
- * attributes (NUMA node, PCI address, MAC, kind, driver, netdev, IPv4 address), the device
+ * attributes (NUMA node, PCI address, MAC, kind, driver, netdev, IPv4 address, MTU, PCIe
+ * root), the device
  * nodes a container receives and, for a core, its CPUs. agent/node/device-map.c builds
  * one per device once a scan; the device plugins, the DRA plugin, the ResourceSlice,
  * `explain`, `inventory --json`, the node checks and the report all read it as is. Also
@@ -88,6 +89,8 @@ typedef struct device_entry {
         char netdev[16];                /* "" none */
         char ipv4[20];                  /* its address "a.b.c.d/len"; "" none known */
         char gateway[16];               /* "a.b.c.d"; "" none (on-link peers only) */
+        int mtu;                        /* its netdev's MTU; -1 unknown (the ResourceSlice's) */
+        char pcie_root[32];             /* "pci0000:00"; "" unknown (the ResourceSlice's) */
         device_devnode devnodes[DEVICE_MAX_DEVNODES];
         size_t n_devnodes;
         /* DEVICE_CORE */
@@ -99,7 +102,8 @@ bool device_listed(const device_entry *e);
 bool device_healthy(const device_entry *e);
 
 /* What the kubelet and a pod see of two values: same id, health, NUMA node, attributes
- * (but the netdev), device nodes and CPUs. The reason and the detail are for people. */
+ * (but the netdev, MTU and PCIe root, which only the ResourceSlice publishes), device
+ * nodes and CPUs. The reason and the detail are for people. */
 bool device_same(const device_entry *a, const device_entry *b);
 
 /* The devices of one resource as a device plugin lists them: NICs by id, cores by

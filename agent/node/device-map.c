@@ -173,6 +173,7 @@ static void entry_set(device_entry *e, device_kind kind, const char *id, long in
         e->index = index;
         e->why = why;
         e->numa_node = -1;
+        e->mtu = -1;
         if (why == DEVICE_OK)
                 e->state = DEVICE_HEALTHY;
         else if (why == DEVICE_NO_ADDRESS || listed_before)
@@ -191,6 +192,9 @@ static void nic_attrs(device_entry *e, const inv_nic *n, const device_entry *pre
         snprintf(e->nic_kind, sizeof(e->nic_kind), "%s", inv_nic_kind_name(n->kind));
         snprintf(e->driver, sizeof(e->driver), "%s", n->driver);
         snprintf(e->netdev, sizeof(e->netdev), "%s", n->netdev);
+        _Static_assert(sizeof(n->pcie_root) <= sizeof(e->pcie_root), "the PCIe root fits");
+        snprintf(e->pcie_root, sizeof(e->pcie_root), "%s", n->pcie_root);
+        e->mtu = n->mtu;
         e->numa_node = n->numa_node;
         if (n->addr.state == INV_ADDR_KNOWN) {
                 ipv4_cidr_format((ipv4_cidr){ n->addr.ipv4, n->addr.prefix_len }, e->ipv4);

@@ -93,6 +93,14 @@ static json_t *devnodes_array(const inv_nic *n, bool *oom)
 
 static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
 
+/* Where the NIC's address came from: "address_source", "address_state", "address_reason". */
+static void address_origin(json_t *o, const inv_nic *n, bool *oom)
+{
+        set(o, "address_source", n->addr.state == INV_ADDR_KNOWN ? str_or_null(n->addr.source) : json_null(), oom);
+        set(o, "address_state", json_string(inv_addr_state_name(n->addr.state)), oom);
+        set(o, "address_reason", str_or_null(n->addr.why), oom);
+}
+
 /* The NIC's address fields: "ipv4" (a.b.c.d/len) and "gateway" when known (else null),
  * "address_source", "address_state", "address_reason". */
 static void address_fields(json_t *o, const inv_nic *n, bool *oom)
@@ -103,9 +111,7 @@ static void address_fields(json_t *o, const inv_nic *n, bool *oom)
         set(o, "ipv4", known ? json_string(ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr))
                              : json_null(), oom);
         set(o, "gateway", known && n->addr.gateway ? json_string(ipv4_format(n->addr.gateway, gw)) : json_null(), oom);
-        set(o, "address_source", known ? str_or_null(n->addr.source) : json_null(), oom);
-        set(o, "address_state", json_string(inv_addr_state_name(n->addr.state)), oom);
-        set(o, "address_reason", str_or_null(n->addr.why), oom);
+        address_origin(o, n, oom);
 }
 
 static json_t *nic_object(const inv_nic *n, bool *oom)
@@ -152,10 +158,7 @@ static json_t *resource_nic_object(const device_entry *e, const inv_nic *n, bool
         set(o, "mac", str_or_null(e->mac), oom);
         set(o, "ipv4", str_or_null(e->ipv4), oom);
         set(o, "gateway", str_or_null(e->gateway), oom);
-        bool known = n->addr.state == INV_ADDR_KNOWN;
-        set(o, "address_source", known ? str_or_null(n->addr.source) : json_null(), oom);
-        set(o, "address_state", json_string(inv_addr_state_name(n->addr.state)), oom);
-        set(o, "address_reason", str_or_null(n->addr.why), oom);
+        address_origin(o, n, oom);
         json_t *a = new_array(oom);
         for (size_t i = 0; a && !*oom && i < e->n_devnodes; i++)
                 push(a, devnode_object(e->devnodes[i].host, e->devnodes[i].container, oom), oom);
