@@ -80,7 +80,7 @@ function(spinlane_memcheck name)
 endfunction()
 
 # spinlane_check_pure(lib...): a pure room (parsers, formatting: no I/O engine) links only
-# pure rooms: spincommon, spinproto (protobuf-c messages), spinaddr and the *_pure
+# pure rooms: spincommon, spinproto and the other *_proto (protobuf-c messages), spinaddr and the *_pure
 # libraries, and nothing that brings the gRPC engine, libcurl or libmicrohttpd. Walks each
 # library's whole link closure at configure time (call it once every target is defined)
 # and fails naming the chain (docs/architecture.md).
@@ -106,8 +106,8 @@ function(spinlane_check_pure)
         string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" d "${d}")
         set(chain "${via_${t}} -> ${d}")
         if(d MATCHES "grpc|GRPC|curl|CURL|microhttpd|MHD"
-           OR (d MATCHES "^spin" AND NOT d MATCHES "^(spincommon|spinproto|spinaddr|spin[a-z]*_pure)$"))
-          message(FATAL_ERROR "${top} is a pure room but links ${d} (${chain}): it may link only spincommon, spinproto, spinaddr and *_pure libraries (docs/architecture.md)")
+           OR (d MATCHES "^spin" AND NOT d MATCHES "^(spincommon|spinproto|spin[a-z]*_proto|spinaddr|spin[a-z]*_pure)$"))
+          message(FATAL_ERROR "${top} is a pure room but links ${d} (${chain}): it may link only spincommon, spinproto and *_proto, spinaddr and *_pure libraries (docs/architecture.md)")
         endif()
         if(TARGET ${d})
           get_target_property(imported ${d} IMPORTED)

@@ -25,50 +25,31 @@ repo=$PWD
 . scripts/aeron-source.sh
 
 arch=arm64
-die() { echo "build-arm64: FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || die "needs root (buildah --isolation chroot, binfmt_misc)"
+. scripts/lib-scratch.sh
+scratch_name=build-arm64
+[ "$(id -u)" -eq 0 ] || fail "needs root (buildah --isolation chroot, binfmt_misc)"
 [ "$(dpkg --print-architecture)" != arm64 ] || echo "build-arm64: an arm64 machine: no emulation needed (scripts/test-images.sh builds natively)"
 for t in mmdebstrap arch-test buildah chroot git python3 sha256sum file; do
-  command -v "$t" >/dev/null 2>&1 || die "no $t (scripts/install-deps.sh; arch-test, file: apt-get install arch-test file)"
+  command -v "$t" >/dev/null 2>&1 || fail "no $t (scripts/install-deps.sh; arch-test, file: apt-get install arch-test file)"
 done
 [ -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || [ -x /usr/bin/qemu-aarch64-static ] ||
-  die "no qemu-user-static (apt-get install qemu-user-static)"
+  fail "no qemu-user-static (apt-get install qemu-user-static)"
 
 # binfmt_misc: mounted and aarch64 registered (Debian's entry has the F flag: the
 # interpreter is opened at registration, so it works inside the build's chroot).
 [ -e /proc/sys/fs/binfmt_misc/status ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
-  die "cannot mount binfmt_misc"
+  fail "cannot mount binfmt_misc"
 if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
   conf=/usr/lib/binfmt.d/qemu-aarch64.conf
-  [ -f "$conf" ] || die "no $conf (qemu-user-static registers aarch64 there)"
-  cat "$conf" >/proc/sys/fs/binfmt_misc/register || die "registering $conf with binfmt_misc"
+  [ -f "$conf" ] || fail "no $conf (qemu-user-static registers aarch64 there)"
+  cat "$conf" >/proc/sys/fs/binfmt_misc/register || fail "registering $conf with binfmt_misc"
 fi
-grep -q '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64 || die "binfmt_misc's qemu-aarch64 entry is disabled"
+grep -q '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64 || fail "binfmt_misc's qemu-aarch64 entry is disabled"
 
 cache=${SPINLANE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spinlane/images}
 mkdir -p "$cache"
-t_start=$(date +%s)
-containers=()
-binds=()
-tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/spinlane-arm64.XXXXXX")
-cleanup() {
-  local rc=$? i
-  set +e
-  for ((i = ${#binds[@]} - 1; i >= 0; i--)); do
-    umount -R "${binds[$i]}" 2>/dev/null || umount -Rl "${binds[$i]}" 2>/dev/null
-  done
-  for c in "${containers[@]}"; do
-    buildah umount "$c" >/dev/null 2>&1
-    buildah rm "$c" >/dev/null 2>&1
-  done
-  rm -rf "$tmp"
-  echo "build-arm64: exit $rc after $(($(date +%s) - t_start)) s"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
-step() { printf '\n== %s (%ds)\n' "$*" "$(($(date +%s) - t_start))"; }
+scratch_begin build-arm64
+scratch_on_exit='echo "build-arm64: exit $rc after $(($(date +%s) - t_start)) s"'
 
 # base SUITE -> base_image: as scripts/test-images.sh's base(), for arm64 (mmdebstrap runs
 # the arm64 maintainer scripts under QEMU).
@@ -83,7 +64,7 @@ base() {
   key=$(printf '%s\n' "$suite" "$(mmdebstrap --version)" "${opts[@]}" | sha256sum | cut -c1-12)
   local tar="$cache/debian-$suite-$arch-$key.tar" image="localhost/spinlane-base:$suite-$arch-$key"
   if [ ! -s "$tar" ]; then
-    mmdebstrap "${opts[@]}" "$suite" "$tar.part" http://deb.debian.org/debian >&2 || die "mmdebstrap $suite ($arch)"
+    mmdebstrap "${opts[@]}" "$suite" "$tar.part" http://deb.debian.org/debian >&2 || fail "mmdebstrap $suite ($arch)"
     mv "$tar.part" "$tar"
   fi
   if ! buildah inspect --type image "$image" >/dev/null 2>&1; then
@@ -126,10 +107,10 @@ bud() { # bud NAME BASE ARGS...
 }
 step "agent image, arm64 (buildah bud under QEMU)"
 bud agent "$base12" -t localhost/spinlane-arm64/agent:latest >"$tmp/agent.log" 2>&1 ||
-  { tail -40 "$tmp/agent.log"; die "building deploy/agent.Dockerfile for arm64"; }
+  { tail -40 "$tmp/agent.log"; fail "building deploy/agent.Dockerfile for arm64"; }
 step "driver image, arm64 (buildah bud under QEMU)"
 bud driver "$base13" "${aeron_arg[@]}" -t localhost/spinlane-arm64/driver:latest >"$tmp/driver.log" 2>&1 ||
-  { tail -40 "$tmp/driver.log"; die "building deploy/driver.Dockerfile for arm64"; }
+  { tail -40 "$tmp/driver.log"; fail "building deploy/driver.Dockerfile for arm64"; }
 
 mount_image() { # IMAGE NAME -> mi_root
   local c
@@ -154,14 +135,14 @@ step "the binaries are arm64 and their libraries resolve"
 for f in "$agent_root/usr/local/bin/spinlane-agent" "$agent_root/usr/local/bin/spinlane-agent-run" \
   "$driver_root/usr/local/bin/spinlane-launch" "$driver_root/usr/local/bin/aeronmd" \
   "$driver_root/usr/local/lib/libspinlane_aeron.so"; do
-  file -b "$f" | grep -q 'ARM aarch64' || die "${f##*/} is not an aarch64 ELF file: $(file -b "$f")"
+  file -b "$f" | grep -q 'ARM aarch64' || fail "${f##*/} is not an aarch64 ELF file: $(file -b "$f")"
   echo "${f##*/}: $(file -b "$f" | cut -d, -f1-2)"
 done
 for spec in "$agent_root:/usr/local/bin/spinlane-agent-run" "$driver_root:/usr/local/bin/spinlane-launch" \
   "$driver_root:/usr/local/bin/aeronmd" "$driver_root:/usr/local/lib/libspinlane_aeron.so"; do
   r=${spec%%:*} f=${spec#*:}
-  out=$(chroot "$r" /usr/bin/ldd "$f" 2>&1) || die "ldd $f: $out"
-  ! grep -q 'not found' <<<"$out" || die "$f: $(grep 'not found' <<<"$out")"
+  out=$(chroot "$r" /usr/bin/ldd "$f" 2>&1) || fail "ldd $f: $out"
+  ! grep -q 'not found' <<<"$out" || fail "$f: $(grep 'not found' <<<"$out")"
 done
 echo "ldd (emulated) resolves every library of the four"
 
@@ -169,7 +150,7 @@ step "versions (emulated)"
 chroot "$agent_root" /usr/local/bin/spinlane-agent --version
 chroot "$driver_root" /usr/local/bin/spinlane-launch --version
 chroot "$driver_root" /usr/local/bin/aeronmd -v </dev/null 2>&1 | head -n1 | tee "$tmp/aeronmd-version"
-grep -q 'major 1 minor 52 patch 2' "$tmp/aeronmd-version" || die "the arm64 aeronmd is not Aeron 1.52.2"
+grep -q 'major 1 minor 52 patch 2' "$tmp/aeronmd-version" || fail "the arm64 aeronmd is not Aeron 1.52.2"
 
 step "spinlane-agent preflight on the graviton fixture (emulated)"
 python3 tests/fixtures/make-node.py "$agent_root/tmp/spinlane-fixtures" graviton >/dev/null
@@ -178,7 +159,7 @@ chroot "$agent_root" /usr/local/bin/spinlane-agent preflight --root /tmp/spinlan
 rc=$?
 set -e
 cat "$tmp/preflight.out"
-grep -qE '^summary: [0-9]+ pass' "$tmp/preflight.out" || die "preflight printed no verdicts (exit $rc)"
+grep -qE '^summary: [0-9]+ pass' "$tmp/preflight.out" || fail "preflight printed no verdicts (exit $rc)"
 
 step "image sizes"
 buildah images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -E '^localhost/spinlane-arm64/' || true

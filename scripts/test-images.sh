@@ -27,14 +27,8 @@ repo=$PWD
 # offline too
 . scripts/aeron-source.sh
 
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "test-images: FAIL: $* (CI=true: the image test never skips)" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
+. scripts/lib-scratch.sh
+scratch_name=test-images
 [ "$(id -u)" -eq 0 ] || skip "needs root (buildah --isolation chroot, mounts, network namespaces)"
 for t in mmdebstrap buildah ip ethtool chroot git python3 sha256sum; do
   command -v "$t" >/dev/null 2>&1 || skip "no $t (scripts/install-deps.sh installs mmdebstrap, buildah, iproute2, ethtool)"
@@ -44,30 +38,7 @@ ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
 arch=$(dpkg --print-architecture)
 cache=${SPINLANE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spinlane/images}
 mkdir -p "$cache"
-t_start=$(date +%s)
-
-containers=()
-binds=()
-tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/spinlane-images.XXXXXX")
-cleanup() {
-  local rc=$? i
-  set +e
-  for ((i = ${#binds[@]} - 1; i >= 0; i--)); do
-    umount -R "${binds[$i]}" 2>/dev/null || umount -Rl "${binds[$i]}" 2>/dev/null
-  done
-  for c in "${containers[@]}"; do
-    buildah umount "$c" >/dev/null 2>&1
-    buildah rm "$c" >/dev/null 2>&1
-  done
-  rm -rf "$tmp"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
-
-step() { printf '\n== %s (%ds)\n' "$*" "$(($(date +%s) - t_start))"; }
-fail() { echo "test-images: FAIL: $*" >&2; exit 1; }
+scratch_begin test-images
 
 # base SUITE -> base_image: the local image name of a Debian SUITE base made by mmdebstrap:
 # minbase with a merged /usr (mmdebstrap's merged-usr hook: usr-is-merged, not usrmerge

@@ -14,14 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "test-pods: FAIL: $* (CI=true: the pod test never skips)" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
+. scripts/lib-scratch.sh
+scratch_name=test-pods
 [ "$(id -u)" -eq 0 ] || skip "needs root (podman with runc, hostPath mounts, privileged pods)"
 for t in podman runc catatonit python3; do
   command -v "$t" >/dev/null 2>&1 || [ -x "/usr/libexec/podman/$t" ] ||
@@ -40,16 +34,7 @@ if [ -z "$helm" ]; then
   helm=$repo/build/tools/bin/helm
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/spinlane-pods.XXXXXX")
-cleanup() {
-  local rc=$?
-  set +e
-  rm -rf "$tmp"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+scratch_begin test-pods
 
 cat >"$tmp/containers.conf" <<'EOF'
 [containers]

@@ -83,7 +83,7 @@ void run_cluster_resync(run_cluster *c);
 void run_cluster_get_stats(const run_cluster *c, run_cluster_stats *ret);
 
 /* The API client (owned by c) and the Node of cluster reporting, for the daemon's other
- * API users (the ResourceSlice, run-slices.c; the DRA plugin's ResourceClaim reads);
+ * API users (the ResourceSlices, agent/dra/dra-slices.c; the DRA plugin's ResourceClaim reads);
  * valid while c lives. NULL for a NULL c. */
 struct kube_client;
 struct kube_client *run_cluster_kube(const run_cluster *c);

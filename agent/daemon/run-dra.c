@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's DRA services, with --dra-resources: the DRA kubelet plugin (agent/dra),
- * fed with the device map's listed devices every scan, and the node's ResourceSlice
- * (run-slices.c) of the map's Healthy devices, through cluster reporting's API client.
+ * fed with the device map's listed devices every scan, and the node's ResourceSlices of
+ * the map's Healthy devices (agent/dra/dra-publish.c), through cluster reporting's API
+ * client. The DRA code is agent/dra's; this file only runs it.
  * Top-level code: logs. */
 #include "run-daemon.h"
 
 #include "cleanup.h"
 #include "dra-plugin.h"
+#include "dra-publish.h"
 #include "dra-request.h"
 #include "log.h"
 #include "run-cluster.h"
 #include "run-report.h"
-#include "run-slices.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,8 +23,7 @@ struct run_dra {
         dra_plugin *kplugin;
         char cdi_dir[DP_PATH_LEN];    /* the spec dir the kubelet plugin was started with */
         bool restart;                 /* the pending rebuild restarts the kubelet plugin */
-        run_slices *slices;
-        size_t left_out;              /* devices the last slice left out (logged on change) */
+        dra_publish *slices;          /* the node's ResourceSlices (agent/dra/dra-publish.c) */
 };
 
 int run_dra_new(run_dra **ret)
@@ -137,27 +137,12 @@ static int dra_reload(run_daemon *d)
 const run_service run_service_dra = { "dra", { "report", "device-plugins" }, dra_start, dra_rescan, dra_reload,
                                       dra_stop };
 
-/* ---- service: the node's ResourceSlice for DRA (run-slices.c) ---- */
+/* ---- service: the node's ResourceSlices for DRA (agent/dra/dra-publish.c) ---- */
 
-/* The device map's Healthy devices of the DRA resources as the slice's devices. */
+/* The device map's Healthy devices of the DRA resources, as they are. */
 static void slices_rescan(run_daemon *d, const run_node *node)
 {
-        run_dra *s = d->dra_svc;
-        _cleanup_(json_decrefp) json_t *devs = NULL;
-        char why[DRA_WHY_LEN];
-        size_t left = 0;
-
-        if (!s->slices)
-                return;
-        if (dra_slice_devices(node->inv, node->map, d->dra, &devs, &left, why, sizeof(why)) < 0) {
-                log_error("ResourceSlice: out of memory; the slice stays as it was");
-                return;
-        }
-        if (left && left != s->left_out)
-                log_warn("ResourceSlice: %zu device%s not published: %s", left, left == 1 ? "" : "s", why);
-        s->left_out = left;
-        run_slices_set(s->slices, devs);
-        run_slices_resync(s->slices); /* someone may have deleted or edited it */
+        dra_publish_rescan(d->dra_svc->slices, node->map);
 }
 
 static int slices_start(run_daemon *d, const run_node *node)
@@ -170,18 +155,16 @@ static int slices_start(run_daemon *d, const run_node *node)
                          "client; DRA claims cannot be allocated on this node");
                 return 0;
         }
-        int r = run_slices_new(d->l, run_cluster_kube(c), run_cluster_node(c), &d->dra_svc->slices);
+        int r = dra_publish_new(d->l, run_cluster_kube(c), run_cluster_node(c), d->dra, &d->dra_svc->slices);
         if (r < 0)
                 return log_errno(LOG_ERROR, r, "ResourceSlice for Node %s", run_cluster_node(c));
-        log_info("ResourceSlice on: driver %s, pool %s, resources %s%s%s", DRA_DRIVER, run_cluster_node(c),
-                 d->dra.nic ? "nic" : "", d->dra.nic && d->dra.core ? "," : "", d->dra.core ? "core" : "");
         slices_rescan(d, node);
         return 0;
 }
 
 static void slices_stop(run_daemon *d)
 {
-        run_slices_free(d->dra_svc->slices);
+        dra_publish_free(d->dra_svc->slices);
         d->dra_svc->slices = NULL;
 }
 
@@ -192,7 +175,7 @@ static void slices_deleted(void *ud)
 
 bool run_dra_stop_slices(run_daemon *d)
 {
-        if (!d->dra_svc->slices || run_slices_stop(d->dra_svc->slices, slices_deleted, d) <= 0)
+        if (!d->dra_svc->slices || dra_publish_stop(d->dra_svc->slices, slices_deleted, d) <= 0)
                 return false;
         return true;
 }

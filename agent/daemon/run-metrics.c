@@ -6,6 +6,7 @@
  * from accept to close (its deadline) and shuts down those past it. Never logs: the
  * library's own messages are off (no MHD_USE_ERROR_LOG). */
 #include "run-metrics.h"
+#include "httpd-reply.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -108,25 +109,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, en
         }
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *ctype, char *body, size_t len,
-                             bool owned)
-{
-        struct MHD_Response *r = owned ? MHD_create_response_from_buffer_with_free_callback(len, body, free)
-                                       : MHD_create_response_from_buffer(len, body, MHD_RESPMEM_PERSISTENT);
-        if (!r) {
-                if (owned)
-                        free(body);
-                return MHD_NO;
-        }
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-        if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-                MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-        enum MHD_Result q = MHD_queue_response(c, status, r);
-        MHD_destroy_response(r);
-        return q;
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size, void **req_cls)
 {
@@ -140,16 +122,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 k->in_request = true; /* the headers are in: now the whole answer's deadline */
         *upload_data_size = 0; /* any body is ignored: the answer goes now */
         if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-                return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, not_allowed, sizeof(not_allowed) - 1, false);
+                return httpd_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, not_allowed, sizeof(not_allowed) - 1, false);
         bool healthz = m->ops.ready && strcmp(url, "/healthz") == 0;
         if (healthz && (!m->ops.healthy || m->ops.healthy(m->ops.userdata, NULL, 0)))
-                return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false); /* the loop is alive */
+                return httpd_reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false); /* the loop is alive */
         if (healthz || (m->ops.ready && strcmp(url, "/readyz") == 0)) {
                 char why[256] = "";
                 bool ready = healthz ? m->ops.healthy(m->ops.userdata, why, sizeof(why))
                                      : m->ops.ready(m->ops.userdata, why, sizeof(why));
                 if (ready && !why[0])
-                        return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
+                        return httpd_reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
                 size_t n = strlen(why);
                 char *body = malloc(n + 2);
                 if (!body)
@@ -157,16 +139,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 memcpy(body, why, n);
                 body[n] = '\n';
                 body[n + 1] = '\0';
-                return reply(c, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, text, body, n + 1, true);
+                return httpd_reply(c, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, text, body, n + 1, true);
         }
         if (m->ops.render && strcmp(url, "/metrics") == 0) {
                 char *body = NULL;
                 size_t len = 0;
                 if (m->ops.render(m->ops.userdata, &body, &len) < 0)
-                        return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, failed, sizeof(failed) - 1, false);
-                return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, true);
+                        return httpd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, failed, sizeof(failed) - 1, false);
+                return httpd_reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, true);
         }
-        return reply(c, MHD_HTTP_NOT_FOUND, text, (char *)m->ops.not_found, strlen(m->ops.not_found), false);
+        return httpd_reply(c, MHD_HTTP_NOT_FOUND, text, (char *)m->ops.not_found, strlen(m->ops.not_found), false);
 }
 
 /* Shut down every connection past its deadline (MHD sees the end of the stream and closes

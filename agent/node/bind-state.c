@@ -60,13 +60,7 @@ int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, s
         json_t *nics, *e;
         size_t i;
 
-#define BAD(...)                                                                           \
-        do {                                                                               \
-                if (err && err_size)                                                       \
-                        snprintf(err, err_size, __VA_ARGS__);                              \
-                json_decref(root);                                                         \
-                return -EBADMSG;                                                           \
-        } while (0)
+#define BAD(...) STATE_JSON_BAD(root, err, err_size, __VA_ARGS__)
 
         json_t *root;
         int r = state_json_open(text, len, BIND_STATE_MAX_TEXT, &root, err, err_size);

@@ -42,6 +42,14 @@ typedef struct bind_state {
  * in err; pure. */
 struct json_t;
 int state_json_open(const char *text, size_t len, size_t max_len, struct json_t **ret, char *err, size_t err_size);
+/* In a state file's parser: why into err, the opened object released, -EBADMSG returned. */
+#define STATE_JSON_BAD(root, err, err_size, ...)                                           \
+        do {                                                                               \
+                if ((err) && (err_size))                                                   \
+                        snprintf((err), (err_size), __VA_ARGS__);                          \
+                json_decref(root);                                                         \
+                return -EBADMSG;                                                           \
+        } while (0)
 
 int bind_state_parse(const char *text, size_t len, bind_state *ret, char *err, size_t err_size);
 /* Its text (malloc'ed, NUL-terminated) or NULL on -ENOMEM. */

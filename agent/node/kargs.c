@@ -298,13 +298,7 @@ int kargs_state_parse(const char *text, size_t len, kargs_state *ret, char *err,
         size_t i;
         int loader = -1;
 
-#define BAD(...)                                                                           \
-        do {                                                                               \
-                if (err && err_size)                                                       \
-                        snprintf(err, err_size, __VA_ARGS__);                              \
-                json_decref(root);                                                         \
-                return -EBADMSG;                                                           \
-        } while (0)
+#define BAD(...) STATE_JSON_BAD(root, err, err_size, __VA_ARGS__)
 
         int r = state_json_open(text, len, KARGS_STATE_MAX_TEXT, &root, err, err_size);
         if (r < 0)

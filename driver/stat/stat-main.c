@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "httpd-reply.h"
 #include "parse.h"
 #include "stat-cnc.h"
 #include "stat-prom.h"
@@ -96,25 +97,6 @@ static int cnc_refresh(cnc_map *m)
         return 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *ctype, char *body, size_t len,
-                             bool owned)
-{
-        struct MHD_Response *r = owned ? MHD_create_response_from_buffer_with_free_callback(len, body, free)
-                                       : MHD_create_response_from_buffer(len, body, MHD_RESPMEM_PERSISTENT);
-        if (!r) {
-                if (owned)
-                        free(body);
-                return MHD_NO;
-        }
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-        if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-                MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-        enum MHD_Result q = MHD_queue_response(c, status, r);
-        MHD_destroy_response(r);
-        return q;
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size, void **req_cls)
 {
@@ -126,11 +108,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
         *upload_data_size = 0;
         if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-                return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, not_allowed, sizeof(not_allowed) - 1, false);
+                return httpd_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, not_allowed, sizeof(not_allowed) - 1, false);
         if (strcmp(url, "/healthz") == 0)
-                return reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
+                return httpd_reply(c, MHD_HTTP_OK, text, ok, sizeof(ok) - 1, false);
         if (strcmp(url, "/metrics") != 0)
-                return reply(c, MHD_HTTP_NOT_FOUND, text, not_found, sizeof(not_found) - 1, false);
+                return httpd_reply(c, MHD_HTTP_NOT_FOUND, text, not_found, sizeof(not_found) - 1, false);
 
         int r = cnc_refresh(m);
         if (r < 0)
@@ -139,8 +121,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         char *body = NULL;
         size_t len = 0;
         if (stat_prom_render(r < 0 ? NULL : m->addr, r < 0 ? 0 : m->len, &self, &body, &len) < 0)
-                return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, failed, sizeof(failed) - 1, false);
-        return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, true);
+                return httpd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, failed, sizeof(failed) - 1, false);
+        return httpd_reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, true);
 }
 
 /* "HOST:PORT": an IPv4 address, [IPv6], or nothing (every address) before the colon. */

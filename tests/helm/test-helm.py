@@ -548,7 +548,7 @@ def test_policy():
     check(len(src) == 4, "rbac_need() in agent/daemon/run-cluster.c: parsed %s" % sorted(src))
     check(src == doc, "RBAC: agent/daemon/run-cluster.c %s != docs/observability.md %s" % (sorted(src), sorted(doc)))
     dra_src = slice_verbs_from_source()
-    check(dra_src == DRA_RBAC, "DRA RBAC: the calls of run-slices.c and dra-plugin.c %s != the chart's %s"
+    check(dra_src == DRA_RBAC, "DRA RBAC: the calls of dra-slices.c and dra-plugin.c %s != the chart's %s"
           % (sorted(dra_src), sorted(DRA_RBAC)))
     with open(os.path.join(CHART, "templates", "daemonset.yaml")) as f:
         ds_text = f.read().splitlines()
@@ -1158,11 +1158,11 @@ DRA_CLASSES = {
 DRA_VALUES = {}
 DRA_EXT = {"nic": "spinlane.io/dpdk-nic", "core": "spinlane.io/isolated-core"}
 def slice_verbs_from_source():
-    """The verbs of every call agent/daemon/run-slices.c makes on its ResourceSlice (the
+    """The verbs of every call agent/dra/dra-slices.c makes on its ResourceSlices (the
     methods of its start() calls), and of the claim read in agent/dra/dra-plugin.c: the
     chart grants exactly these (issue 31: list, watch and patch were granted, never used)."""
     verb = {"GET": "get", "POST": "create", "PUT": "update", "DELETE": "delete", "PATCH": "patch"}
-    with open(os.path.join(SRC, "agent", "daemon", "run-slices.c")) as f:
+    with open(os.path.join(SRC, "agent", "dra", "dra-slices.c")) as f:
         text = f.read()
     got = {verb[m] for call in re.findall(r'\bstart\(s,[^;]*', text)
            for m in re.findall(r'"(GET|POST|PUT|DELETE|PATCH)"', call)}
@@ -1281,7 +1281,8 @@ def dra_pod_checks(docs, t, mode):
         if "core" in served:
             want.append({"name": "cores", "exactly": {"deviceClassName": DRA_CLASSES["core"][0], "allocationMode": "ExactCount", "count": cores}})
         check(dev["requests"] == want, "%s: %s requests %s, want %s" % (pt, tn, dev["requests"], want))
-        cons = [{"matchAttribute": "spinlane.io/numaNode"}] if len(want) == 2 else None
+        # Kubernetes' standard attribute (issue 32)
+        cons = [{"matchAttribute": "resource.kubernetes.io/numaNode"}] if len(want) == 2 else None
         check(dev.get("constraints") == cons, "%s: %s constraints %s, want %s" % (pt, tn, dev.get("constraints"), cons))
     check(used == set(rcts), "%s: ResourceClaimTemplates %s, used %s" % (t, sorted(rcts), sorted(used)))
 
@@ -1430,7 +1431,8 @@ def test_dra():
             {"name": "nic", "exactly": {"deviceClassName": "dpdk-nic.spinlane.io", "allocationMode": "ExactCount", "count": 1}},
             {"name": "cores", "exactly": {"deviceClassName": "isolated-core.spinlane.io", "allocationMode": "ExactCount", "count": 2}}],
             "the DRA example's requests %s" % dev["requests"])
-        check(dev.get("constraints") == [{"matchAttribute": "spinlane.io/numaNode"}], "the DRA example's constraints %s" % dev.get("constraints"))
+        # Kubernetes' standard attribute (issue 32), so that devices of other drivers can join
+        check(dev.get("constraints") == [{"matchAttribute": "resource.kubernetes.io/numaNode"}], "the DRA example's constraints %s" % dev.get("constraints"))
         check(rct[0]["metadata"]["namespace"] == pod[0]["metadata"]["namespace"], "the DRA example: template and pod in different namespaces")
         spec = pod[0]["spec"]
         check(spec.get("resourceClaims") == [{"name": "dpdk", "resourceClaimTemplateName": rct[0]["metadata"]["name"]}],

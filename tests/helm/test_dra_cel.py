@@ -3,7 +3,7 @@
 evaluated by the npm package @marcbachmann/cel-js (tests/helm/cel-device.mjs, the
 allocator's order: class selectors, then the request's) on the ResourceSlices the agent's
 own builder publishes for the fixture nodes eks-x86, aks-mana and graviton: the C test
-program test-dra-slice --write (agent/node/dra-slice.c over the fixture trees) writes them,
+program test-dra-slice --write (agent/dra/dra-slice.c over the fixture trees) writes them,
 nothing here is written by hand. The classes' expressions are the contract's; when the
 chart in this tree renders DeviceClasses (helm at hand, SPINLANE_HELM or <build>/tools),
 it checks the chart's selectors are the same expressions. Skipped (77) when node or the
@@ -42,6 +42,13 @@ REQUESTS = [
     {"name": "subnet", "class": "dpdk-nic.spinlane.io", "selectors": [A + '.ipv4.startsWith("10.0.1.")']},
     {"name": "pcie-root", "class": "dpdk-nic.spinlane.io",
      "selectors": ['device.attributes["resource.kubernetes.io"].pcieRoot == "pci8a3c:00"']},
+    # Kubernetes' standard attributes (what another driver's devices match on)
+    {"name": "std-nic-numa0", "class": "dpdk-nic.spinlane.io",
+     "selectors": ['device.attributes["resource.kubernetes.io"].numaNode == 0']},
+    {"name": "std-core-numa0", "class": "isolated-core.spinlane.io",
+     "selectors": ['device.attributes["resource.kubernetes.io"].numaNode == 0']},
+    {"name": "std-pci", "class": "dpdk-nic.spinlane.io",
+     "selectors": ['device.attributes["resource.kubernetes.io"].pciBusID == "0000:00:07.0"']},
     {"name": "smt-core", "class": "isolated-core.spinlane.io", "selectors": [A + '.cpus.contains(",")']},
     # the class selector keeps cores away from a NIC-only attribute (no evaluation error)
     {"name": "jumbo", "class": "dpdk-nic.spinlane.io", "selectors": ['"mtu" in %s && %s.mtu >= 9000' % (A, A)]},
@@ -51,11 +58,15 @@ EXPECT = {
     "eks-x86": {"nic": ["nic-0000-00-06-0", "nic-0000-00-07-0"], "core": EKS_CORES,
                 "ena": ["nic-0000-00-06-0", "nic-0000-00-07-0"], "mana": [],
                 "nic-numa0": ["nic-0000-00-06-0", "nic-0000-00-07-0"], "core-numa0": EKS_CORES, "core-numa1": [],
-                "subnet": ["nic-0000-00-06-0"], "pcie-root": [], "smt-core": EKS_CORES, "jumbo": []},
+                "subnet": ["nic-0000-00-06-0"], "pcie-root": [], "smt-core": EKS_CORES, "jumbo": [],
+                "std-nic-numa0": ["nic-0000-00-06-0", "nic-0000-00-07-0"], "std-core-numa0": EKS_CORES,
+                "std-pci": ["nic-0000-00-07-0"]},
     "aks-mana": {"nic": ["nic-8a3c-00-00-0"], "core": ["core-p0c1", "core-p0c2", "core-p0c3"], "ena": [],
                  "mana": ["nic-8a3c-00-00-0"], "nic-numa0": ["nic-8a3c-00-00-0"],
                  "core-numa0": ["core-p0c1", "core-p0c2", "core-p0c3"], "core-numa1": [], "subnet": [],
-                 "pcie-root": ["nic-8a3c-00-00-0"], "smt-core": [], "jumbo": ["nic-8a3c-00-00-0"]},
+                 "pcie-root": ["nic-8a3c-00-00-0"], "smt-core": [], "jumbo": ["nic-8a3c-00-00-0"],
+                 "std-nic-numa0": ["nic-8a3c-00-00-0"], "std-core-numa0": ["core-p0c1", "core-p0c2", "core-p0c3"],
+                 "std-pci": []},
 }
 
 
@@ -103,7 +114,7 @@ def main():
     if not shutil.which("node"):
         skip("node is not installed: no CEL evaluator")
     cel = cel_dir()
-    prog = os.path.join(BIN, "tests", "agent", "node", "test-dra-slice")
+    prog = os.path.join(BIN, "tests", "agent", "dra", "test-dra-slice")
     if not check(os.access(prog, os.X_OK), "the slice writer %s is built" % prog):
         return 1
     chart = chart_classes()
@@ -140,6 +151,22 @@ def main():
             numa = {d["name"]: d["attributes"]["numaNode"]["int"] for d in sl["spec"]["devices"]}
             ok = any(sum(numa[c] == numa[n] for c in res["core"]["devices"]) >= 2 for n in res["nic"]["devices"])
             check(ok, "%s: a NIC and two cores on one NUMA node can be allocated: %s" % (fixture, numa))
+            # deploy/examples' claim: matchAttribute resource.kubernetes.io/numaNode (a device
+            # without the attribute cannot take part); on these nodes the same sets as
+            # spinlane's own numaNode, and the standard one is spinlane's where it is known
+            std = {d["name"]: d["attributes"].get("resource.kubernetes.io/numaNode", {}).get("int")
+                   for d in sl["spec"]["devices"]}
+            check(all(std[k] == (v if v >= 0 else None) for k, v in numa.items()),
+                  "%s: the standard numaNode is spinlane's where known, absent otherwise: %s" % (fixture, std))
+            ok = any(std[n] is not None and sum(std[c] == std[n] for c in res["core"]["devices"]) >= 2
+                     for n in res["nic"]["devices"])
+            check(ok, "%s: matchAttribute resource.kubernetes.io/numaNode: a NIC and two cores: %s" % (fixture, std))
+            # pciBusID: every NIC, its PCI address; no core
+            for d in sl["spec"]["devices"]:
+                at = d["attributes"]
+                want = at.get("pciAddress")
+                check(at.get("resource.kubernetes.io/pciBusID") == ({"string": want["string"]} if want else None),
+                      "%s %s: pciBusID %s" % (fixture, d["name"], at.get("resource.kubernetes.io/pciBusID")))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d checks, %d failed" % (testcheck.checks, len(failures)))

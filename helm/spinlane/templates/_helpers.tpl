@@ -233,7 +233,8 @@ resourceClaims:
 
 {{/* A ResourceClaimTemplate's spec for a driver pod: the NIC and the cores served through
      DRA (the classes of templates/dra.yaml), and with both, one NUMA node for all of them
-     (matchAttribute over every request: the devices' spinlane.io/numaNode must be equal).
+     (matchAttribute over every request: the devices' resource.kubernetes.io/numaNode,
+     Kubernetes' standard attribute, must be equal, so another driver's devices can join).
      Arg: dict ctx, cores, nics. */}}
 {{- define "spinlane.claimSpec" -}}
 {{- $dra := include "spinlane.draResources" .ctx | splitList "," -}}
@@ -257,7 +258,7 @@ spec:
     {{- if and (has "nic" $dra) (has "core" $dra) }}
     constraints:
     # the NIC and the cores on one NUMA node (no requests list: every request)
-    - matchAttribute: spinlane.io/numaNode
+    - matchAttribute: resource.kubernetes.io/numaNode
     {{- end }}
 {{- end -}}
 

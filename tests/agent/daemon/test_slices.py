@@ -8,7 +8,8 @@ and the pool generation goes up by one (PUT with the resourceVersion read); back
 up by one again; a slice deleted by someone else is put back; a 409 on the PUT is read
 again and retried; a 403 gives one RBAC line and a retry; a 503 backs off; the stop
 deletes the slice; without DRA resources nothing touches resourceslices; a bad list is
-refused. The stand-in itself refuses v1beta1-shaped devices, two node selections, an
+refused; 200 cores make a pool of two slices (resourceSliceCount 2, one generation, every
+core once), shrinking to 100 deletes the second. The stand-in itself refuses v1beta1-shaped devices, two node selections, an
 attribute with two values, a device name that is no DNS label. Every wait is for an
 event, with a generous bound.
 
@@ -158,10 +159,14 @@ def test_publish(args, base):
             check(nic == {"type": {"string": "dpdk-nic"}, "kind": {"string": "ena"},
                           "pciAddress": {"string": "0000:00:06.0"}, "numaNode": {"int": 0},
                           "ipv4": {"string": "10.0.1.10"},
-                          "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"}}, "NIC attributes %s" % nic)
+                          "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"},
+                          # Kubernetes' standard attributes (issue 32)
+                          "resource.kubernetes.io/pciBusID": {"string": "0000:00:06.0"},
+                          "resource.kubernetes.io/numaNode": {"int": 0}}, "NIC attributes %s" % nic)
             core = spec["devices"][2]["attributes"]
             check(core == {"type": {"string": "isolated-core"}, "numaNode": {"int": 0}, "core": {"string": "p0c2"},
-                           "cpus": {"string": "2,10"}}, "core attributes %s" % core)
+                           "cpus": {"string": "2,10"}, "resource.kubernetes.io/numaNode": {"int": 0}},
+                  "core attributes %s" % core)
         check(tc.wait_for(lambda: "ResourceSlice %s created: generation 1, 8 devices" % SLICE in agent.text(), 10),
               "the create is logged")
         reqs = slice_requests(api)
@@ -253,6 +258,101 @@ def test_publish(args, base):
         api.stop()
 
 
+def make_many(base):
+    """A node of 208 CPUs without SMT, 8-207 isolated (200 cores, NUMA nodes 0 and 1), no
+    DPDK NIC: built with make-node.py's Node (not one of its named fixtures)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_node", os.path.join(SRC, "tests", "fixtures", "make-node.py"))
+    mn = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mn)
+    root = os.path.join(base, "many")
+    n = mn.Node(root)
+    n.cpus(208, lambda c: [c], isolated="8-207", nohz_full="8-207")
+    n.numa({0: "0-103", 1: "104-207"})
+    n.cmdline += ["isolcpus=8-207", "nohz_full=8-207", "hugepagesz=2M", "hugepages=512"]
+    n.hugepages(2048, 512, 512, {0: (256, 256), 1: (256, 256)})
+    n.hugepages(1048576, 0, 0, {0: (0, 0), 1: (0, 0)})
+    n.hugetlbfs("/dev/hugepages", "2M")
+    n.cgroup(2)
+    n.module("vfio", {"enable_unsafe_noiommu_mode": "Y"})
+    n.nic("0000:00:05.0", driver="ena", netdev="eth0", mac="0a:1b:2c:3d:4e:05", default_route=True)
+    n.finish()
+    os.makedirs(os.path.join(root, "var/lib/kubelet"), exist_ok=True)
+    with open(os.path.join(root, "var/lib/kubelet/cpu_manager_state"), "w") as f:
+        json.dump({"policyName": "static", "defaultCpuSet": "0-7", "checksum": 1}, f)
+    with open(tc.agent_config(root), "w") as f:
+        json.dump({}, f)
+    return root
+
+
+def pool(api):
+    """The pool's slices (name -> slice), whatever their names."""
+    return {k: v for k, v in api.json("slices").items() if v["spec"]["pool"]["name"] == "node-a"}
+
+
+def test_pool(args, base):
+    """200 cores: the pool split over two slices (128 + 72), resourceSliceCount 2 and one
+    generation on both, every core once; the pool shrinks to 100: the second slice is
+    deleted, the first says 1; the stop deletes what is left."""
+    root = make_many(os.path.join(base, "pool"))
+    api = ApiServer()
+    agent = tc.Agent(args.agent, root, os.path.join(base, "pool.log"),
+                     ["--kubeconfig", tc.write_kubeconfig(base, api), "--metrics-bind-address", "0",
+                      "--health-probe-bind-address", "0", "--dra-resources", "nic,core"],
+                     {"NODE_NAME": "node-a", "SPINLANE_KUBE_RESYNC_MS": "1000"})
+    cores = ["core-p0c%d" % i for i in range(8, 208)]
+    try:
+        def complete(want_n, count):
+            p = pool(api)
+            sl = sorted(p.values(), key=lambda x: x["metadata"]["name"])
+            gens = {x["spec"]["pool"]["generation"] for x in sl}
+            if len(sl) == count and len(gens) == 1 and sum(len(names(x)) for x in sl) == want_n:
+                return p
+            return None
+        p = tc.wait_for(lambda: complete(200, 2), 60)
+        check(p is not None, "200 cores in two slices: %s" %
+              {k: (len(names(v)), v["spec"]["pool"]) for k, v in pool(api).items()})
+        if p:
+            check(sorted(p) == [SLICE, SLICE + "-1"], "the slices' names %s" % sorted(p))
+            check([len(names(p[SLICE])), len(names(p[SLICE + "-1"]))] == [128, 72],
+                  "128 + 72 devices: %d + %d" % (len(names(p[SLICE])), len(names(p[SLICE + "-1"]))))
+            got = names(p[SLICE]) + names(p[SLICE + "-1"])
+            check(sorted(got) == sorted(cores) and len(set(got)) == 200, "every core once: %d devices, %d distinct"
+                  % (len(got), len(set(got))))
+            check(all(x["spec"]["pool"]["resourceSliceCount"] == 2 for x in p.values()),
+                  "resourceSliceCount 2 on both: %s" % [x["spec"]["pool"] for x in p.values()])
+            numa = {d["name"]: d["attributes"].get("resource.kubernetes.io/numaNode", {}).get("int")
+                    for x in p.values() for d in x["spec"]["devices"]}
+            check(numa.get("core-p0c8") == 0 and numa.get("core-p0c207") == 1,
+                  "the standard numaNode: %s %s" % (numa.get("core-p0c8"), numa.get("core-p0c207")))
+        check(not [r for r in api.json("requests") if r["answer"] == 422], "no request was refused as invalid")
+        gen0 = (p or {}).get(SLICE, {}).get("spec", {}).get("pool", {}).get("generation")
+
+        # ---- the pool shrinks to 100 cores: one slice, the second deleted ----
+        with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
+            f.write("8-107\n")
+        p = tc.wait_for(lambda: complete(100, 1), 60)
+        check(p is not None and sorted(p) == [SLICE], "shrunk to one slice: %s" %
+              {k: (len(names(v)), v["spec"]["pool"]) for k, v in pool(api).items()})
+        if p:
+            sl = p[SLICE]
+            check(sl["spec"]["pool"]["resourceSliceCount"] == 1 and gen0 is not None and
+                  sl["spec"]["pool"]["generation"] == gen0 + 1, "count 1, generation up by one: %s (was %s)"
+                  % (sl["spec"]["pool"], gen0))
+            check(names(sl) == cores[:100], "the 100 cores left: %d" % len(names(sl)))
+
+        # ---- back to 200, then the stop deletes both ----
+        with open(os.path.join(root, "sys/devices/system/cpu/isolated"), "w") as f:
+            f.write("8-207\n")
+        check(tc.wait_for(lambda: complete(200, 2), 60) is not None, "two slices again")
+        rc = agent.stop()
+        check(rc == 0, "the agent stops cleanly (%s)" % rc)
+        check(pool(api) == {}, "the stop deleted both slices: %s" % sorted(pool(api)))
+    finally:
+        agent.stop()
+        api.stop()
+
+
 def test_off_and_bad(args, base):
     d = os.path.join(base, "off")
     root = tc.make_tree(d)
@@ -296,6 +396,7 @@ def main():
     base = tempfile.mkdtemp(prefix="sl-slices-")
     try:
         test_publish(args, base)
+        test_pool(args, base)
         test_off_and_bad(args, base)
     finally:
         if not os.environ.get("SL_KEEP"):

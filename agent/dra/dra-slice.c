@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The ResourceSlice of the node from the device map: names, attributes, the object, the
- * comparison of device lists. Pure: what it cannot publish (a name that is no DNS label,
- * devices past the 128 a slice holds) is counted and named, never guessed. */
+/* The ResourceSlices of the node: names, attributes, the pool's split into slices, the
+ * object, the comparison of device lists. Pure: what it cannot publish (a name that is
+ * no DNS label, an attribute too long) is counted and named, never guessed. */
 #include "dra-slice.h"
 
 #include "cleanup.h"
-#include "ipv4.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +26,22 @@ int dra_slice_name(const char *node, char *buf, size_t len)
         if (!node || !*node)
                 return -EINVAL;
         int n = snprintf(buf, len, "%s-%s", node, DRA_DRIVER);
+        if (n < 0 || (size_t)n >= len || n > DRA_NAME_MAX)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int dra_slice_name_at(const char *node, size_t index, char *buf, size_t len)
+{
+        char base[DRA_NAME_MAX + 2];
+        int r = dra_slice_name(node, base, sizeof(base));
+        if (r < 0)
+                return r;
+        if (index >= DRA_POOL_MAX_SLICES)
+                return -EINVAL;
+        if (index == 0)
+                return dra_slice_name(node, buf, len);
+        int n = snprintf(buf, len, "%s-%zu", base, index);
         if (n < 0 || (size_t)n >= len || n > DRA_NAME_MAX)
                 return -ENAMETOOLONG;
         return 0;
@@ -72,35 +87,39 @@ static int attr_int(json_t *attrs, const char *name, json_int_t v)
 }
 
 /* -ENOMEM, or -E2BIG for a value past DRA_ATTR_STRING_MAX (the device is left out). */
-static int nic_attrs(const inv_nic *n, json_t *a)
+static int nic_attrs(const device_entry *n, json_t *a)
 {
-        char ip[IPV4_STR_MAX];
+        char ip[sizeof(n->ipv4)];
         int r;
 
-        if ((r = attr_str(a, "type", device_kind_resource(DEVICE_NIC))) < 0 || (r = attr_str(a, "kind", inv_nic_kind_name(n->kind))) < 0 ||
-            (r = attr_str(a, "pciAddress", n->pci)) < 0 || (r = attr_int(a, "numaNode", n->numa_node)) < 0)
+        snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(n->ipv4, "/"), n->ipv4); /* without the prefix length */
+        if ((r = attr_str(a, "type", device_kind_resource(n->kind))) < 0 || (r = attr_str(a, "kind", n->nic_kind)) < 0 ||
+            (r = attr_str(a, "pciAddress", n->id)) < 0 || (r = attr_int(a, "numaNode", n->numa_node)) < 0)
                 return r;
-        if (n->addr.state == INV_ADDR_KNOWN) {
-                ipv4_format(n->addr.ipv4, ip);
-                if ((r = attr_str(a, "ipv4", ip)) < 0)
-                        return r;
-        }
+        if (ip[0] && (r = attr_str(a, "ipv4", ip)) < 0)
+                return r;
         if (n->mtu > 0 && (r = attr_int(a, "mtu", n->mtu)) < 0)
                 return r;
-        if (n->pcie_root[0] && (r = attr_str(a, "resource.kubernetes.io/pcieRoot", n->pcie_root)) < 0)
+        if (n->pcie_root[0] && (r = attr_str(a, DRA_ATTR_PCIE_ROOT, n->pcie_root)) < 0)
+                return r;
+        if ((r = attr_str(a, DRA_ATTR_PCI_BUS_ID, n->id)) < 0)
+                return r;
+        if (n->numa_node >= 0 && (r = attr_int(a, DRA_ATTR_NUMA_NODE, n->numa_node)) < 0)
                 return r;
         return 0;
 }
 
-static int core_attrs(const inv_core *c, json_t *a)
+static int core_attrs(const device_entry *c, json_t *a)
 {
         char cpus[DRA_ATTR_STRING_MAX + 2];
         int r;
 
         if (cpuset_format(&c->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
                 return -E2BIG;
-        if ((r = attr_str(a, "type", device_kind_resource(DEVICE_CORE))) < 0 || (r = attr_int(a, "numaNode", c->numa_node)) < 0 ||
+        if ((r = attr_str(a, "type", device_kind_resource(c->kind))) < 0 || (r = attr_int(a, "numaNode", c->numa_node)) < 0 ||
             (r = attr_str(a, "core", c->id)) < 0 || (r = attr_str(a, "cpus", cpus)) < 0)
+                return r;
+        if (c->numa_node >= 0 && (r = attr_int(a, DRA_ATTR_NUMA_NODE, c->numa_node)) < 0)
                 return r;
         return 0;
 }
@@ -112,70 +131,88 @@ static void left_out(size_t *count, char *why, size_t why_len, const char *fmt, 
         (*count)++;
 }
 
-int dra_slice_devices(const inventory *inv, const device_map *map, dra_resources res, json_t **ret,
-                      size_t *ret_left_out, char *why, size_t why_len)
+int dra_slice_build(const device_entry *const *devs, size_t n, json_t **ret, size_t *ret_left_out, char *why,
+                    size_t why_len)
 {
-        _cleanup_(json_decrefp) json_t *devs = json_array();
+        _cleanup_(json_decrefp) json_t *out = json_array();
         size_t dropped = 0;
 
-        if (!devs)
+        if (!out)
                 return -ENOMEM;
         if (why && why_len)
                 why[0] = '\0';
-        for (int pass = 0; pass < 2; pass++) { /* NICs, then cores (the map's own order in each) */
-                device_kind want = pass == 0 ? DEVICE_NIC : DEVICE_CORE;
-                if ((want == DEVICE_NIC && !res.nic) || (want == DEVICE_CORE && !res.core))
+        for (size_t i = 0; i < n; i++) {
+                const device_entry *e = devs[i];
+                char name[DRA_DEVICE_NAME_MAX + 1];
+                int r = e->kind == DEVICE_CORE ? dra_core_device_name(e->id, name, sizeof(name))
+                                : dra_nic_device_name(e->id, name, sizeof(name));
+                if (r < 0) {
+                        left_out(&dropped, why, why_len,
+                                 "%s: its device name would not be a DNS label of at most 63 characters", e->id);
                         continue;
-                for (size_t i = 0; i < map->n; i++) {
-                        const device_entry *e = &map->items[i];
-                        char name[DRA_DEVICE_NAME_MAX + 1];
-                        int r;
-                        if (e->kind != want || e->state != DEVICE_HEALTHY || e->index < 0)
-                                continue;
-                        if (want == DEVICE_NIC ? (size_t)e->index >= inv->n_nics : (size_t)e->index >= inv->n_cores)
-                                continue;
-                        r = want == DEVICE_NIC ? dra_nic_device_name(e->id, name, sizeof(name))
-                                               : dra_core_device_name(e->id, name, sizeof(name));
-                        if (r < 0) {
-                                left_out(&dropped, why, why_len,
-                                         "%s: its device name would not be a DNS label of at most 63 characters", e->id);
-                                continue;
-                        }
-                        if (json_array_size(devs) >= DRA_SLICE_MAX_DEVICES) {
-                                left_out(&dropped, why, why_len,
-                                         "%s and the devices after it: a ResourceSlice holds at most 128 devices", e->id);
-                                continue;
-                        }
-                        json_t *attrs = json_object();
-                        json_t *d = json_pack("{s:s,s:o}", "name", name, "attributes", attrs);
-                        if (!d)
-                                return -ENOMEM;
-                        r = want == DEVICE_NIC ? nic_attrs(&inv->nics[e->index], attrs)
-                                               : core_attrs(&inv->cores[e->index], attrs);
-                        if (r == -E2BIG) {
+                }
+                if (json_array_size(out) >= (size_t)DRA_SLICE_MAX_DEVICES * DRA_POOL_MAX_SLICES) {
+                        left_out(&dropped, why, why_len,
+                                 "%s and the devices after it: the pool holds at most 32 ResourceSlices of 128 devices",
+                                 e->id);
+                        continue;
+                }
+                json_t *attrs = json_object();
+                json_t *d = json_pack("{s:s,s:o}", "name", name, "attributes", attrs);
+                if (!d)
+                        return -ENOMEM;
+                r = e->kind == DEVICE_CORE ? core_attrs(e, attrs) : nic_attrs(e, attrs);
+                if (r == -E2BIG) {
+                        json_decref(d);
+                        left_out(&dropped, why, why_len, "%s: an attribute is longer than 64 characters", e->id);
+                        continue;
+                }
+                if (r < 0 || json_array_append_new(out, d) < 0) {
+                        if (r < 0)
                                 json_decref(d);
-                                left_out(&dropped, why, why_len, "%s: an attribute is longer than 64 characters", e->id);
-                                continue;
-                        }
-                        if (r < 0 || json_array_append_new(devs, d) < 0) {
-                                if (r < 0)
-                                        json_decref(d);
-                                return -ENOMEM;
-                        }
+                        return -ENOMEM;
                 }
         }
         if (ret_left_out)
                 *ret_left_out = dropped;
-        *ret = TAKE_PTR(devs);
+        *ret = TAKE_PTR(out);
         return 0;
+}
+
+size_t dra_pool_slices(const json_t *devices)
+{
+        size_t n = devices ? json_array_size(devices) : 0;
+        return (n + DRA_SLICE_MAX_DEVICES - 1) / DRA_SLICE_MAX_DEVICES;
+}
+
+json_t *dra_pool_chunk(const json_t *devices, size_t index)
+{
+        json_t *out = json_array();
+        size_t n = devices ? json_array_size(devices) : 0;
+
+        if (!out || index >= (n + DRA_SLICE_MAX_DEVICES - 1) / DRA_SLICE_MAX_DEVICES)
+                return out;
+        for (size_t i = index * DRA_SLICE_MAX_DEVICES; i < n && i < (index + 1) * DRA_SLICE_MAX_DEVICES; i++)
+                if (json_array_append(out, json_array_get(devices, i)) < 0) {
+                        json_decref(out);
+                        return NULL;
+                }
+        return out;
 }
 
 json_t *dra_slice_json(const char *node, const json_t *devices, int64_t generation, const char *rv)
 {
+        return dra_slice_json_at(node, 0, 1, devices, generation, rv);
+}
+
+json_t *dra_slice_json_at(const char *node, size_t index, size_t count, const json_t *devices, int64_t generation,
+                          const char *rv)
+{
         char name[DRA_NAME_MAX + 2];
         json_t *devs;
 
-        if (dra_slice_name(node, name, sizeof(name)) < 0)
+        if (count == 0 || index >= count || count > DRA_POOL_MAX_SLICES ||
+            dra_slice_name_at(node, index, name, sizeof(name)) < 0)
                 return NULL;
         devs = devices ? json_deep_copy(devices) : json_array();
         if (!devs)
@@ -191,7 +228,8 @@ json_t *dra_slice_json(const char *node, const json_t *devices, int64_t generati
         }
         return json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:{s:s,s:I,s:i},s:o}}", "apiVersion", DRA_API_GROUP_VERSION, "kind",
                          "ResourceSlice", "metadata", meta, "spec", "driver", DRA_DRIVER, "nodeName", node, "pool",
-                         "name", node, "generation", (json_int_t)generation, "resourceSliceCount", 1, "devices", devs);
+                         "name", node, "generation", (json_int_t)generation, "resourceSliceCount", (int)count,
+                         "devices", devs);
 }
 
 bool dra_devices_differ(const json_t *a, const json_t *b)
@@ -276,8 +314,9 @@ int dra_slice_parse(const char *body, size_t len, const char *node, dra_slice_se
         const char *nn = json_string_value(json_object_get(spec, "nodeName"));
         const char *pn = json_string_value(json_object_get(pool, "name"));
         json_t *cnt = json_object_get(pool, "resourceSliceCount");
-        s.ours = drv && strcmp(drv, DRA_DRIVER) == 0 && nn && strcmp(nn, node) == 0 && pn && strcmp(pn, node) == 0 &&
-                 json_is_integer(cnt) && json_integer_value(cnt) == 1;
+        s.pool_ours = drv && strcmp(drv, DRA_DRIVER) == 0 && nn && strcmp(nn, node) == 0 && pn && strcmp(pn, node) == 0;
+        s.slice_count = json_is_integer(cnt) && json_integer_value(cnt) > 0 ? (int64_t)json_integer_value(cnt) : 0;
+        s.ours = s.pool_ours && s.slice_count == 1;
         s.devices = devs ? json_incref(devs) : json_array();
         if (!s.devices)
                 return -ENOMEM;

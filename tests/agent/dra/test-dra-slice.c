@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The ResourceSlice builder (agent/node/dra-slice.h) on the fixture node trees of
- * tests/fixtures/make-node.py: the devices and attributes of eks-x86 (ENAs on vfio-pci,
- * SMT cores) and aks-mana (MANA VFs, Azure sibling numbering), a NIC going unhealthy
- * leaving the slice (its generation would go up), a re-scan of the same node changing
- * nothing, the resources served through DRA, the names, the 128-device bound.
+/* The ResourceSlice builder (agent/dra/dra-slice.h, over the device map through
+ * dra-publish.h) on the fixture node trees of tests/fixtures/make-node.py: the devices and
+ * attributes of eks-x86 (ENAs on vfio-pci, SMT cores) and aks-mana (MANA VFs, Azure
+ * sibling numbering), Kubernetes' standard attributes beside spinlane's, a NIC going
+ * unhealthy leaving the slice (its generation would go up), a re-scan of the same node
+ * changing nothing, the resources served through DRA, the names, and 200 cores split
+ * into a pool of two slices of at most 128 devices.
  * With --write DIR it also writes DIR/<fixture>.json, the slice of each fixture, for the
  * CEL test (tests/helm/test-dra-cel.sh): the attributes it evaluates come from here. */
 #include "config.h"
 #include "device-map.h"
+#include "dra-publish.h"
 #include "dra-slice.h"
 #include "fixture.h"
 #include "addresses.h"
@@ -64,7 +67,7 @@ static json_t *devices(const scanned *s, dra_resources res, size_t *left)
 {
         json_t *d = NULL;
         char why[DRA_WHY_LEN];
-        CHECK_INT(dra_slice_devices(s->inv, &s->map, res, &d, left, why, sizeof(why)), 0);
+        CHECK_INT(dra_slice_devices(&s->map, res, &d, left, why, sizeof(why)), 0);
         CHECK(d != NULL);
         return d;
 }
@@ -127,7 +130,10 @@ static void test_eks(void)
                 CHECK_STR(astr(n, "ipv4"), "10.0.1.23");
                 CHECK_STR(astr(n, "resource.kubernetes.io/pcieRoot"), "pci0000:00");
                 CHECK(json_object_get(json_object_get(n, "attributes"), "mtu") == NULL); /* on vfio-pci: no netdev */
-                CHECK_INT(json_object_size(json_object_get(n, "attributes")), 6);
+                /* Kubernetes' standard attributes, beside spinlane's own */
+                CHECK_STR(astr(n, "resource.kubernetes.io/pciBusID"), "0000:00:06.0");
+                CHECK_INT(aint(n, "resource.kubernetes.io/numaNode"), 0);
+                CHECK_INT(json_object_size(json_object_get(n, "attributes")), 6 + 2);
         }
         const json_t *c = dev(d, "core-p0c2");
         CHECK(c != NULL);
@@ -136,7 +142,9 @@ static void test_eks(void)
                 CHECK_STR(astr(c, "core"), "p0c2");
                 CHECK_STR(astr(c, "cpus"), "2,10");
                 CHECK_INT(aint(c, "numaNode"), 0);
-                CHECK_INT(json_object_size(json_object_get(c, "attributes")), 4);
+                CHECK_INT(aint(c, "resource.kubernetes.io/numaNode"), 0);
+                CHECK(json_object_get(json_object_get(c, "attributes"), "resource.kubernetes.io/pciBusID") == NULL);
+                CHECK_INT(json_object_size(json_object_get(c, "attributes")), 4 + 1);
         }
         CHECK(dev(d, "core-p0c0") == NULL); /* not isolated */
         CHECK(dev(d, "core-p0c7") != NULL);
@@ -218,6 +226,13 @@ static void test_mana(void)
                 CHECK_INT(aint(n, "mtu"), 9001); /* MANA stays on its kernel driver: its netdev's MTU */
                 /* Hyper-V vPCI: each VF on a root of its own domain */
                 CHECK_STR(astr(n, "resource.kubernetes.io/pcieRoot"), "pci8a3c:00");
+                CHECK_STR(astr(n, "resource.kubernetes.io/pciBusID"), "8a3c:00:00.0");
+                /* Hyper-V vPCI: numa_node -1, so no standard numaNode (spinlane's says -1) */
+                if (aint(n, "numaNode") < 0)
+                        CHECK(json_object_get(json_object_get(n, "attributes"), "resource.kubernetes.io/numaNode") ==
+                              NULL);
+                else
+                        CHECK_INT(aint(n, "resource.kubernetes.io/numaNode"), aint(n, "numaNode"));
         }
         const json_t *c = dev(d, "core-p0c1");
         CHECK(c != NULL);
@@ -258,11 +273,16 @@ static void test_names(void)
         CHECK(dra_slice_json(node, NULL, 1, NULL) == NULL);
 }
 
-/* 200 isolated cores: 128 published, the 72 after them left out and said why. */
-static void test_bound(void)
+/* 200 isolated cores: one pool of two slices (128 + 72), every core published once,
+ * resourceSliceCount 2 and one generation on both; a core of unknown NUMA node has no
+ * standard numaNode. */
+static void test_pool(void)
 {
+        static const char node[] = "ip-10-0-1-23.ec2.internal";
         inventory *inv = calloc(1, sizeof(*inv));
         device_map m = { 0 };
+        bool seen[200] = { false };
+        size_t total = 0;
         CHECK(inv != NULL);
         if (!inv)
                 exit(1);
@@ -275,18 +295,87 @@ static void test_bound(void)
         for (size_t i = 0; i < 200; i++) {
                 inv_core *c = &inv->cores[i];
                 snprintf(c->id, sizeof(c->id), "p0c%zu", i);
-                c->numa_node = (int)(i / 100);
+                c->numa_node = i < 190 ? (int)(i / 100) : -1;
                 cpuset_set(&c->cpus, (unsigned)i);
-                m.items[i] = (device_entry){ .kind = DEVICE_CORE, .index = (long)i, .state = DEVICE_HEALTHY };
+                /* the map's values as device_map_build makes them of this core */
+                m.items[i] = (device_entry){ .kind = DEVICE_CORE, .index = (long)i, .state = DEVICE_HEALTHY,
+                                             .numa_node = c->numa_node, .cpus = c->cpus };
                 snprintf(m.items[i].id, sizeof(m.items[i].id), "%s", c->id);
         }
         json_t *d = NULL;
-        size_t left = 0;
+        size_t left = 9;
         char why[DRA_WHY_LEN];
-        CHECK_INT(dra_slice_devices(inv, &m, (dra_resources){ true, true }, &d, &left, why, sizeof(why)), 0);
-        CHECK_INT(json_array_size(d), DRA_SLICE_MAX_DEVICES);
-        CHECK_INT(left, 72);
-        CHECK_STR(why, "p0c128 and the devices after it: a ResourceSlice holds at most 128 devices");
+        CHECK_INT(dra_slice_devices(&m, (dra_resources){ true, true }, &d, &left, why, sizeof(why)), 0);
+        CHECK_INT(left, 0);
+        CHECK_INT(json_array_size(d), 200);
+        CHECK_INT(dra_pool_slices(d), 2);
+        CHECK_INT(dra_pool_slices(NULL), 0);
+        for (size_t i = 0; i < 2; i++) {
+                char want_name[300];
+                snprintf(want_name, sizeof(want_name), i == 0 ? "%s-spinlane.io" : "%s-spinlane.io-1", node);
+                json_t *chunk = dra_pool_chunk(d, i);
+                CHECK(chunk != NULL);
+                CHECK_INT(json_array_size(chunk), i == 0 ? 128 : 72);
+                json_t *sl = dra_slice_json_at(node, i, dra_pool_slices(d), chunk, 5, NULL);
+                CHECK(sl != NULL);
+                if (!sl)
+                        exit(1);
+                json_t *spec = json_object_get(sl, "spec"), *pool = json_object_get(spec, "pool");
+                CHECK_STR(json_string_value(json_object_get(json_object_get(sl, "metadata"), "name")), want_name);
+                CHECK_INT(json_integer_value(json_object_get(pool, "resourceSliceCount")), 2);
+                CHECK_INT(json_integer_value(json_object_get(pool, "generation")), 5);
+                CHECK_STR(json_string_value(json_object_get(pool, "name")), node);
+                json_t *devs = json_object_get(spec, "devices");
+                CHECK(json_array_size(devs) <= DRA_SLICE_MAX_DEVICES);
+                size_t k;
+                json_t *x;
+                json_array_foreach(devs, k, x) {
+                        unsigned id = 999;
+                        CHECK_INT(sscanf(json_string_value(json_object_get(x, "name")), "core-p0c%u", &id), 1);
+                        CHECK(id < 200 && !seen[id]);
+                        if (id < 200)
+                                seen[id] = true;
+                        total++;
+                }
+                /* what the API server would give back reads as one slice of a pool of two */
+                dra_slice_seen got = { 0 };
+                char pwhy[256];
+                CHECK_INT(json_object_set_new(json_object_get(sl, "metadata"), "resourceVersion", json_string("7")), 0);
+                char *text = json_dumps(sl, JSON_COMPACT);
+                CHECK(text != NULL);
+                if (!text)
+                        exit(1);
+                CHECK_INT(dra_slice_parse(text, strlen(text), node, &got, pwhy, sizeof(pwhy)), 0);
+                CHECK(got.pool_ours && !got.ours);
+                CHECK_INT(got.slice_count, 2);
+                CHECK(!dra_devices_differ(got.devices, chunk));
+                dra_slice_seen_clear(&got);
+                free(text);
+                json_decref(sl);
+                json_decref(chunk);
+        }
+        CHECK_INT(total, 200);
+        for (size_t i = 0; i < 200; i++)
+                CHECK(seen[i]);
+        /* past the end */
+        json_t *past = dra_pool_chunk(d, 2);
+        CHECK(past && json_array_size(past) == 0);
+        json_decref(past);
+        CHECK(dra_slice_json_at(node, 2, 2, NULL, 5, NULL) == NULL);
+        CHECK(dra_slice_json_at(node, 0, 0, NULL, 5, NULL) == NULL);
+        CHECK(dra_slice_json_at(node, 0, DRA_POOL_MAX_SLICES + 1, NULL, 5, NULL) == NULL);
+        char nm[300];
+        CHECK_INT(dra_slice_name_at(node, 31, nm, sizeof(nm)), 0);
+        CHECK_STR(nm, "ip-10-0-1-23.ec2.internal-spinlane.io-31");
+        CHECK_INT(dra_slice_name_at(node, 32, nm, sizeof(nm)), -EINVAL);
+        /* the standard numaNode: where known only */
+        const json_t *c150 = dev(d, "core-p0c150"), *c195 = dev(d, "core-p0c195");
+        CHECK(c150 && c195);
+        if (c150 && c195) {
+                CHECK_INT(aint(c150, "resource.kubernetes.io/numaNode"), 1);
+                CHECK_INT(aint(c195, "numaNode"), -1);
+                CHECK(json_object_get(json_object_get(c195, "attributes"), "resource.kubernetes.io/numaNode") == NULL);
+        }
         json_decref(d);
         free(m.items);
         free(inv->cores);
@@ -333,7 +422,7 @@ int main(int argc, char **argv)
         } else {
                 test_names();
                 test_resources();
-                test_bound();
+                test_pool();
                 test_mana();
                 test_eks(); /* last: it removes a device node of the tree */
         }
