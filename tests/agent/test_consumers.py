@@ -9,7 +9,9 @@ device IDs, the same health/state, the same attributes:
   and their addresses: the addresses consumer);
 - the daemon `run` against the kubelet stand-in (Python grpcio, the real device plugin
   API): ListAndWatch (IDs, health, NUMA) and Allocate of each Healthy device (the env and
-  device nodes a pod receives), and the map's lines the daemon logs.
+  device nodes a pod receives), and the map's lines the daemon logs;
+- the daemon with --dra-resources nic,core against the TLS API-server stand-in
+  (tests/agent/kube/fake_apiserver.py): the ResourceSlice's devices (names, attributes).
 
 The config makes every state show: NIC 06 Healthy (an address with a gateway), NIC 07
 listed Unhealthy (no address), the primary and MANA-less rest not advertised; two cores
@@ -17,7 +19,8 @@ Healthy, four isolated cores outside cores.cpus not advertised.
 
 usage: test_consumers.py --agent PATH --proto-dir DIR
 Exit 0 all agree, 1 a check failed. Without python3 grpcio/grpc_tools the daemon's part is
-skipped (decided before anything runs, said in a SKIP line); the others are compared."""
+skipped, without openssl or python3-prometheus-client the ResourceSlice's (decided before
+anything runs, said in a SKIP line); the others are compared."""
 import argparse
 import json
 import os
@@ -41,6 +44,13 @@ try:  # only the daemon's part needs gRPC (the kubelet stand-in)
     NO_GRPC = None
 except ImportError as e:
     NO_GRPC = "python3 grpcio/grpc_tools missing (%s); run with /usr/bin/python3" % e
+
+try:  # the ResourceSlice's part: test_cluster's API-server stand-in (it exits 77 without its needs)
+    sys.path.insert(0, os.path.join(HERE, "daemon"))
+    import test_cluster as tc  # noqa: E402
+    NO_API = None
+except SystemExit:
+    NO_API = "the API-server stand-in's needs (openssl, python3-prometheus-client) are missing"
 
 T = 60.0  # generous bound (s) for one expected event
 NICRES, CORERES = "spinlane.io/dpdk-nic", "spinlane.io/isolated-core"
@@ -162,6 +172,44 @@ def from_daemon(agent, api, root, cfg, tmp, healthy):
         return got, f.read()
 
 
+def from_slices(agent, root, cfg, tmp):
+    """{device name: attributes} of the node's ResourceSlice, as the daemon publishes it
+    with --dra-resources nic,core."""
+    copy = os.path.join(tmp, "dra")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy, symlinks=True)
+    api = tc.ApiServer()
+    env = dict(os.environ, NODE_NAME="node-a", SPINLANE_KUBE_RESYNC_MS="1000", SPINLANE_RESCAN_MS="600000",
+               SPINLANE_IMDS_URL="http://127.0.0.1:9/")
+    for k in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+        env.pop(k, None)
+    log = open(os.path.join(tmp, "dra.log"), "w")
+    p = subprocess.Popen([agent, "run", "--root", copy, "--config", cfg, "--kubeconfig", tc.write_kubeconfig(tmp, api),
+                          "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+                          "--dra-resources", "nic,core"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        sl = tc.wait_for(lambda: api.json("slices").get("node-a-spinlane.io"), T)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            rc = p.wait(T)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        log.close()
+        api.stop()
+        check(rc == 0, "daemon (DRA) exit %s" % rc)
+        shutil.rmtree(copy, ignore_errors=True)
+    if not check(sl is not None, "the daemon published its ResourceSlice"):
+        return {}
+    return {d["name"]: d["attributes"] for d in sl["spec"]["devices"]}
+
+
+def dra_name(key):
+    res, dev = key
+    return ("nic-" + dev.replace(":", "-").replace(".", "-")) if res == NICRES else "core-" + dev
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
@@ -208,6 +256,24 @@ def main():
             check((ipv4, gw, mac) == (a.get("ipv4"), a.get("gateway"), a.get("mac")),
                   "%s: preflight's address %s, inventory's %s" % (pci, (ipv4, gw, mac),
                                                                   (a.get("ipv4"), a.get("gateway"), a.get("mac"))))
+
+        if NO_API:
+            print("SKIP: the ResourceSlice's part: " + NO_API, flush=True)
+        else:
+            sl = from_slices(args.agent, root, cfg, tmp)
+            want = sorted(dra_name(k) for k in healthy)
+            check(sorted(sl) == want, "ResourceSlice devices %s == explain's healthy %s" % (sorted(sl), want))
+            for k in healthy:
+                at, a = sl.get(dra_name(k), {}), inv.get(k, {})
+                val = {n: list(v.values())[0] for n, v in at.items()}
+                if k[0] == NICRES:
+                    shown = (val.get("pciAddress"), val.get("kind"), val.get("numaNode"), val.get("ipv4", ""),
+                             val.get("resource.kubernetes.io/pciBusID"))
+                    wanted = (k[1], a.get("kind"), a.get("numa"), (a.get("ipv4") or "").split("/")[0], k[1])
+                else:
+                    shown = (val.get("core"), val.get("numaNode"), cpu_list(val.get("cpus", "")))
+                    wanted = (k[1], a.get("numa"), a.get("cpus"))
+                check(shown == wanted, "%s: ResourceSlice %s, inventory %s" % (k[1], shown, wanted))
 
         if api is None:
             return
