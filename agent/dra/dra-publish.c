@@ -47,8 +47,9 @@ int dra_publish_new(loop *l, kube_client *kube, const char *node, dra_resources 
                 free(p);
                 return r;
         }
-        log_info("ResourceSlice on: driver %s, pool %s, resources %s%s%s", DRA_DRIVER, node, res.nic ? "nic" : "",
-                 res.nic && res.core ? "," : "", res.core ? "core" : "");
+        log_info("ResourceSlice on: driver %s, pool %s, resources %s%s%s", DRA_DRIVER, node,
+                 res.nic ? device_kind_short(DEVICE_NIC) : "", res.nic && res.core ? "," : "",
+                 res.core ? device_kind_short(DEVICE_CORE) : "");
         *ret = p;
         return 0;
 }

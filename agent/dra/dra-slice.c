@@ -249,9 +249,11 @@ int dra_resources_parse(const char *list, dra_resources *ret, char *why, size_t 
 
         while (*p) {
                 size_t n = strcspn(p, ",");
-                bool *slot = n == 3 && strncmp(p, "nic", 3) == 0    ? &r.nic
-                             : n == 4 && strncmp(p, "core", 4) == 0 ? &r.core
-                                                                     : NULL;
+                bool *slot = NULL;
+                for (int k = 0; k < DEVICE_KINDS && !slot; k++) /* the kinds' short names */
+                        if (n == strlen(device_kind_short((device_kind)k)) &&
+                            strncmp(p, device_kind_short((device_kind)k), n) == 0)
+                                slot = k == DEVICE_NIC ? &r.nic : &r.core;
                 if (!slot || *slot) {
                         snprintf(why, why_len, "\"%.*s\" %s (the list takes nic and core, each at most once)",
                                  (int)(n > 32 ? 32 : n), p, slot ? "given twice" : "is not a DRA resource");

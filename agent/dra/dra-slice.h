@@ -28,7 +28,8 @@
 #define DRA_ATTR_PCI_BUS_ID "resource.kubernetes.io/pciBusID" /* standard: the PCI address */
 #define DRA_ATTR_PCIE_ROOT "resource.kubernetes.io/pcieRoot" /* standard: "pci<domain>:<bus>" */
 
-/* Which resources are served through DRA (--dra-resources). */
+/* Which resources are served through DRA (--dra-resources: the kinds' short names,
+ * device_kind_short): a flag per device_kind. */
 typedef struct dra_resources {
         bool nic, core;
 } dra_resources;
