@@ -25,11 +25,11 @@ static int spec_path(const char *dir, const char *kind, char *ret, size_t size)
         return 0;
 }
 
-static json_t *spec_json(const char *kind, const char *hugetlbfs, const dp_device_list *nics)
+static json_t *spec_json(const char *kind, const char *hugetlbfs, const device_list *nics)
 {
         json_t *devs = json_array();
         for (size_t i = 0; i < nics->n; i++) {
-                const dp_device *d = &nics->items[i];
+                const device_entry *d = &nics->items[i];
                 json_t *nodes = json_array();
                 for (size_t k = 0; k < d->n_devnodes; k++)
                         json_array_append_new(nodes, json_pack("{s:s,s:s,s:s}", "path", d->devnodes[k].container,
@@ -64,7 +64,7 @@ static int spec_write(const hostfs *h, const char *dir, const char *path, json_t
 }
 
 int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char *hugetlbfs,
-                 const dp_device_list *nics)
+                 const device_list *nics)
 {
         char path[PATH_MAX];
         int r = spec_path(dir, kind, path, sizeof(path));
@@ -90,7 +90,7 @@ static int claim_name(const char *prefix, const char *uid, char *ret, size_t siz
 }
 
 int dp_cdi_write_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid, const char *hugetlbfs,
-                       const dp_device *const *nics, size_t n, char *const *env, size_t n_env)
+                       const device_entry *const *nics, size_t n, char *const *env, size_t n_env)
 {
         char name[256], kind[128], path[PATH_MAX];
         int r;

@@ -16,7 +16,7 @@
  * temporary file, mode 0644 whatever the umask, fsync'ed, renamed over: a file or symlink
  * planted at either name is never written through). 0, or -ENOMEM, -ENAMETOOLONG, -errno. */
 int dp_cdi_write(const hostfs *h, const char *dir, const char *kind, const char *hugetlbfs,
-                 const dp_device_list *nics);
+                 const device_list *nics);
 /* Removes that spec; 0 also when there was none. */
 int dp_cdi_remove(const hostfs *h, const char *dir, const char *kind);
 
@@ -25,7 +25,7 @@ int dp_cdi_remove(const hostfs *h, const char *dir, const char *kind);
  * ("KEY=VALUE" each) and, when hugetlbfs is not "", that mount. Written as dp_cdi_write
  * writes. 0, or -ENOMEM, -ENAMETOOLONG, -errno. */
 int dp_cdi_write_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid, const char *hugetlbfs,
-                       const dp_device *const *nics, size_t n, char *const *env, size_t n_env);
+                       const device_entry *const *nics, size_t n, char *const *env, size_t n_env);
 /* Removes it; 0 also when there was none. */
 int dp_cdi_remove_claim(const hostfs *h, const char *dir, const char *prefix, const char *uid);
 

@@ -59,12 +59,12 @@ typedef struct dp_reg {
 
 struct dp_plugin {
         dp_engine *e;
-        dp_kind kind;
+        device_kind kind;
         char resource[128];
         char socket_name[64];
         char sock_path[PATH_MAX];
         dp_alloc_config cfg;
-        dp_device_list devices;
+        device_list devices;
         uint64_t gen;
         uint8_t *list_buf;
         size_t list_len;

@@ -96,7 +96,7 @@ void dp_format_id(const char *id, size_t len, char *buf, size_t size)
                         buf[0] = '\0';
                 return;
         }
-        for (i = 0; i < len && i < DP_ID_LEN - 1; i++) {
+        for (i = 0; i < len && i < DEVICE_ID_LEN - 1; i++) {
                 unsigned char c = (unsigned char)id[i];
                 if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') {
                         if (o + 1 >= size - 4)
@@ -132,7 +132,7 @@ static int refuse(dp_status *st, int code, const char *fmt, ...)
 
 static int refuse_id(dp_status *st, const char *what, const char *id, const char *why)
 {
-        char shown[DP_ID_LEN * 4 + 8];
+        char shown[DEVICE_ID_LEN * 4 + 8];
         dp_format_id(id, strlen(id), shown, sizeof(shown));
         return refuse(st, DP_STATUS_INVALID_ARGUMENT, "%s: device ID \"%s\" %s", what, shown, why);
 }
@@ -226,7 +226,7 @@ static int check_strings(const char *what, const ProtobufCMessageDescriptor *d, 
 {
         const char *field = NULL, *str = NULL;
         size_t n = 0;
-        char shown[DP_ID_LEN * 4 + 8];
+        char shown[DEVICE_ID_LEN * 4 + 8];
 
         if (wire_find_nul(d, req, len, 0, &field, &str, &n) == 0)
                 return 0;
@@ -270,25 +270,25 @@ void dp_alloc_config_default(dp_alloc_config *cfg)
 
 /* Common checks on one list of IDs: count, length, known; seen[] marks device indexes
  * across the whole request so a duplicate anywhere is found. ret_idx gets the indexes. */
-static int check_ids(const char *what, char **ids, size_t n, const dp_device_list *devices,
+static int check_ids(const char *what, char **ids, size_t n, const device_list *devices,
                      bool need_healthy, uint8_t *seen, size_t *total, dp_status *st, size_t *ret_idx)
 {
         for (size_t i = 0; i < n; i++) {
                 const char *id = ids[i];
-                size_t len = id ? strnlen(id, DP_ID_LEN) : 0;
+                size_t len = id ? strnlen(id, DEVICE_ID_LEN) : 0;
                 if (++*total > DP_MAX_IDS_PER_REQUEST)
                         return refuse(st, DP_STATUS_INVALID_ARGUMENT,
                                       "%s: more than %d device IDs in one request", what,
                                       DP_MAX_IDS_PER_REQUEST);
                 if (len == 0)
                         return refuse(st, DP_STATUS_INVALID_ARGUMENT, "%s: empty device ID", what);
-                if (len >= DP_ID_LEN)
+                if (len >= DEVICE_ID_LEN)
                         return refuse_id(st, what, id, "is longer than 63 characters");
-                const dp_device *d = dp_device_list_find(devices, id, len);
+                const device_entry *d = device_list_find(devices, id, len);
                 if (!d)
                         return refuse_id(st, what, id, "is not a device of this resource");
                 size_t idx = (size_t)(d - devices->items);
-                if (need_healthy && !d->healthy)
+                if (need_healthy && !device_healthy(d))
                         return refuse_id(st, what, id, "is unhealthy");
                 if (seen[idx])
                         return refuse_id(st, what, id, "is listed more than once");
@@ -373,11 +373,11 @@ static char *list_append(arena *a, char *list, const char *item)
 
 static int cmp_pci(const void *a, const void *b, void *devs)
 {
-        const dp_device *d = devs;
+        const device_entry *d = devs;
         return strcmp(d[*(const size_t *)a].pci, d[*(const size_t *)b].pci);
 }
 
-static void build_nic_container(arena *a, const dp_alloc_config *cfg, const dp_device_list *devices,
+static void build_nic_container(arena *a, const dp_alloc_config *cfg, const device_list *devices,
                                 size_t *idx, size_t n, V1beta1__ContainerAllocateResponse *r)
 {
         kv_list envs = { 0 }, anns = { 0 }, specs = { 0 }, mounts = { 0 }, cdis = { 0 };
@@ -386,12 +386,12 @@ static void build_nic_container(arena *a, const dp_alloc_config *cfg, const dp_d
 
         qsort_r(idx, n, sizeof(size_t), cmp_pci, devices->items);
         for (size_t i = 0; i < n; i++) {
-                const dp_device *d = &devices->items[idx[i]];
+                const device_entry *d = &devices->items[idx[i]];
                 char *paths = NULL;
 
                 nics = list_append(a, nics, d->pci);
                 for (size_t k = 0; k < d->n_devnodes; k++) {
-                        const dp_devnode *dn = &d->devnodes[k];
+                        const device_devnode *dn = &d->devnodes[k];
                         bool dup = false;
                         paths = list_append(a, paths, dn->container);
                         for (size_t s = 0; s < specs.n; s++)
@@ -464,7 +464,7 @@ static void build_nic_container(arena *a, const dp_alloc_config *cfg, const dp_d
         r->cdi_devices = (V1beta1__CDIDevice **)cdis.items;
 }
 
-static void build_core_container(arena *a, const dp_alloc_config *cfg, const dp_device_list *devices,
+static void build_core_container(arena *a, const dp_alloc_config *cfg, const device_list *devices,
                                  size_t *idx, size_t n, V1beta1__ContainerAllocateResponse *r)
 {
         kv_list envs = { 0 }, anns = { 0 };
@@ -475,7 +475,7 @@ static void build_core_container(arena *a, const dp_alloc_config *cfg, const dp_
         cpuset_zero(&all);
         qsort(idx, n, sizeof(size_t), cmp_size); /* device list order: by first CPU */
         for (size_t i = 0; i < n; i++) {
-                const dp_device *d = &devices->items[idx[i]];
+                const device_entry *d = &devices->items[idx[i]];
                 cpuset_or(&all, &all, &d->cpus);
                 ids = list_append(a, ids, d->id);
         }
@@ -495,7 +495,7 @@ static void build_core_container(arena *a, const dp_alloc_config *cfg, const dp_
         r->annotations = (V1beta1__ContainerAllocateResponse__AnnotationsEntry **)anns.items;
 }
 
-int dp_handle_allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices,
+int dp_handle_allocate(device_kind kind, const dp_alloc_config *cfg, const device_list *devices,
                        const uint8_t *req, size_t len, dp_status *st, uint8_t **ret_buf,
                        size_t *ret_len)
 {
@@ -564,7 +564,7 @@ int dp_handle_allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device
                 goto out;
         }
         for (size_t c = 0; c < msg->n_container_requests; c++) {
-                if (kind == DP_KIND_NIC)
+                if (kind == DEVICE_NIC)
                         build_nic_container(&a, cfg, devices, offsets[c],
                                             msg->container_requests[c]->n_devices_ids, crs[c]);
                 else
@@ -584,7 +584,7 @@ out:
         return r;
 }
 
-int dp_alloc_env(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices, const size_t *idx,
+int dp_alloc_env(device_kind kind, const dp_alloc_config *cfg, const device_list *devices, const size_t *idx,
                  size_t n, char ***ret, size_t *ret_n)
 {
         V1beta1__ContainerAllocateResponse cr = V1BETA1__CONTAINER_ALLOCATE_RESPONSE__INIT;
@@ -598,7 +598,7 @@ int dp_alloc_env(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list 
                 return -ENOMEM;
         if (n)
                 memcpy(copy, idx, n * sizeof(size_t));
-        if (kind == DP_KIND_NIC)
+        if (kind == DEVICE_NIC)
                 build_nic_container(&a, cfg, devices, copy, n, &cr);
         else
                 build_core_container(&a, cfg, devices, copy, n, &cr);
@@ -634,7 +634,7 @@ void dp_env_free(char **env, size_t n)
 /* ---- GetPreferredAllocation ---- */
 
 /* Bucket key for a NUMA node: -1 (unknown) is its own bucket. */
-static int node_of(const dp_device *d)
+static int node_of(const device_entry *d)
 {
         return d->numa_node < 0 ? -1 : d->numa_node;
 }
@@ -643,7 +643,7 @@ static int node_of(const dp_device *d)
  * the one that can hold the rest (need), then the one already holding most of those
  * chosen, then (the hint) one with DPDK NICs, then the best fit (fewest free) or, when
  * none fits, the most free; the lowest node on a tie. -2 when no candidate is left. */
-static int best_node(const dp_alloc_config *cfg, const dp_device_list *devices, const size_t *avail,
+static int best_node(const dp_alloc_config *cfg, const device_list *devices, const size_t *avail,
                      size_t n_avail, const uint8_t *taken, const size_t *chosen, size_t n_chosen, size_t need)
 {
         int best = -2;
@@ -694,7 +694,7 @@ static int best_node(const dp_alloc_config *cfg, const dp_device_list *devices, 
         return best;
 }
 
-static int prefer_one(const dp_alloc_config *cfg, const dp_device_list *devices,
+static int prefer_one(const dp_alloc_config *cfg, const device_list *devices,
                       V1beta1__ContainerPreferredAllocationRequest *cr, uint8_t *seen_avail,
                       uint8_t *seen_must, size_t *total, arena *a, dp_status *st,
                       V1beta1__ContainerPreferredAllocationResponse *out)
@@ -770,7 +770,7 @@ static int prefer_one(const dp_alloc_config *cfg, const dp_device_list *devices,
         return a->failed ? -ENOMEM : 0;
 }
 
-int dp_handle_preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices,
+int dp_handle_preferred(device_kind kind, const dp_alloc_config *cfg, const device_list *devices,
                         const uint8_t *req, size_t len, dp_status *st, uint8_t **ret_buf,
                         size_t *ret_len)
 {
@@ -824,7 +824,7 @@ out:
 
 /* ---- the rest ---- */
 
-int dp_handle_prestart(const dp_device_list *devices, const uint8_t *req, size_t len, dp_status *st,
+int dp_handle_prestart(const device_list *devices, const uint8_t *req, size_t len, dp_status *st,
                        uint8_t **ret_buf, size_t *ret_len)
 {
         V1beta1__PreStartContainerRequest *msg;
@@ -841,7 +841,7 @@ int dp_handle_prestart(const dp_device_list *devices, const uint8_t *req, size_t
                 const char *id = msg->devices_ids[i];
                 if (i >= DP_MAX_IDS_PER_REQUEST)
                         r = refuse(st, DP_STATUS_INVALID_ARGUMENT, "PreStartContainer: too many device IDs");
-                else if (!dp_device_list_find(devices, id, strnlen(id, DP_ID_LEN)))
+                else if (!device_list_find(devices, id, strnlen(id, DEVICE_ID_LEN)))
                         r = refuse_id(st, "PreStartContainer", id, "is not a device of this resource");
         }
         v1beta1__pre_start_container_request__free_unpacked(msg, NULL);
@@ -864,7 +864,7 @@ int dp_check_empty(const uint8_t *req, size_t len, dp_status *st)
         return 0;
 }
 
-int dp_encode_list(const dp_device_list *devices, uint8_t **ret_buf, size_t *ret_len)
+int dp_encode_list(const device_list *devices, uint8_t **ret_buf, size_t *ret_len)
 {
         V1beta1__ListAndWatchResponse resp = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
         arena a = { 0 };
@@ -872,13 +872,13 @@ int dp_encode_list(const dp_device_list *devices, uint8_t **ret_buf, size_t *ret
 
         V1beta1__Device **devs = arena_alloc(&a, (devices->n ? devices->n : 1) * sizeof(*devs));
         for (size_t i = 0; devs && i < devices->n; i++) {
-                const dp_device *d = &devices->items[i];
+                const device_entry *d = &devices->items[i];
                 V1beta1__Device *pd = arena_alloc(&a, sizeof(*pd));
                 if (!pd)
                         break;
                 v1beta1__device__init(pd);
                 pd->id = (char *)d->id;
-                pd->health = (char *)(d->healthy ? "Healthy" : "Unhealthy");
+                pd->health = (char *)(device_healthy(d) ? "Healthy" : "Unhealthy");
                 if (d->numa_node >= 0) {
                         V1beta1__TopologyInfo *ti = arena_alloc(&a, sizeof(*ti));
                         V1beta1__NUMANode *nn = arena_alloc(&a, sizeof(*nn));

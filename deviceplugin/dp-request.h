@@ -45,26 +45,26 @@ void dp_alloc_config_default(dp_alloc_config *cfg);
 /* Allocate: req/len is an AllocateRequest. Returns 0 with a malloc'ed AllocateResponse
  * in *ret_buf, *ret_len; -EINVAL when the request is refused (st filled: which ID, why;
  * nothing is allocated); -ENOMEM. Outputs untouched on failure. */
-int dp_handle_allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices,
+int dp_handle_allocate(device_kind kind, const dp_alloc_config *cfg, const device_list *devices,
                        const uint8_t *req, size_t len, dp_status *st, uint8_t **ret_buf,
                        size_t *ret_len);
 
 /* GetPreferredAllocation: honours must_include, packs on one NUMA node when it can,
  * whole devices only, deterministic (same list + request = same answer). */
-int dp_handle_preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices,
+int dp_handle_preferred(device_kind kind, const dp_alloc_config *cfg, const device_list *devices,
                         const uint8_t *req, size_t len, dp_status *st, uint8_t **ret_buf,
                         size_t *ret_len);
 
 /* PreStartContainer (not required by this plugin; answered with an empty response after
  * the request was decoded and checked). */
-int dp_handle_prestart(const dp_device_list *devices, const uint8_t *req, size_t len, dp_status *st,
+int dp_handle_prestart(const device_list *devices, const uint8_t *req, size_t len, dp_status *st,
                        uint8_t **ret_buf, size_t *ret_len);
 
 /* The environment Allocate gives a container for the devices idx[0..n) of devices (of
  * kind): the same builder, so a DRA claim's CDI spec carries exactly the device plugin's
  * SPINLANE_* contract. *ret is a malloc'ed array of n_ret malloc'ed "KEY=VALUE" strings
  * (free with dp_env_free). idx is not changed. 0 or -ENOMEM (outputs untouched). */
-int dp_alloc_env(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *devices, const size_t *idx,
+int dp_alloc_env(device_kind kind, const dp_alloc_config *cfg, const device_list *devices, const size_t *idx,
                  size_t n, char ***ret, size_t *ret_n);
 void dp_env_free(char **env, size_t n);
 
@@ -72,7 +72,7 @@ void dp_env_free(char **env, size_t n);
 int dp_check_empty(const uint8_t *req, size_t len, dp_status *st);
 
 /* Encoders for what the plugin sends. */
-int dp_encode_list(const dp_device_list *devices, uint8_t **ret_buf, size_t *ret_len);
+int dp_encode_list(const device_list *devices, uint8_t **ret_buf, size_t *ret_len);
 int dp_encode_options(bool preferred_available, uint8_t **ret_buf, size_t *ret_len);
 int dp_encode_register(const char *resource_name, const char *endpoint, bool preferred_available,
                        uint8_t **ret_buf, size_t *ret_len);

@@ -78,21 +78,21 @@ void dp_plugin_restart(dp_plugin *p, const char *why)
         dp_plugin_start_serving(p);
 }
 
-static int plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
+static int plugin_set_devices(dp_plugin *p, const device_list *devices)
 {
-        dp_device_list copy;
+        device_list copy;
         uint8_t *buf;
         size_t len;
 
-        if (p->gen && dp_device_list_equal(&p->devices, devices))
+        if (p->gen && device_list_equal(&p->devices, devices))
                 return 0;
-        if (dp_device_list_copy(devices, &copy) < 0)
+        if (device_list_copy(devices, &copy) < 0)
                 return -ENOMEM;
         if (dp_encode_list(&copy, &buf, &len) < 0) {
-                dp_device_list_free(&copy);
+                device_list_free(&copy);
                 return -ENOMEM;
         }
-        dp_device_list_free(&p->devices);
+        device_list_free(&p->devices);
         p->devices = copy;
         free(p->list_buf);
         p->list_buf = buf;
@@ -102,7 +102,7 @@ static int plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
         return 1;
 }
 
-int dp_plugin_set_devices(dp_plugin *p, const dp_device_list *devices)
+int dp_plugin_set_devices(dp_plugin *p, const device_list *devices)
 {
         pthread_mutex_lock(&p->e->state);
         int r = plugin_set_devices(p, devices);
@@ -117,7 +117,7 @@ void dp_plugin_set_config(dp_plugin *p, const dp_alloc_config *cfg)
         pthread_mutex_unlock(&p->e->state);
 }
 
-const dp_device_list *dp_plugin_devices(const dp_plugin *p)
+const device_list *dp_plugin_devices(const dp_plugin *p)
 {
         return &p->devices;
 }
@@ -187,7 +187,7 @@ fail:
         return r;
 }
 
-int dp_engine_add_plugin(dp_engine *e, dp_kind kind, const char *resource_name, const char *socket_name,
+int dp_engine_add_plugin(dp_engine *e, device_kind kind, const char *resource_name, const char *socket_name,
                          const dp_alloc_config *cfg, dp_plugin **ret)
 {
         dp_plugin *p;
@@ -211,7 +211,7 @@ int dp_engine_add_plugin(dp_engine *e, dp_kind kind, const char *resource_name, 
                 return -ENAMETOOLONG;
         }
         p->cfg = *cfg;
-        if (plugin_set_devices(p, &(dp_device_list){ 0 }) < 0) {
+        if (plugin_set_devices(p, &(device_list){ 0 }) < 0) {
                 free(p);
                 return -ENOMEM;
         }
@@ -329,7 +329,7 @@ static void engine_free(dp_engine *e, bool wait_grpc)
                         "gRPC has not finished closing its connections after %d ms; exiting anyway",
                         DP_GRPC_TEARDOWN_MS);
         for (size_t i = 0; i < e->n_plugins; i++) {
-                dp_device_list_free(&e->plugins[i]->devices);
+                device_list_free(&e->plugins[i]->devices);
                 free(e->plugins[i]->list_buf);
                 free(e->plugins[i]);
         }

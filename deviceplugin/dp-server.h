@@ -75,7 +75,7 @@ void dp_engine_release(dp_engine *e);
 
 /* A resource. resource_name e.g. "spinlane.io/dpdk-nic"; socket_name e.g.
  * "spinlane-dpdk-nic.sock" (a file name in DP_KUBELET_DIR). Before dp_engine_start(). */
-int dp_engine_add_plugin(dp_engine *e, dp_kind kind, const char *resource_name,
+int dp_engine_add_plugin(dp_engine *e, device_kind kind, const char *resource_name,
                          const char *socket_name, const dp_alloc_config *cfg, dp_plugin **ret);
 
 /* Serve every plugin, register each once kubelet.sock exists. */
@@ -87,9 +87,9 @@ bool dp_engine_stopped(const dp_engine *e);
 
 /* Replace the device list (copied). Open ListAndWatch streams get the new list when it
  * differs. Returns 1 when it changed, 0 when not, -ENOMEM. */
-int dp_plugin_set_devices(dp_plugin *p, const dp_device_list *devices);
+int dp_plugin_set_devices(dp_plugin *p, const device_list *devices);
 void dp_plugin_set_config(dp_plugin *p, const dp_alloc_config *cfg);
-const dp_device_list *dp_plugin_devices(const dp_plugin *p);
+const device_list *dp_plugin_devices(const dp_plugin *p);
 bool dp_plugin_registered(const dp_plugin *p);
 
 /* Counters of one plugin, for the metrics. Allocate latency is the time from the handler

@@ -189,8 +189,7 @@ int agent_select(const hostfs *h, const config *c, inventory *inv, selection *re
         r = selection_new(c, inv, have, &sel);
         if (r < 0)
                 return r;
-        addresses_apply(inv, &(addresses_options){ .cfg = c, .state = have, .selected = selection_nic_hook,
-                                                   .sel_userdata = &sel });
+        addresses_apply(inv, &(addresses_options){ .cfg = c, .state = have, .sel = &sel });
         *ret = sel;
         return 0;
 }
@@ -223,11 +222,17 @@ int agent_begin(int argc, char **argv, const char *usage, agent_cmd *ret)
                 return AGENT_EXIT_ERROR;
         if (agent_scan(argv[0], &ret->h, &ret->cfg, &ret->inv, &ret->sel) < 0)
                 return AGENT_EXIT_ERROR;
+        if (device_map_build(&ret->sel, NULL, &ret->map) < 0) {
+                fprintf(stderr, "spinlane-agent %s: out of memory\n", argv[0]);
+                agent_end(ret);
+                return AGENT_EXIT_ERROR;
+        }
         return -1;
 }
 
 void agent_end(agent_cmd *c)
 {
+        device_map_free(&c->map);
         selection_free(&c->sel);
         inventory_free(c->inv);
         c->inv = NULL;

@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void print_entry(const agent_options *o, const config *c, const devmap_entry *e)
+static void print_entry(const agent_options *o, const config *c, const device_entry *e)
 {
         if (o->json) {
-                json_t *j = devmap_entry_json(e, c->resource_prefix);
+                json_t *j = device_map_json(e, c->resource_prefix);
                 char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
                 if (s)
                         printf("%s\n", s);
@@ -29,8 +29,8 @@ static void print_entry(const agent_options *o, const config *c, const devmap_en
                 json_decref(j);
                 return;
         }
-        char line[DEVMAP_DETAIL_LEN + 256];
-        devmap_entry_line(e, c->resource_prefix, line, sizeof(line));
+        char line[DEVICE_DETAIL_LEN + 256];
+        device_map_line(e, c->resource_prefix, line, sizeof(line));
         printf("%s\n", line);
 }
 
@@ -43,28 +43,24 @@ int cmd_explain(int argc, char **argv)
         if (r >= 0)
                 return r;
         const agent_options *o = &c.o;
-        device_map map = { 0 };
+        const device_map *map = &c.map;
         int rc = AGENT_EXIT_OK;
-        if (device_map_build(&c.sel, NULL, &map) < 0) {
-                agent_error(o, "explain: out of memory");
-                rc = AGENT_EXIT_ERROR;
-        } else if (o->device) {
-                const devmap_entry *e = device_map_find(&map, DEVMAP_NIC, o->device);
+        if (o->device) {
+                const device_entry *e = device_map_find(map, DEVICE_NIC, o->device);
                 if (!e)
-                        e = device_map_find(&map, DEVMAP_CORE, o->device);
+                        e = device_map_find(map, DEVICE_CORE, o->device);
                 if (!e) {
                         agent_error(o, "explain: this node has no NIC with PCI address %s and no core %s (`explain` "
                                         "without an argument lists them all)", o->device, o->device);
                         rc = AGENT_EXIT_ERROR;
                 } else {
                         print_entry(o, &c.cfg, e);
-                        rc = e->state == DEVMAP_HEALTHY ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
+                        rc = e->state == DEVICE_HEALTHY ? AGENT_EXIT_OK : AGENT_EXIT_FAIL;
                 }
         } else {
-                for (size_t i = 0; i < map.n; i++)
-                        print_entry(o, &c.cfg, &map.items[i]);
+                for (size_t i = 0; i < map->n; i++)
+                        print_entry(o, &c.cfg, &map->items[i]);
         }
         fflush(stdout);
-        device_map_free(&map);
         return rc;
 }

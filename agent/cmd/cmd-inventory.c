@@ -28,10 +28,7 @@ int cmd_inventory(int argc, char **argv)
                 return AGENT_EXIT_ERROR;
         }
         /* resources: what the daemon advertises under this config */
-        device_map map = { 0 };
-        json_t *j = device_map_build(&c.sel, NULL, &map) < 0 ? NULL
-                                                              : inventory_to_json(c.inv, &map, c.cfg.resource_prefix);
-        device_map_free(&map);
+        json_t *j = inventory_to_json(c.inv, &c.map, c.cfg.resource_prefix);
         char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
         if (s)
                 printf("%s\n", s);

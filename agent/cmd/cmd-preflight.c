@@ -115,8 +115,7 @@ int cmd_preflight(int argc, char **argv)
         if (kr < 0)
                 fprintf(stderr, "spinlane-agent preflight: %s: %s, ignoring\n", KARGS_STATE_PATH, kerr);
         checks_options copt = {
-                .nic_selected = selection_nic_hook,
-                .userdata = &c.sel,
+                .map = &c.map,
                 .bind_driver = config_driver_name(cfg->binding.ena),
                 .hugetlbfs_pod_mount = cfg->hugetlbfs.pod_mount,
                 .hugetlbfs_mount_point = cfg->hugetlbfs.mount_point,

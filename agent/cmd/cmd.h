@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "hostfs.h"
+#include "device-map.h"
 #include "select.h"
 
 #include <jansson.h>
@@ -80,6 +81,7 @@ typedef struct agent_cmd {
         config cfg;
         struct inventory *inv;
         selection sel;
+        device_map map; /* the device map of inv under sel (device-map.h): built once */
 } agent_cmd;
 
 /* agent_setup, agent_config, agent_scan into *ret, each failure named on stderr.

@@ -232,8 +232,8 @@ int run_address_resolve(run_address *a, const config *c, const bind_state *st, c
                         inventory *inv)
 {
         a->gen++;
-        addresses_apply(inv, &(addresses_options){.cfg = c, .state = st, .selected = selection_nic_hook,
-                                                  .sel_userdata = (void *)sel, .metadata = metadata_of,
+        addresses_apply(inv, &(addresses_options){.cfg = c, .state = st, .sel = sel,
+                                                  .metadata = metadata_of,
                                                   .md_userdata = a});
         sweep(a);
         arm_retry(a);

@@ -5,13 +5,13 @@
 #include "run-report.h"
 
 #include "cleanup.h"
-#include "envknob.h"
 #include "kube-config.h"
 #include "log.h"
 #include "podres.h"
 #include "report.h"
 #include "dra-plugin.h"
 #include "run-cluster.h"
+#include "run-daemon.h"
 #include "run-metrics.h"
 
 #include <errno.h>
@@ -149,7 +149,7 @@ typedef struct scrape {
         report_input in;
         char res[2][128];     /* the two resources: <prefix>/dpdk-nic, <prefix>/isolated-core */
         char res_esc[2][256]; /* the same as label values */
-        const dp_device_list *lists[2];
+        const device_list *lists[2];
         dp_plugin *plugins[2];
         dp_plugin_stats ds[2];
         prep_daemon_stats ps; /* zero without node preparation */
@@ -163,8 +163,8 @@ static void scrape_take(const run_report *r, scrape *ret)
         memset(ret, 0, sizeof(*ret));
         ret->r = r;
         input_of(r, &ret->in);
-        snprintf(ret->res[0], sizeof(ret->res[0]), "%s/dpdk-nic", s->prefix);
-        snprintf(ret->res[1], sizeof(ret->res[1]), "%s/isolated-core", s->prefix);
+        device_kind_full(DEVICE_NIC, s->prefix, ret->res[0], sizeof(ret->res[0]));
+        device_kind_full(DEVICE_CORE, s->prefix, ret->res[1], sizeof(ret->res[1]));
         ret->lists[0] = s->nics;
         ret->lists[1] = s->cores;
         ret->plugins[0] = *s->nic_plugin;
@@ -217,7 +217,7 @@ static void m_devices(FILE *f, const char *name, const scrape *c)
         for (int i = 0; i < 2; i++) {
                 size_t h = 0, n = c->lists[i] ? c->lists[i]->n : 0;
                 for (size_t k = 0; k < n; k++)
-                        h += c->lists[i]->items[k].healthy;
+                        h += device_healthy(&c->lists[i]->items[k]);
                 fprintf(f, "%s{resource=\"%s\",health=\"healthy\"} %zu\n", name, c->res_esc[i], h);
                 fprintf(f, "%s{resource=\"%s\",health=\"unhealthy\"} %zu\n", name, c->res_esc[i], n - h);
         }
@@ -228,14 +228,14 @@ static void m_device_healthy(FILE *f, const char *name, const scrape *c)
         char e2[128], e3[300], e4[80], e5[80];
         for (int i = 0; i < 2; i++)
                 for (size_t k = 0; c->lists[i] && k < c->lists[i]->n; k++) {
-                        const dp_device *d = &c->lists[i]->items[k];
+                        const device_entry *d = &c->lists[i]->items[k];
                         const podres_assignment *a = podres_find(&c->r->holders, c->res[i], d->id);
                         fprintf(f,
                                 "%s{resource=\"%s\",device=\"%s\",numa_node=\"%d\",pod=\"%s\",namespace=\"%s\","
                                 "container=\"%s\"} %d\n",
                                 name, c->res_esc[i], esc(d->id, e2, sizeof(e2)), d->numa_node,
                                 esc(a ? a->pod : "", e3, sizeof(e3)), esc(a ? a->ns : "", e4, sizeof(e4)),
-                                esc(a ? a->container : "", e5, sizeof(e5)), d->healthy ? 1 : 0);
+                                esc(a ? a->container : "", e5, sizeof(e5)), device_healthy(d) ? 1 : 0);
                 }
 }
 
@@ -550,16 +550,6 @@ static int on_podres_timer(loop *l, void *ud)
         return 0;
 }
 
-static unsigned podres_period(void)
-{
-        char why[160];
-        uint64_t v;
-        /* hidden, for tests */
-        if (envknob_u64("SPINLANE_PODRES_MS", 100, 3600000, RUN_REPORT_PODRES_MS, &v, why, sizeof(why)) < 0)
-                log_warn("%s, ignored", why);
-        return (unsigned)v;
-}
-
 /* ---- public ---- */
 
 int run_report_check(const char *kubeconfig, const char *metrics_bind, const char *probe_bind)
@@ -625,7 +615,7 @@ int run_report_new(const run_sources *src, run_report **ret)
                 return -ENOMEM;
         r->s = *src;
         r->podres_timer = -1;
-        r->podres_ms = podres_period();
+        r->podres_ms = run_knob_ms("SPINLANE_PODRES_MS", 100, 3600000, RUN_REPORT_PODRES_MS); /* hidden, for tests */
         r->listen[LISTEN_METRICS] = (listener){.what = "metrics", .option = "--metrics-bind-address",
                                                .spec = src->metrics_bind ? src->metrics_bind : RUN_REPORT_BIND_DEFAULT};
         r->listen[LISTEN_PROBES] = (listener){.what = "probes", .option = "--health-probe-bind-address",
@@ -692,3 +682,35 @@ struct kube_client *run_report_kube(const run_report *r)
 {
         return r ? run_cluster_kube(r->cluster) : NULL;
 }
+
+/* ---- the service: Node labels, Events, metrics and probes ---- */
+
+static int report_start(run_daemon *d, const run_node *node)
+{
+        run_sources src = { .l = d->l, .h = &d->h, .prefix = run_dp_prefix(d), .verdicts = run_verdicts_list(d),
+                            .have_verdicts = run_verdicts_have(d), .nics = run_dp_list(d, DEVICE_NIC),
+                            .cores = run_dp_list(d, DEVICE_CORE), .nic_plugin = run_dp_plugin(d, DEVICE_NIC),
+                            .core_plugin = run_dp_plugin(d, DEVICE_CORE), .prep = &d->prep,
+                            .kubeconfig = d->opt.kubeconfig, .metrics_bind = d->opt.metrics_bind,
+                            .probe_bind = d->opt.probe_bind, .dra = run_dra_plugin(d), .dra_nic = d->dra.nic,
+                            .dra_core = d->dra.core, .health = run_selfcheck_health(d) };
+        (void)node;
+        return run_report_new(&src, &d->report);
+}
+
+static void report_rescan(run_daemon *d, const run_node *node)
+{
+        (void)node;
+        run_report_rescanned(d->report); /* the labels follow, and the Node is read again */
+}
+
+static void report_stop(run_daemon *d)
+{
+        run_report_free(d->report);
+        d->report = NULL;
+}
+
+/* After the device plugins: they serve before cluster reporting starts, and nothing of
+ * the report (an API server that is down) is waited for. */
+const run_service run_service_report = { "report", { "verdicts", "device-plugins", "node-preparation" }, report_start,
+                                         report_rescan, NULL, report_stop };

@@ -28,7 +28,7 @@ typedef struct run_sources {
         const char *prefix;                     /* resource prefix, "spinlane.io" */
         const verdict_list *verdicts;
         const bool *have_verdicts;
-        const dp_device_list *nics, *cores;     /* what the device plugins advertise */
+        const device_list *nics, *cores;     /* what the device plugins advertise */
         dp_plugin *const *nic_plugin, *const *core_plugin;
         /* the DRA kubelet plugin and the resources it serves instead (NULL: none): its
          * registration counts as theirs for readiness */

@@ -87,7 +87,7 @@ struct dra_plugin {
         call *parked;
         claim_get *rq_head, *rq_tail;     /* reads waiting for a slot, oldest first */
         size_t n_queued, n_reading;       /* n_reading <= DRA_MAX_READS */
-        dp_device_list nics, cores;
+        device_list nics, cores;
         dp_alloc_config cfg;
         dra_prepared *prepared;
         size_t n_prepared, cap_prepared;
@@ -213,7 +213,7 @@ static void checkpoint_load(dra_plugin *p)
 
 /* ---- prepare ---- */
 
-static const dp_device *device_find(const dp_device_list *l, dp_kind kind, const char *name, size_t *ret_idx)
+static const device_entry *device_find(const device_list *l, device_kind kind, const char *name, size_t *ret_idx)
 {
         char b[DRA_DEV_LEN + 16];
         for (size_t i = 0; i < l->n; i++)
@@ -231,7 +231,7 @@ static int claim_spec(dra_plugin *p, const dra_claim_ref *ref, const dra_result 
 {
         _cleanup_free_ size_t *nic_idx = calloc(n, sizeof(size_t));
         _cleanup_free_ size_t *core_idx = calloc(n, sizeof(size_t));
-        _cleanup_free_ const dp_device **nics = calloc(n, sizeof(*nics));
+        _cleanup_free_ const device_entry **nics = calloc(n, sizeof(*nics));
         char **env1 = NULL, **env2 = NULL;
         size_t nn = 0, nc = 0, ne1 = 0, ne2 = 0;
         int r;
@@ -240,9 +240,9 @@ static int claim_spec(dra_plugin *p, const dra_claim_ref *ref, const dra_result 
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 size_t idx;
-                const dp_device *d;
+                const device_entry *d;
                 bool is_nic = strncmp(res[i].device, "nic-", 4) == 0;
-                if ((d = device_find(is_nic ? &p->nics : &p->cores, is_nic ? DP_KIND_NIC : DP_KIND_CORE, res[i].device,
+                if ((d = device_find(is_nic ? &p->nics : &p->cores, is_nic ? DEVICE_NIC : DEVICE_CORE, res[i].device,
                                      &idx)) == NULL) {
                         snprintf(err, errlen, "device %s (request %s) is not a device of node %s", res[i].device,
                                  res[i].request, p->node);
@@ -253,7 +253,7 @@ static int claim_spec(dra_plugin *p, const dra_claim_ref *ref, const dra_result 
                                  is_nic ? "NICs" : "cores");
                         return -ENODEV;
                 }
-                if (!d->healthy) {
+                if (!device_healthy(d)) {
                         snprintf(err, errlen, "device %s is unhealthy", res[i].device);
                         return -ENODEV;
                 }
@@ -269,8 +269,8 @@ static int claim_spec(dra_plugin *p, const dra_claim_ref *ref, const dra_result 
                         core_idx[nc++] = idx;
                 }
         }
-        if ((nn && (r = dp_alloc_env(DP_KIND_NIC, &p->cfg, &p->nics, nic_idx, nn, &env1, &ne1)) < 0) ||
-            (nc && (r = dp_alloc_env(DP_KIND_CORE, &p->cfg, &p->cores, core_idx, nc, &env2, &ne2)) < 0)) {
+        if ((nn && (r = dp_alloc_env(DEVICE_NIC, &p->cfg, &p->nics, nic_idx, nn, &env1, &ne1)) < 0) ||
+            (nc && (r = dp_alloc_env(DEVICE_CORE, &p->cfg, &p->cores, core_idx, nc, &env2, &ne2)) < 0)) {
                 dp_env_free(env1, ne1);
                 return r;
         }
@@ -663,16 +663,16 @@ bool dra_plugin_registered(const dra_plugin *p)
         return p && p->registered;
 }
 
-int dra_plugin_set_devices(dra_plugin *p, const dp_device_list *nics, const dp_device_list *cores,
+int dra_plugin_set_devices(dra_plugin *p, const device_list *nics, const device_list *cores,
                            const dp_alloc_config *cfg)
 {
-        dp_device_list a = { 0 }, b = { 0 };
-        if (dp_device_list_copy(nics, &a) < 0 || dp_device_list_copy(cores, &b) < 0) {
-                dp_device_list_free(&a);
+        device_list a = { 0 }, b = { 0 };
+        if (device_list_copy(nics, &a) < 0 || device_list_copy(cores, &b) < 0) {
+                device_list_free(&a);
                 return -ENOMEM;
         }
-        dp_device_list_free(&p->nics);
-        dp_device_list_free(&p->cores);
+        device_list_free(&p->nics);
+        device_list_free(&p->cores);
         p->nics = a;
         p->cores = b;
         p->cfg = *cfg;
@@ -764,7 +764,7 @@ void dra_plugin_free(dra_plugin *p)
         for (size_t i = 0; i < p->n_prepared; i++)
                 dra_prepared_clear(&p->prepared[i]);
         free(p->prepared);
-        dp_device_list_free(&p->nics);
-        dp_device_list_free(&p->cores);
+        device_list_free(&p->nics);
+        device_list_free(&p->cores);
         free(p);
 }

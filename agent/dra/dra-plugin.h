@@ -63,7 +63,7 @@ void dra_plugin_free(dra_plugin *p);
 bool dra_plugin_registered(const dra_plugin *p);
 
 /* The devices (copied) and the Allocate config whose environment the claims get. */
-int dra_plugin_set_devices(dra_plugin *p, const dp_device_list *nics, const dp_device_list *cores,
+int dra_plugin_set_devices(dra_plugin *p, const device_list *nics, const device_list *cores,
                            const dp_alloc_config *cfg);
 
 #endif

@@ -325,9 +325,9 @@ char *dra_checkpoint_format(const dra_prepared *claims, size_t n)
         return text;
 }
 
-int dra_device_name(dp_kind kind, const dp_device *d, char *buf, size_t size)
+int dra_device_name(device_kind kind, const device_entry *d, char *buf, size_t size)
 {
-        return kind == DP_KIND_NIC ? dra_nic_device_name(d->pci, buf, size) : dra_core_device_name(d->id, buf, size);
+        return kind == DEVICE_NIC ? dra_nic_device_name(d->pci, buf, size) : dra_core_device_name(d->id, buf, size);
 }
 
 static int pack(const ProtobufCMessage *msg, uint8_t **ret_buf, size_t *ret_len)

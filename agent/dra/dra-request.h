@@ -73,7 +73,7 @@ char *dra_checkpoint_format(const dra_prepared *claims, size_t n);
 
 /* The device's name in the ResourceSlice, by dra-slice.h's one rule ("nic-" + the PCI
  * address with ':' and '.' as '-', "core-" + the core's id). -ENAMETOOLONG, -EINVAL. */
-int dra_device_name(dp_kind kind, const dp_device *d, char *buf, size_t size);
+int dra_device_name(device_kind kind, const device_entry *d, char *buf, size_t size);
 
 /* One claim's answer: error "" = prepared, with its results (each answered with the CDI
  * device "spinlane.io/claim=<uid>"). */

@@ -87,14 +87,16 @@ static int attr_int(json_t *attrs, const char *name, json_int_t v)
 }
 
 /* -ENOMEM, or -E2BIG for a value past DRA_ATTR_STRING_MAX (the device is left out). */
-static int nic_attrs(const dra_device *n, json_t *a)
+static int nic_attrs(const device_entry *n, json_t *a)
 {
+        char ip[sizeof(n->ipv4)];
         int r;
 
-        if ((r = attr_str(a, "type", n->type ? n->type : "")) < 0 || (r = attr_str(a, "kind", n->kind)) < 0 ||
+        snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(n->ipv4, "/"), n->ipv4); /* without the prefix length */
+        if ((r = attr_str(a, "type", device_kind_resource(n->kind))) < 0 || (r = attr_str(a, "kind", n->nic_kind)) < 0 ||
             (r = attr_str(a, "pciAddress", n->id)) < 0 || (r = attr_int(a, "numaNode", n->numa_node)) < 0)
                 return r;
-        if (n->ipv4[0] && (r = attr_str(a, "ipv4", n->ipv4)) < 0)
+        if (ip[0] && (r = attr_str(a, "ipv4", ip)) < 0)
                 return r;
         if (n->mtu > 0 && (r = attr_int(a, "mtu", n->mtu)) < 0)
                 return r;
@@ -107,14 +109,14 @@ static int nic_attrs(const dra_device *n, json_t *a)
         return 0;
 }
 
-static int core_attrs(const dra_device *c, json_t *a)
+static int core_attrs(const device_entry *c, json_t *a)
 {
         char cpus[DRA_ATTR_STRING_MAX + 2];
         int r;
 
         if (cpuset_format(&c->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
                 return -E2BIG;
-        if ((r = attr_str(a, "type", c->type ? c->type : "")) < 0 || (r = attr_int(a, "numaNode", c->numa_node)) < 0 ||
+        if ((r = attr_str(a, "type", device_kind_resource(c->kind))) < 0 || (r = attr_int(a, "numaNode", c->numa_node)) < 0 ||
             (r = attr_str(a, "core", c->id)) < 0 || (r = attr_str(a, "cpus", cpus)) < 0)
                 return r;
         if (c->numa_node >= 0 && (r = attr_int(a, DRA_ATTR_NUMA_NODE, c->numa_node)) < 0)
@@ -129,7 +131,7 @@ static void left_out(size_t *count, char *why, size_t why_len, const char *fmt, 
         (*count)++;
 }
 
-int dra_slice_build(const dra_device *devs, size_t n, json_t **ret, size_t *ret_left_out, char *why,
+int dra_slice_build(const device_entry *const *devs, size_t n, json_t **ret, size_t *ret_left_out, char *why,
                     size_t why_len)
 {
         _cleanup_(json_decrefp) json_t *out = json_array();
@@ -140,9 +142,9 @@ int dra_slice_build(const dra_device *devs, size_t n, json_t **ret, size_t *ret_
         if (why && why_len)
                 why[0] = '\0';
         for (size_t i = 0; i < n; i++) {
-                const dra_device *e = &devs[i];
+                const device_entry *e = devs[i];
                 char name[DRA_DEVICE_NAME_MAX + 1];
-                int r = e->core ? dra_core_device_name(e->id, name, sizeof(name))
+                int r = e->kind == DEVICE_CORE ? dra_core_device_name(e->id, name, sizeof(name))
                                 : dra_nic_device_name(e->id, name, sizeof(name));
                 if (r < 0) {
                         left_out(&dropped, why, why_len,
@@ -159,7 +161,7 @@ int dra_slice_build(const dra_device *devs, size_t n, json_t **ret, size_t *ret_
                 json_t *d = json_pack("{s:s,s:o}", "name", name, "attributes", attrs);
                 if (!d)
                         return -ENOMEM;
-                r = e->core ? core_attrs(e, attrs) : nic_attrs(e, attrs);
+                r = e->kind == DEVICE_CORE ? core_attrs(e, attrs) : nic_attrs(e, attrs);
                 if (r == -E2BIG) {
                         json_decref(d);
                         left_out(&dropped, why, why_len, "%s: an attribute is longer than 64 characters", e->id);
@@ -247,9 +249,11 @@ int dra_resources_parse(const char *list, dra_resources *ret, char *why, size_t 
 
         while (*p) {
                 size_t n = strcspn(p, ",");
-                bool *slot = n == 3 && strncmp(p, "nic", 3) == 0    ? &r.nic
-                             : n == 4 && strncmp(p, "core", 4) == 0 ? &r.core
-                                                                     : NULL;
+                bool *slot = NULL;
+                for (int k = 0; k < DEVICE_KINDS && !slot; k++) /* the kinds' short names */
+                        if (n == strlen(device_kind_short((device_kind)k)) &&
+                            strncmp(p, device_kind_short((device_kind)k), n) == 0)
+                                slot = k == DEVICE_NIC ? &r.nic : &r.core;
                 if (!slot || *slot) {
                         snprintf(why, why_len, "\"%.*s\" %s (the list takes nic and core, each at most once)",
                                  (int)(n > 32 ? 32 : n), p, slot ? "given twice" : "is not a DRA resource");

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The node's ResourceSlices (resource.k8s.io/v1) for the DRA driver spinlane.io: the
- * device names, the devices with the attributes of the DRA contract (from a plain list
- * the daemon fills from the device map: dra-publish.h), the pool split into slices of at
+ * device names, the devices with the attributes of the DRA contract (from the device
+ * map's values as they are, common/device.h: dra-publish.h picks them), the pool split into slices of at
  * most 128 devices, the reply parser, and whether two device lists differ (the pool's
  * generation goes up only then). Pure: no I/O, never logs; links no agent room. */
 #ifndef SPIN_AGENT_DRA_SLICE_H
 #define SPIN_AGENT_DRA_SLICE_H
 
 #include "cpuset.h"
+#include "device.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -27,24 +28,11 @@
 #define DRA_ATTR_PCI_BUS_ID "resource.kubernetes.io/pciBusID" /* standard: the PCI address */
 #define DRA_ATTR_PCIE_ROOT "resource.kubernetes.io/pcieRoot" /* standard: "pci<domain>:<bus>" */
 
-/* Which resources are served through DRA (--dra-resources). */
+/* Which resources are served through DRA (--dra-resources: the kinds' short names,
+ * device_kind_short): a flag per device_kind. */
 typedef struct dra_resources {
         bool nic, core;
 } dra_resources;
-
-/* One device to publish, as the daemon describes it (plain values, no agent type). */
-typedef struct dra_device {
-        bool core;              /* false: a NIC (dpdk-nic), true: an isolated core */
-        const char *type;       /* the "type" attribute: the resource's name (INV_RESOURCE_*),
-                                   a string that outlives the call */
-        char id[64];            /* NIC: its PCI address "0000:00:06.0"; core: "p0c3" */
-        int numa_node;          /* -1 unknown */
-        char kind[16];          /* NIC: "ena", "mana", ... */
-        char ipv4[20];          /* NIC: "10.0.1.10"; "" unknown */
-        int mtu;                /* NIC: <= 0 unknown */
-        char pcie_root[32];     /* NIC: "pci0000:00"; "" unknown */
-        cpuset cpus;            /* core: every SMT sibling */
-} dra_device;
 
 /* "<node>-spinlane.io" into buf; -ENAMETOOLONG when longer than DRA_NAME_MAX (or buf),
  * -EINVAL for an empty node. */
@@ -60,7 +48,8 @@ int dra_slice_name_at(const char *node, size_t index, char *buf, size_t len);
 int dra_nic_device_name(const char *pci, char *buf, size_t len);
 int dra_core_device_name(const char *core_id, char *buf, size_t len);
 
-/* The v1 Device list of devs[0..n) in their order:
+/* The v1 Device list of the device values *devs[0..n) in their order (the "type" is
+ * device_kind_resource of its kind, "ipv4" its address without the prefix length):
  *   NIC  {"name":"nic-<pci>","attributes":{"type":{"string":"dpdk-nic"},"kind":{"string":
  *        "ena"|"mana"},"pciAddress":{"string"},"numaNode":{"int"},"ipv4":{"string"} (only
  *        when known), "mtu":{"int"} (only when known), "resource.kubernetes.io/pcieRoot":
@@ -75,7 +64,7 @@ int dra_core_device_name(const char *core_id, char *buf, size_t len);
  * DRA_ATTR_STRING_MAX, is left out, and so are devices past DRA_POOL_MAX_SLICES slices;
  * *ret_left_out counts them and why (may be NULL) names the first. 0 and a new array in
  * *ret; -ENOMEM leaves *ret untouched. */
-int dra_slice_build(const dra_device *devs, size_t n, json_t **ret, size_t *ret_left_out, char *why,
+int dra_slice_build(const device_entry *const *devs, size_t n, json_t **ret, size_t *ret_left_out, char *why,
                     size_t why_len);
 
 /* How many slices the pool of devices needs: ceil(n / DRA_SLICE_MAX_DEVICES), 0 for

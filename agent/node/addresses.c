@@ -143,7 +143,7 @@ void addresses_apply(inventory *inv, const addresses_options *o)
                 inv_nic *n = &inv->nics[i];
                 /* the NICs the device plugin lists: selected and DPDK-ready (a NIC still on its
                  * kernel driver is not asked about before it is bound) */
-                if (!device_map_nic_ready(n) || (o->selected && !o->selected(n, o->sel_userdata)))
+                if (o->sel ? !device_map_nic_wants_address(o->sel, n) : !device_map_nic_ready(n))
                         continue;
                 resolve(n, o);
         }

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "inventory.h"
 #include "nic-address.h"
+#include "select.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,11 +39,10 @@ typedef void (*addresses_md_fn)(void *userdata, const inv_nic *nic, nic_addr_sou
 typedef struct addresses_options {
         const config *cfg;      /* addresses.sources and addresses.static; required */
         const bind_state *state; /* MACs recorded before unbinding; NULL: none */
-        /* Which NICs get an address (the config's selection); NULL: all. Only NICs the
-         * device plugin may list are resolved (device_map_nic_ready: DPDK-ready, never
-         * the primary); the others stay UNRESOLVED. */
-        bool (*selected)(const inv_nic *nic, void *userdata);
-        void *sel_userdata;
+        /* The config's selection: the NICs the device map will list get an address
+         * (device_map_nic_wants_address: selected and DPDK-ready, never the primary); the
+         * others stay UNRESOLVED. NULL: every DPDK-ready NIC. */
+        const selection *sel;
         /* NULL: the metadata is asked only by the running agent, and a NIC that needs it
          * is INV_ADDR_ELSEWHERE (the one-shot commands: preflight, inventory). */
         addresses_md_fn metadata;

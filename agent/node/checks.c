@@ -83,10 +83,10 @@ static json_t *nic_listing_problems_json(const inventory *inv, size_t *ret_n, co
         return a;
 }
 
-/* checks_node gives every check a selection hook (the default config's when none). */
+/* checks_node gives every check a device map (the default config's when none). */
 static bool nic_selected(const checks_options *o, const inv_nic *nic)
 {
-        return o->nic_selected(nic, o->userdata);
+        return device_map_nic_selected(o->map, nic);
 }
 
 /* NICs a DPDK pod may be given (and that the configuration selects). */
@@ -839,16 +839,16 @@ int checks_node(const inventory *inv, const checks_options *opt, verdict_list *l
         checks_options with = opt ? *opt : (checks_options){ 0 };
         const checks_options *o = &with;
         _cleanup_(selection_free) selection sel = { 0 };
+        _cleanup_(device_map_free) device_map map = { 0 };
         config def;
         int r;
 
-        /* No selection given: the default config's, by the one rule (select.h) */
-        if (!with.nic_selected) {
+        /* No map given: the default config's, by the one rule (device-map.h) */
+        if (!with.map) {
                 config_init(&def);
-                if ((r = selection_new(&def, inv, NULL, &sel)) < 0)
+                if ((r = selection_new(&def, inv, NULL, &sel)) < 0 || (r = device_map_build(&sel, NULL, &map)) < 0)
                         return r;
-                with.nic_selected = selection_nic_hook;
-                with.userdata = &sel;
+                with.map = &map;
         }
 
         if ((r = check_isolated_cpus(inv, l)) < 0 || (r = check_smt_siblings(inv, l)) < 0 ||

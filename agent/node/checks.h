@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The node checks: verdicts (stable id, pass/warn/fail/skip, message, remedy, evidence)
- * computed from an inventory. Pure: no I/O, never logs; the ids and their meaning are
+ * computed from an inventory and its device map. Pure: no I/O, never logs; the ids and their meaning are
  * documented in docs/verdicts.md ("## Node checks"). */
 #ifndef SPIN_AGENT_CHECKS_H
 #define SPIN_AGENT_CHECKS_H
 
 #include "config.h"
+#include "device-map.h"
 #include "inventory.h"
 #include "kargs.h"
 #include "verdict.h"
@@ -25,10 +26,9 @@
 /* CHECK_KERNEL_ARGS "kernel-args" (kargs.h): last, only with checks_options.config */
 
 typedef struct checks_options {
-        /* Which NICs the node is meant to hand to DPDK pods: selection_nic_hook with the
-         * config's selection (select.h). NULL: the default config's selection. */
-        bool (*nic_selected)(const inv_nic *nic, void *userdata);
-        void *userdata;
+        /* The device map of this inventory (device-map.h): which NICs the node is meant to
+         * hand to DPDK pods (device_map_nic_selected). NULL: the default config's map. */
+        const device_map *map;
         /* The driver a selected ENA should be bound to (named in the remedy); NULL means
          * "vfio-pci". */
         const char *bind_driver;

@@ -74,11 +74,11 @@ static json_t *huge_array(const inv_hugepages *h, size_t n, bool *oom)
         return a;
 }
 
-static json_t *devnode_object(const inv_devnode *d, bool *oom)
+static json_t *devnode_object(const char *host, const char *container, bool *oom)
 {
         json_t *o = new_object(oom); /* NULL: every set() below fails too */
-        set(o, "host_path", json_string(d->host), oom);
-        set(o, "container_path", json_string(d->container), oom);
+        set(o, "host_path", json_string(host), oom);
+        set(o, "container_path", json_string(container), oom);
         set(o, "permissions", json_string("rw"), oom);
         return o;
 }
@@ -87,11 +87,19 @@ static json_t *devnodes_array(const inv_nic *n, bool *oom)
 {
         json_t *a = new_array(oom);
         for (size_t i = 0; a && !*oom && i < n->n_devnodes; i++)
-                push(a, devnode_object(&n->devnodes[i], oom), oom);
+                push(a, devnode_object(n->devnodes[i].host, n->devnodes[i].container, oom), oom);
         return a;
 }
 
 static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
+
+/* Where the NIC's address came from: "address_source", "address_state", "address_reason". */
+static void address_origin(json_t *o, const inv_nic *n, bool *oom)
+{
+        set(o, "address_source", n->addr.state == INV_ADDR_KNOWN ? str_or_null(n->addr.source) : json_null(), oom);
+        set(o, "address_state", json_string(inv_addr_state_name(n->addr.state)), oom);
+        set(o, "address_reason", str_or_null(n->addr.why), oom);
+}
 
 /* The NIC's address fields: "ipv4" (a.b.c.d/len) and "gateway" when known (else null),
  * "address_source", "address_state", "address_reason". */
@@ -103,9 +111,7 @@ static void address_fields(json_t *o, const inv_nic *n, bool *oom)
         set(o, "ipv4", known ? json_string(ipv4_cidr_format((ipv4_cidr){n->addr.ipv4, n->addr.prefix_len}, cidr))
                              : json_null(), oom);
         set(o, "gateway", known && n->addr.gateway ? json_string(ipv4_format(n->addr.gateway, gw)) : json_null(), oom);
-        set(o, "address_source", known ? str_or_null(n->addr.source) : json_null(), oom);
-        set(o, "address_state", json_string(inv_addr_state_name(n->addr.state)), oom);
-        set(o, "address_reason", str_or_null(n->addr.why), oom);
+        address_origin(o, n, oom);
 }
 
 static json_t *nic_object(const inv_nic *n, bool *oom)
@@ -138,28 +144,34 @@ static json_t *nic_object(const inv_nic *n, bool *oom)
         return o;
 }
 
-/* resources: what the device plugin advertises (the device map) */
-static json_t *resource_nic_object(const inv_nic *n, bool *oom)
+/* resources: what the device plugin advertises, the device map's values as they are
+ * (their address's state, source and reason from the inventory row it was built from) */
+static json_t *resource_nic_object(const device_entry *e, const inv_nic *n, bool *oom)
 {
         json_t *o = new_object(oom); /* NULL: every set() below fails too */
-        set(o, "id", json_string(n->pci), oom);
-        set(o, "pci", json_string(n->pci), oom);
-        set(o, "kind", json_string(inv_nic_kind_name(n->kind)), oom);
-        set(o, "driver", json_string(n->driver), oom);
-        set(o, "numa_node", json_integer(n->numa_node), oom);
-        set(o, "netdev", str_or_null(n->netdev), oom);
-        set(o, "mac", str_or_null(n->mac), oom);
-        address_fields(o, n, oom);
-        set(o, "devices", devnodes_array(n, oom), oom);
+        set(o, "id", json_string(e->id), oom);
+        set(o, "pci", json_string(e->pci), oom);
+        set(o, "kind", json_string(e->nic_kind), oom);
+        set(o, "driver", json_string(e->driver), oom);
+        set(o, "numa_node", json_integer(e->numa_node), oom);
+        set(o, "netdev", str_or_null(e->netdev), oom);
+        set(o, "mac", str_or_null(e->mac), oom);
+        set(o, "ipv4", str_or_null(e->ipv4), oom);
+        set(o, "gateway", str_or_null(e->gateway), oom);
+        address_origin(o, n, oom);
+        json_t *a = new_array(oom);
+        for (size_t i = 0; a && !*oom && i < e->n_devnodes; i++)
+                push(a, devnode_object(e->devnodes[i].host, e->devnodes[i].container, oom), oom);
+        set(o, "devices", a, oom);
         return o;
 }
 
-static json_t *resource_core_object(const inv_core *c, bool *oom)
+static json_t *resource_core_object(const device_entry *e, bool *oom)
 {
         json_t *o = new_object(oom); /* NULL: every set() below fails too */
-        set(o, "id", json_string(c->id), oom);
-        set(o, "cpus", cpus_array(&c->cpus, oom), oom);
-        set(o, "numa_node", json_integer(c->numa_node), oom);
+        set(o, "id", json_string(e->id), oom);
+        set(o, "cpus", cpus_array(&e->cpus, oom), oom);
+        set(o, "numa_node", json_integer(e->numa_node), oom);
         return o;
 }
 
@@ -171,19 +183,19 @@ static json_t *resources_json(const inventory *inv, const device_map *map, const
         if (!res)
                 return NULL;
         rn = new_array(oom);
-        snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_NIC);
+        device_kind_full(DEVICE_NIC, resource_prefix, name, sizeof(name));
         set(res, name, rn, oom);
         rc = new_array(oom);
-        snprintf(name, sizeof(name), "%s/%s", resource_prefix, INV_RESOURCE_CORE);
+        device_kind_full(DEVICE_CORE, resource_prefix, name, sizeof(name));
         set(res, name, rc, oom);
         for (size_t i = 0; rn && rc && !*oom && i < map->n; i++) {
-                const devmap_entry *e = &map->items[i];
-                if (!devmap_listed(e) || e->index < 0) /* a vanished device has no inventory entry */
+                const device_entry *e = &map->items[i];
+                if (!device_listed(e) || e->index < 0) /* a vanished device has no inventory entry */
                         continue;
-                if (e->res == DEVMAP_NIC && (size_t)e->index < inv->n_nics)
-                        push(rn, resource_nic_object(&inv->nics[e->index], oom), oom);
-                else if (e->res == DEVMAP_CORE && (size_t)e->index < inv->n_cores)
-                        push(rc, resource_core_object(&inv->cores[e->index], oom), oom);
+                if (e->kind == DEVICE_NIC && (size_t)e->index < inv->n_nics)
+                        push(rn, resource_nic_object(e, &inv->nics[e->index], oom), oom);
+                else if (e->kind == DEVICE_CORE)
+                        push(rc, resource_core_object(e, oom), oom);
         }
         return res;
 }
@@ -222,7 +234,10 @@ static json_t *cpus_json(const inventory *inv, bool *oom)
 /* A core: its resource entry and whether it is isolated or split. */
 static json_t *core_object(const inv_core *c, bool *oom)
 {
-        json_t *o = resource_core_object(c, oom);
+        json_t *o = new_object(oom); /* NULL: every set() below fails too */
+        set(o, "id", json_string(c->id), oom);
+        set(o, "cpus", cpus_array(&c->cpus, oom), oom);
+        set(o, "numa_node", json_integer(c->numa_node), oom);
         set(o, "isolated", json_boolean(c->isolated), oom);
         set(o, "split", json_boolean(c->split), oom);
         return o;
@@ -311,7 +326,7 @@ json_t *inventory_to_json(const inventory *inv, const device_map *map, const cha
         bool oom = false;
 
         if (!resource_prefix)
-                resource_prefix = INV_RESOURCE_PREFIX_DEFAULT;
+                resource_prefix = DEVICE_PREFIX_DEFAULT;
         json_t *root = json_object();
         if (!root)
                 return NULL;

@@ -7,6 +7,7 @@
 #define SPIN_INVENTORY_H
 
 #include "cpuset.h"
+#include "device.h"
 #include "hostfs.h"
 #include "procparse.h"
 
@@ -29,11 +30,6 @@
 #define INV_CORE_ID_LEN 64        /* kubelet device IDs are at most 63 chars */
 #define INV_DEVPATH_LEN 64        /* "/dev/infiniband/uverbs12", "/dev/vfio/noiommu-7" */
 #define INV_PATH_LEN PROCPARSE_PATH_LEN /* problem paths, mount points */
-
-/* Default resource prefix and the resource names built from it. */
-#define INV_RESOURCE_PREFIX_DEFAULT "spinlane.io"
-#define INV_RESOURCE_NIC "dpdk-nic"
-#define INV_RESOURCE_CORE "isolated-core"
 
 typedef enum inv_nic_kind {
         INV_NIC_OTHER, /* any other class 0x02xxxx device (virtio, mlx5, ...) */
@@ -254,7 +250,7 @@ void inventory_free(inventory *inv);
  *  "kernel": {...}, "problems": [...]}
  * "resources" holds what the daemon advertises: the devices map lists (agent/node/
  * device-map.h: selected, DPDK-ready, not the primary; the selected cores), required.
- * resource_prefix NULL means INV_RESOURCE_PREFIX_DEFAULT. */
+ * resource_prefix NULL means DEVICE_PREFIX_DEFAULT. */
 struct device_map;
 json_t *inventory_to_json(const inventory *inv, const struct device_map *map, const char *resource_prefix);
 

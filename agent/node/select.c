@@ -158,8 +158,3 @@ select_why selection_nic_why(const selection *s, const inv_nic *nic)
                 return SELECT_KIND;
         return s->nic_why[nic - s->inv->nics];
 }
-
-bool selection_nic_hook(const inv_nic *nic, void *userdata)
-{
-        return selection_has_nic(userdata, nic);
-}

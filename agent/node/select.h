@@ -71,8 +71,5 @@ bool selection_has_core(const selection *s, const inv_core *core);
 /* Why nic is (not) selected; SELECT_KIND for a nic not of s->inv. */
 select_why selection_nic_why(const selection *s, const inv_nic *nic);
 
-/* checks_options.nic_selected / addresses_options.selected with userdata = const
- * selection *. */
-bool selection_nic_hook(const inv_nic *nic, void *userdata);
 
 #endif

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
-static size_t healthy(const dp_device_list *l)
+static size_t healthy(const device_list *l)
 {
         size_t n = 0;
         for (size_t i = 0; l && i < l->n; i++)
-                n += l->items[i].healthy;
+                n += device_healthy(&l->items[i]);
         return n;
 }
 
@@ -76,8 +76,8 @@ void report_node_labels(const report_input *in, report_labels *ret)
         memset(&r, 0, sizeof(r));
         put(&r, REPORT_LABEL_READY, report_node_ready(in, why, sizeof(why)) ? "true" : "false");
         for (size_t i = 0; in->nics && i < in->nics->n; i++) {
-                const dp_device *d = &in->nics->items[i];
-                if (!d->healthy)
+                const device_entry *d = &in->nics->items[i];
+                if (!device_healthy(d))
                         continue;
                 const char *k = (strcmp(d->nic_kind, "ena") == 0 || strcmp(d->nic_kind, "mana") == 0) ? d->nic_kind : "other";
                 kind = !kind || strcmp(kind, k) == 0 ? k : "mixed";

@@ -30,7 +30,7 @@
 
 typedef struct report_input {
         const verdict_list *verdicts;       /* NULL before the first scan */
-        const dp_device_list *nics, *cores; /* what the device plugins advertise */
+        const device_list *nics, *cores; /* what the device plugins advertise */
         bool nic_registered, core_registered;
         const char *pin_mode;               /* report_pin_mode_parse(), NULL = unknown */
 } report_input;

@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static inline void fixture_nic(dp_device_list *l, const char *pci, const char *kind, const char *driver,
+static inline void fixture_nic(device_list *l, const char *pci, const char *kind, const char *driver,
                                const char *mac, int numa, bool healthy, const char *host1,
                                const char *cont1)
 {
-        dp_device d;
+        device_entry d;
         memset(&d, 0, sizeof(d));
         snprintf(d.id, sizeof(d.id), "%s", pci);
         snprintf(d.pci, sizeof(d.pci), "%s", pci);
@@ -22,7 +22,7 @@ static inline void fixture_nic(dp_device_list *l, const char *pci, const char *k
         snprintf(d.driver, sizeof(d.driver), "%s", driver);
         snprintf(d.mac, sizeof(d.mac), "%s", mac);
         d.numa_node = numa;
-        d.healthy = healthy;
+        d.state = healthy ? DEVICE_HEALTHY : DEVICE_UNHEALTHY;
         /* its address: 10.0.<slot>.10/24, the gateway .1 (the MANA VF: none) */
         unsigned slot = 0;
         if (sscanf(pci, "%*x:%*x:%x.", &slot) == 1 && healthy) {
@@ -31,30 +31,30 @@ static inline void fixture_nic(dp_device_list *l, const char *pci, const char *k
                         snprintf(d.gateway, sizeof(d.gateway), "10.0.%u.1", slot & 0xff);
         }
         if (strcmp(driver, "vfio-pci") == 0) {
-                snprintf(d.devnodes[0].host, DP_DEVPATH_LEN, "/dev/vfio/vfio");
-                snprintf(d.devnodes[0].container, DP_DEVPATH_LEN, "/dev/vfio/vfio");
+                snprintf(d.devnodes[0].host, DEVICE_DEVPATH_LEN, "/dev/vfio/vfio");
+                snprintf(d.devnodes[0].container, DEVICE_DEVPATH_LEN, "/dev/vfio/vfio");
                 d.n_devnodes = 1;
         }
-        snprintf(d.devnodes[d.n_devnodes].host, DP_DEVPATH_LEN, "%s", host1);
-        snprintf(d.devnodes[d.n_devnodes].container, DP_DEVPATH_LEN, "%s", cont1);
+        snprintf(d.devnodes[d.n_devnodes].host, DEVICE_DEVPATH_LEN, "%s", host1);
+        snprintf(d.devnodes[d.n_devnodes].container, DEVICE_DEVPATH_LEN, "%s", cont1);
         d.n_devnodes++;
-        dp_device_list_add(l, &d);
+        device_list_add(l, &d);
 }
 
-static inline void fixture_core(dp_device_list *l, const char *id, int numa, unsigned c1, unsigned c2,
+static inline void fixture_core(device_list *l, const char *id, int numa, unsigned c1, unsigned c2,
                                 bool healthy)
 {
-        dp_device d;
+        device_entry d;
         memset(&d, 0, sizeof(d));
         snprintf(d.id, sizeof(d.id), "%s", id);
         d.numa_node = numa;
-        d.healthy = healthy;
+        d.state = healthy ? DEVICE_HEALTHY : DEVICE_UNHEALTHY;
         cpuset_set(&d.cpus, c1);
         cpuset_set(&d.cpus, c2);
-        dp_device_list_add(l, &d);
+        device_list_add(l, &d);
 }
 
-static inline void fixture_nics(dp_device_list *l)
+static inline void fixture_nics(device_list *l)
 {
         fixture_nic(l, "0000:00:06.0", "ena", "vfio-pci", "0a:00:00:00:00:06", 0, true, "/dev/vfio/7", "/dev/vfio/7");
         fixture_nic(l, "0000:00:07.0", "ena", "vfio-pci", "0a:00:00:00:00:07", 0, true, "/dev/vfio/noiommu-3",
@@ -65,7 +65,7 @@ static inline void fixture_nics(dp_device_list *l)
                     "/dev/infiniband/uverbs0");
 }
 
-static inline void fixture_cores(dp_device_list *l)
+static inline void fixture_cores(device_list *l)
 {
         fixture_core(l, "p0c1", 0, 1, 9, true);
         fixture_core(l, "p0c2", 0, 2, 10, true);

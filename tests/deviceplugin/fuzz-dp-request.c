@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        static dp_device_list nics, cores;
+        static device_list nics, cores;
         static dp_alloc_config cfg;
         static int init;
         uint8_t *out = NULL;
@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (size < 1)
                 return 0;
         uint8_t sel = data[0];
-        const dp_device_list *l = (sel & 1) ? &cores : &nics;
-        dp_kind kind = (sel & 1) ? DP_KIND_CORE : DP_KIND_NIC;
+        const device_list *l = (sel & 1) ? &cores : &nics;
+        device_kind kind = (sel & 1) ? DEVICE_CORE : DEVICE_NIC;
         cfg.cdi = (sel & 8) != 0;
         int r;
         switch ((sel >> 1) & 3) {

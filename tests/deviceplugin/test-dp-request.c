@@ -47,7 +47,7 @@ static const char *spec_host(const V1beta1__ContainerAllocateResponse *r, const 
 
 /* Run Allocate with one container holding ids; returns the decoded response or NULL
  * (then st holds the refusal). */
-static V1beta1__AllocateResponse *allocate(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *l,
+static V1beta1__AllocateResponse *allocate(device_kind kind, const dp_alloc_config *cfg, const device_list *l,
                                            char **ids, size_t n, dp_status *st, int *ret_r)
 {
         size_t len, out_len = 0;
@@ -66,7 +66,7 @@ static V1beta1__AllocateResponse *allocate(dp_kind kind, const dp_alloc_config *
 
 static void test_allocate_nics(void)
 {
-        dp_device_list l = { 0 };
+        device_list l = { 0 };
         dp_alloc_config cfg;
         dp_status st;
         int r;
@@ -75,7 +75,7 @@ static void test_allocate_nics(void)
         dp_alloc_config_default(&cfg);
         /* request order reversed: the response is sorted by PCI address */
         char *ids[] = { "7870:00:00.0", "0000:00:07.0", "0000:00:06.0" };
-        V1beta1__AllocateResponse *resp = allocate(DP_KIND_NIC, &cfg, &l, ids, 3, &st, &r);
+        V1beta1__AllocateResponse *resp = allocate(DEVICE_NIC, &cfg, &l, ids, 3, &st, &r);
         CHECK_INT(r, 0);
         CHECK(resp && resp->n_container_responses == 1);
         if (resp && resp->n_container_responses == 1) {
@@ -124,7 +124,7 @@ static void test_allocate_nics(void)
 
         /* igb_uio */
         char *uio[] = { "0000:00:08.0" };
-        resp = allocate(DP_KIND_NIC, &cfg, &l, uio, 1, &st, &r);
+        resp = allocate(DEVICE_NIC, &cfg, &l, uio, 1, &st, &r);
         CHECK_INT(r, 0);
         if (resp) {
                 V1beta1__ContainerAllocateResponse *c = resp->container_responses[0];
@@ -138,7 +138,7 @@ static void test_allocate_nics(void)
         /* CDI on: names instead of DeviceSpecs and Mounts */
         cfg.cdi = true;
         char *one[] = { "0000:00:06.0" };
-        resp = allocate(DP_KIND_NIC, &cfg, &l, one, 1, &st, &r);
+        resp = allocate(DEVICE_NIC, &cfg, &l, one, 1, &st, &r);
         CHECK_INT(r, 0);
         if (resp) {
                 V1beta1__ContainerAllocateResponse *c = resp->container_responses[0];
@@ -150,12 +150,12 @@ static void test_allocate_nics(void)
                 CHECK_STR(env(c, "SPINLANE_DPDK_NICS"), "0000:00:06.0");
         }
         v1beta1__allocate_response__free_unpacked(resp, NULL);
-        dp_device_list_free(&l);
+        device_list_free(&l);
 }
 
 static void test_allocate_cores(void)
 {
-        dp_device_list l = { 0 };
+        device_list l = { 0 };
         dp_alloc_config cfg;
         dp_status st;
         int r;
@@ -163,7 +163,7 @@ static void test_allocate_cores(void)
         fixture_cores(&l);
         dp_alloc_config_default(&cfg);
         char *ids[] = { "p1c4", "p0c1" };
-        V1beta1__AllocateResponse *resp = allocate(DP_KIND_CORE, &cfg, &l, ids, 2, &st, &r);
+        V1beta1__AllocateResponse *resp = allocate(DEVICE_CORE, &cfg, &l, ids, 2, &st, &r);
         CHECK_INT(r, 0);
         if (resp) {
                 V1beta1__ContainerAllocateResponse *c = resp->container_responses[0];
@@ -173,7 +173,7 @@ static void test_allocate_cores(void)
                 CHECK_INT(c->n_mounts, 0);
         }
         v1beta1__allocate_response__free_unpacked(resp, NULL);
-        dp_device_list_free(&l);
+        device_list_free(&l);
 }
 
 static void test_allocate_refused(void)
@@ -192,7 +192,7 @@ static void test_allocate_refused(void)
                 { { "0123456789012345678901234567890123456789012345678901234567890123456789" }, 1,
                   "longer than 63" },
         };
-        dp_device_list l = { 0 };
+        device_list l = { 0 };
         dp_alloc_config cfg;
 
         fixture_nics(&l);
@@ -202,7 +202,7 @@ static void test_allocate_refused(void)
                 int r;
                 char *ids[3];
                 memcpy(ids, cases[i].ids, sizeof(ids));
-                V1beta1__AllocateResponse *resp = allocate(DP_KIND_NIC, &cfg, &l, ids, cases[i].n, &st, &r);
+                V1beta1__AllocateResponse *resp = allocate(DEVICE_NIC, &cfg, &l, ids, cases[i].n, &st, &r);
                 CHECK(resp == NULL);
                 CHECK_INT(r, -EINVAL);
                 CHECK_INT(st.code, DP_STATUS_INVALID_ARGUMENT);
@@ -217,22 +217,22 @@ static void test_allocate_refused(void)
         size_t n2[] = { 1, 2 }, len, out_len;
         uint8_t *out = NULL, *req = pack_alloc(two, n2, 2, &len);
         dp_status st;
-        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, req, len, &st, &out, &out_len), -EINVAL);
+        CHECK_INT(dp_handle_allocate(DEVICE_NIC, &cfg, &l, req, len, &st, &out, &out_len), -EINVAL);
         CHECK(strstr(st.message, "\"0000:00:06.0\" is listed more than once") != NULL);
         free(req);
         req = pack_alloc(NULL, NULL, 0, &len);
-        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, req, len, &st, &out, &out_len), -EINVAL);
+        CHECK_INT(dp_handle_allocate(DEVICE_NIC, &cfg, &l, req, len, &st, &out, &out_len), -EINVAL);
         CHECK(strstr(st.message, "no container requests") != NULL);
         free(req);
         static const uint8_t garbage[] = { 0x0a, 0x05, 0x0a, 0x7f, 0x41 };
-        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, garbage, sizeof(garbage), &st, &out, &out_len), -EINVAL);
+        CHECK_INT(dp_handle_allocate(DEVICE_NIC, &cfg, &l, garbage, sizeof(garbage), &st, &out, &out_len), -EINVAL);
         CHECK(strstr(st.message, "malformed") != NULL);
         CHECK(out == NULL);
-        dp_device_list_free(&l);
+        device_list_free(&l);
 }
 
 /* Preferred allocation: one container; returns the chosen IDs joined by ',' or the refusal. */
-static void preferred(dp_kind kind, const dp_alloc_config *cfg, const dp_device_list *l, char **avail, size_t na,
+static void preferred(device_kind kind, const dp_alloc_config *cfg, const device_list *l, char **avail, size_t na,
                       char **must, size_t nm, int size, char *ret, size_t retsize)
 {
         V1beta1__PreferredAllocationRequest req = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
@@ -294,7 +294,7 @@ static void test_preferred(void)
                 { { "p0c1" }, 1, { 0 }, 0, 2, 0, "ERR GetPreferredAllocation: allocation_size 2 exceeds the 1 available devices" },
                 { { "p0c1" }, 1, { 0 }, 0, 0, 0, "ERR GetPreferredAllocation: allocation_size 0 must be positive" },
         };
-        dp_device_list l = { 0 };
+        device_list l = { 0 };
         dp_alloc_config cfg;
         char got[600];
 
@@ -305,7 +305,7 @@ static void test_preferred(void)
                 memcpy(avail, cases[i].avail, sizeof(avail));
                 memcpy(must, cases[i].must, sizeof(must));
                 cfg.numa_with_nics = cases[i].hint;
-                preferred(DP_KIND_CORE, &cfg, &l, avail, cases[i].na, must, cases[i].nm, cases[i].size, got,
+                preferred(DEVICE_CORE, &cfg, &l, avail, cases[i].na, must, cases[i].nm, cases[i].size, got,
                           sizeof(got));
                 if (strcmp(got, cases[i].want) != 0)
                         fprintf(stderr, "preferred case %zu:\n", i);
@@ -315,17 +315,17 @@ static void test_preferred(void)
                 char *rev[6];
                 for (size_t k = 0; k < cases[i].na; k++)
                         rev[k] = avail[cases[i].na - 1 - k];
-                preferred(DP_KIND_CORE, &cfg, &l, rev, cases[i].na, must, cases[i].nm, cases[i].size, again,
+                preferred(DEVICE_CORE, &cfg, &l, rev, cases[i].na, must, cases[i].nm, cases[i].size, again,
                           sizeof(again));
                 if (strncmp(got, "ERR", 3) != 0)
                         CHECK_STR(again, got);
         }
-        dp_device_list_free(&l);
+        device_list_free(&l);
 }
 
 static void test_list_encoding(void)
 {
-        dp_device_list l = { 0 };
+        device_list l = { 0 };
         uint8_t *buf;
         size_t len;
 
@@ -346,18 +346,18 @@ static void test_list_encoding(void)
         free(buf);
 
         /* list ops: duplicate and over-long ids refused, list unchanged */
-        dp_device d = l.items[0];
-        CHECK_INT(dp_device_list_add(&l, &d), -EEXIST);
+        device_entry d = l.items[0];
+        CHECK_INT(device_list_add(&l, &d), -EEXIST);
         memset(d.id, 'x', sizeof(d.id));
-        CHECK_INT(dp_device_list_add(&l, &d), -EINVAL);
+        CHECK_INT(device_list_add(&l, &d), -EINVAL);
         CHECK_INT(l.n, 5);
-        dp_device_list c = { 0 };
-        CHECK_INT(dp_device_list_copy(&l, &c), 0);
-        CHECK(dp_device_list_equal(&l, &c));
-        c.items[1].healthy = false;
-        CHECK(!dp_device_list_equal(&l, &c));
-        dp_device_list_free(&c);
-        dp_device_list_free(&l);
+        device_list c = { 0 };
+        CHECK_INT(device_list_copy(&l, &c), 0);
+        CHECK(device_list_equal(&l, &c));
+        c.items[1].state = DEVICE_UNHEALTHY;
+        CHECK(!device_list_equal(&l, &c));
+        device_list_free(&c);
+        device_list_free(&l);
 
         char shown[64];
         dp_format_id("a\nb\"", 4, shown, sizeof(shown));
@@ -384,7 +384,7 @@ static void test_nul_in_id(void)
         /* PreStartContainerRequest { devices_ids (1): "0000:00:06.0\0" } */
         static const uint8_t prestart_req[] = { 0x0a, 0x0d, '0', '0', '0', '0', ':', '0', '0',
                                                 ':',  '0',  '6', '.', '0', 0 };
-        dp_device_list l = { 0 };
+        device_list l = { 0 };
         dp_alloc_config cfg;
         uint8_t *out = NULL;
         size_t out_len = 0;
@@ -392,17 +392,17 @@ static void test_nul_in_id(void)
 
         fixture_nics(&l);
         dp_alloc_config_default(&cfg);
-        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, alloc_req, sizeof(alloc_req), &st, &out, &out_len),
+        CHECK_INT(dp_handle_allocate(DEVICE_NIC, &cfg, &l, alloc_req, sizeof(alloc_req), &st, &out, &out_len),
                   -EINVAL);
         CHECK_INT(st.code, DP_STATUS_INVALID_ARGUMENT);
         CHECK(strstr(st.message, "\"0000:00:06.0\\x00junk\"") != NULL);
         CHECK(strstr(st.message, "NUL") != NULL);
         CHECK(out == NULL);
-        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, alloc_req2, sizeof(alloc_req2), &st, &out, &out_len),
+        CHECK_INT(dp_handle_allocate(DEVICE_NIC, &cfg, &l, alloc_req2, sizeof(alloc_req2), &st, &out, &out_len),
                   -EINVAL);
         CHECK(strstr(st.message, "\"0000:00:06.0\\x00junk\"") != NULL);
         CHECK(out == NULL);
-        CHECK_INT(dp_handle_preferred(DP_KIND_NIC, &cfg, &l, pref_req, sizeof(pref_req), &st, &out, &out_len),
+        CHECK_INT(dp_handle_preferred(DEVICE_NIC, &cfg, &l, pref_req, sizeof(pref_req), &st, &out, &out_len),
                   -EINVAL);
         CHECK(strstr(st.message, "\"0000:00:06.0\\x00\"") != NULL);
         CHECK(out == NULL);
@@ -412,9 +412,9 @@ static void test_nul_in_id(void)
         /* the same bytes without the NUL part are granted: the walk refuses only the NUL */
         static const uint8_t ok_req[] = { 0x0a, 0x0e, 0x0a, 0x0c, '0', '0', '0', '0', ':', '0', '0', ':', '0',
                                           '6',  '.',  '0' };
-        CHECK_INT(dp_handle_allocate(DP_KIND_NIC, &cfg, &l, ok_req, sizeof(ok_req), &st, &out, &out_len), 0);
+        CHECK_INT(dp_handle_allocate(DEVICE_NIC, &cfg, &l, ok_req, sizeof(ok_req), &st, &out, &out_len), 0);
         free(out);
-        dp_device_list_free(&l);
+        device_list_free(&l);
 }
 
 int main(void)

@@ -240,13 +240,13 @@ static void test_checkpoint(void)
 
 static void test_names_and_options(void)
 {
-        dp_device d = { .id = "p0c3", .pci = "0000:00:06.0" };
+        device_entry d = { .id = "p0c3", .pci = "0000:00:06.0" };
         char b[64];
-        CHECK_INT(dra_device_name(DP_KIND_NIC, &d, b, sizeof(b)), 0);
+        CHECK_INT(dra_device_name(DEVICE_NIC, &d, b, sizeof(b)), 0);
         CHECK_STR(b, "nic-0000-00-06-0");
-        CHECK_INT(dra_device_name(DP_KIND_CORE, &d, b, sizeof(b)), 0);
+        CHECK_INT(dra_device_name(DEVICE_CORE, &d, b, sizeof(b)), 0);
         CHECK_STR(b, "core-p0c3");
-        CHECK_INT(dra_device_name(DP_KIND_NIC, &d, b, 8), -ENAMETOOLONG);
+        CHECK_INT(dra_device_name(DEVICE_NIC, &d, b, 8), -ENAMETOOLONG);
         /* --dra-resources is parsed by dra-slice.h's dra_resources_parse (test-dra-slice) */
 }
 

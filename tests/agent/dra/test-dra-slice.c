@@ -67,7 +67,7 @@ static json_t *devices(const scanned *s, dra_resources res, size_t *left)
 {
         json_t *d = NULL;
         char why[DRA_WHY_LEN];
-        CHECK_INT(dra_slice_devices(s->inv, &s->map, res, &d, left, why, sizeof(why)), 0);
+        CHECK_INT(dra_slice_devices(&s->map, res, &d, left, why, sizeof(why)), 0);
         CHECK(d != NULL);
         return d;
 }
@@ -189,8 +189,8 @@ static void test_eks(void)
         CHECK_INT(unlink(p), 0);
         scanned sick;
         scan(&sick, "eks-x86", &again.map);
-        const devmap_entry *e = device_map_find(&sick.map, DEVMAP_NIC, "0000:00:06.0");
-        CHECK(e && e->state == DEVMAP_UNHEALTHY);
+        const device_entry *e = device_map_find(&sick.map, DEVICE_NIC, "0000:00:06.0");
+        CHECK(e && e->state == DEVICE_UNHEALTHY);
         json_t *d3 = devices(&sick, (dra_resources){ true, true }, NULL);
         CHECK_INT(json_array_size(d3), 1 + 6);
         CHECK(dev(d3, "nic-0000-00-06-0") == NULL);
@@ -297,13 +297,15 @@ static void test_pool(void)
                 snprintf(c->id, sizeof(c->id), "p0c%zu", i);
                 c->numa_node = i < 190 ? (int)(i / 100) : -1;
                 cpuset_set(&c->cpus, (unsigned)i);
-                m.items[i] = (devmap_entry){ .res = DEVMAP_CORE, .index = (long)i, .state = DEVMAP_HEALTHY };
+                /* the map's values as device_map_build makes them of this core */
+                m.items[i] = (device_entry){ .kind = DEVICE_CORE, .index = (long)i, .state = DEVICE_HEALTHY,
+                                             .numa_node = c->numa_node, .cpus = c->cpus };
                 snprintf(m.items[i].id, sizeof(m.items[i].id), "%s", c->id);
         }
         json_t *d = NULL;
         size_t left = 9;
         char why[DRA_WHY_LEN];
-        CHECK_INT(dra_slice_devices(inv, &m, (dra_resources){ true, true }, &d, &left, why, sizeof(why)), 0);
+        CHECK_INT(dra_slice_devices(&m, (dra_resources){ true, true }, &d, &left, why, sizeof(why)), 0);
         CHECK_INT(left, 0);
         CHECK_INT(json_array_size(d), 200);
         CHECK_INT(dra_pool_slices(d), 2);

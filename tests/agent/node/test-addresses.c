@@ -114,8 +114,11 @@ static bool select_all(const inv_nic *n, void *userdata)
 /* The nic-address verdict, every non-primary NIC selected (also "other"). */
 static const verdict *nic_address(const inventory *inv, verdict_list *l)
 {
+        device_map map = { 0 };
         verdict_list_free(l);
-        CHECK_INT(checks_node(inv, &(checks_options){.nic_selected = select_all}, l), 0);
+        CHECK_INT(device_map_where(inv, select_all, &map), 0);
+        CHECK_INT(checks_node(inv, &(checks_options){.map = &map}, l), 0);
+        device_map_free(&map);
         return verdict_find(l, CHECK_NIC_ADDRESS);
 }
 
@@ -298,8 +301,8 @@ static void test_no_mac_and_cli(void)
         /* not selected (the default nics.kinds leaves out the virtio NIC): left alone */
         selection sel = {0};
         CHECK_INT(selection_new(&c, inv, NULL, &sel), 0);
-        addresses_apply(inv, &(addresses_options){.cfg = &c, .state = st, .selected = selection_nic_hook,
-                                                   .sel_userdata = &sel, .metadata = md_fn, .md_userdata = &t});
+        addresses_apply(inv, &(addresses_options){.cfg = &c, .state = st, .sel = &sel,
+                                                   .metadata = md_fn, .md_userdata = &t});
         CHECK_INT(nic(inv, OTHER)->addr.state, INV_ADDR_UNRESOLVED);
         selection_free(&sel);
 

@@ -2,6 +2,7 @@
 /* Exact node verdicts per fixture node: level of every check id in order, and the
  * messages and remedies a person reads for the ones that matter. */
 #include "checks.h"
+#include "devmap-json.h"
 #include "fixture.h"
 #include "hostfs.h"
 #include "inventory.h"
@@ -16,18 +17,30 @@ typedef struct expect {
         const char *message; /* exact, or NULL: not compared */
 } expect;
 
+/* The NICs the next run() takes as selected (a device map made by device_map_where);
+ * NULL: the default config's map. */
+static bool (*pick)(const inv_nic *nic, void *userdata);
+
 static void run(const char *name, const checks_options *opt, const expect *e, size_t n, verdict_list *ret)
 {
         char root[1024];
         hostfs h;
         inventory *inv = NULL;
+        device_map map = { 0 };
+        checks_options with = opt ? *opt : (checks_options){ 0 };
 
         snprintf(root, sizeof(root), "%s/%s", dir, name);
         CHECK_INT(hostfs_init(&h, root), 0);
         CHECK_INT(inventory_scan(&h, &inv), 0);
         if (!inv)
                 exit(1);
-        CHECK_INT(checks_node(inv, opt, ret), 0);
+        if (pick) {
+                CHECK_INT(device_map_where(inv, pick, &map), 0);
+                with.map = &map;
+                pick = NULL;
+        }
+        CHECK_INT(checks_node(inv, opt || with.map ? &with : NULL, ret), 0);
+        device_map_free(&map);
         CHECK_INT(ret->n, n);
         for (size_t i = 0; i < n && i < ret->n; i++) {
                 const verdict *v = &ret->items[i];
@@ -181,7 +194,8 @@ static void test_selection(void)
                 {"numa-alignment", VERDICT_SKIP, NULL},
                 {"nic-address", VERDICT_SKIP, NULL}, /* addresses not resolved here: test-addresses */
         };
-        checks_options o = {.nic_selected = select_all_ena, .bind_driver = "igb_uio"};
+        checks_options o = {.bind_driver = "igb_uio"};
+        pick = select_all_ena;
         verdict_list l = {0};
         run("broken", &o, e, ELEMENTSOF(e), &l);
         const verdict *v = verdict_find(&l, "nic-binding");
@@ -251,7 +265,8 @@ static void test_al2023(void)
                 {"write-combining", VERDICT_SKIP, NULL}, {"numa-alignment", VERDICT_SKIP, NULL},
                 {"nic-address", VERDICT_SKIP, NULL},
         };
-        checks_options mana_only = {.nic_selected = select_mana};
+        checks_options mana_only = {0};
+        pick = select_mana;
         run("eks-al2023", &mana_only, e2, ELEMENTSOF(e2), &l);
         v = verdict_find(&l, "nic-binding");
         CHECK_INT(v->level, VERDICT_FAIL);

@@ -53,7 +53,7 @@ static void rule(const char *root, const char *json, char nics[64], char cores[6
         size_t i;
         for (i = 0; i < inv->n_nics && i + 1 < 64; i++) {
                 nics[i] = selection_has_nic(&sel, &inv->nics[i]) ? '1' : '0';
-                CHECK(selection_nic_hook(&inv->nics[i], &sel) == (nics[i] == '1'));
+                CHECK(selection_has_nic(&sel, &inv->nics[i]) == (nics[i] == '1'));
         }
         nics[i] = '\0';
         for (i = 0; i < inv->n_cores && i + 1 < 64; i++) {

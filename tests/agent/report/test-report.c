@@ -13,13 +13,13 @@
 #include <errno.h>
 #include <sys/socket.h>
 
-static dp_device dev(const char *id, const char *kind, bool healthy)
+static device_entry dev(const char *id, const char *kind, bool healthy)
 {
-        dp_device d;
+        device_entry d;
         memset(&d, 0, sizeof(d));
         snprintf(d.id, sizeof(d.id), "%s", id);
         snprintf(d.nic_kind, sizeof(d.nic_kind), "%s", kind);
-        d.healthy = healthy;
+        d.state = healthy ? DEVICE_HEALTHY : DEVICE_UNHEALTHY;
         return d;
 }
 
@@ -33,17 +33,17 @@ static const char *label(const report_labels *l, const char *key)
 
 static void test_labels(void)
 {
-        dp_device_list nics = {0}, cores = {0}, none = {0};
+        device_list nics = {0}, cores = {0}, none = {0};
         verdict_list vl = {0};
         report_labels l;
         char why[256];
 
-        dp_device n1 = dev("0000:00:06.0", "ena", true), n2 = dev("0000:00:07.0", "ena", false),
+        device_entry n1 = dev("0000:00:06.0", "ena", true), n2 = dev("0000:00:07.0", "ena", false),
                   n3 = dev("7870:00:00.0", "mana", true), c1 = dev("p0c1", "", true), c2 = dev("p0c2", "", true);
-        CHECK_INT(dp_device_list_add(&nics, &n1), 0);
-        CHECK_INT(dp_device_list_add(&nics, &n2), 0);
-        CHECK_INT(dp_device_list_add(&cores, &c1), 0);
-        CHECK_INT(dp_device_list_add(&cores, &c2), 0);
+        CHECK_INT(device_list_add(&nics, &n1), 0);
+        CHECK_INT(device_list_add(&nics, &n2), 0);
+        CHECK_INT(device_list_add(&cores, &c1), 0);
+        CHECK_INT(device_list_add(&cores, &c2), 0);
         CHECK_INT(verdict_add(&vl, "hugepages", VERDICT_PASS, NULL, NULL, "ok"), 0);
         CHECK_INT(verdict_add(&vl, "iommu", VERDICT_WARN, NULL, "r", "noiommu"), 0);
 
@@ -60,7 +60,7 @@ static void test_labels(void)
         for (size_t i = 0; i < l.n; i++) /* every value lives in l itself */
                 CHECK(!l.l[i].value || (l.l[i].value >= (const char *)l.values && l.l[i].value < (const char *)(l.values + REPORT_N_LABELS)));
 
-        CHECK_INT(dp_device_list_add(&nics, &n3), 0);
+        CHECK_INT(device_list_add(&nics, &n3), 0);
         in.pin_mode = NULL;
         report_node_labels(&in, &l);
         CHECK_STR(label(&l, "spinlane.io/nic-kind"), "mixed");
@@ -88,8 +88,8 @@ static void test_labels(void)
         CHECK_STR(why, "1 node check fails (nic-address)");
         in.verdicts = NULL;
         CHECK(!report_node_ready(&in, why, sizeof(why)));
-        dp_device_list_free(&nics);
-        dp_device_list_free(&cores);
+        device_list_free(&nics);
+        device_list_free(&cores);
         verdict_list_free(&vl);
 }
 

@@ -4,6 +4,10 @@
  * spinnode). */
 #pragma once
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "config.h"
 #include "device-map.h"
 #include "inventory.h"
@@ -26,4 +30,25 @@ static inline json_t *inventory_json_under(const inventory *inv, const config *c
         device_map_free(&map);
         selection_free(&sel);
         return j;
+}
+
+/* A device map of inv in which the NICs pick takes are selected (DEVICE_OK) and the others
+ * not (DEVICE_NOT_SELECTED): the checks under selections no config makes (the primary
+ * selected, MANA only). -ENOMEM leaves *ret untouched. */
+static inline int device_map_where(const inventory *inv, bool (*pick)(const inv_nic *nic, void *userdata),
+                                   device_map *ret)
+{
+        device_entry *items = calloc(inv->n_nics ? inv->n_nics : 1, sizeof(*items));
+        if (!items)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_nics; i++) {
+                items[i].kind = DEVICE_NIC;
+                snprintf(items[i].id, sizeof(items[i].id), "%s", inv->nics[i].pci);
+                snprintf(items[i].pci, sizeof(items[i].pci), "%s", inv->nics[i].pci);
+                items[i].index = (long)i;
+                items[i].why = pick(&inv->nics[i], NULL) ? DEVICE_OK : DEVICE_NOT_SELECTED;
+                items[i].state = items[i].why == DEVICE_OK ? DEVICE_HEALTHY : DEVICE_NOT_ADVERTISED;
+        }
+        *ret = (device_map){ .items = items, .n = inv->n_nics };
+        return 0;
 }
