@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from fixture_node import EKS_NIC6 as NIC6, EKS_NIC7 as NIC7, make_fixture  # noqa: E402
 from testcheck import check, failures  # noqa: E402
+from agentcli import T, lines_json, run  # noqa: E402
 
 try:  # only the daemon's part needs gRPC (the kubelet stand-in)
     import grpc  # noqa: F401
@@ -52,26 +53,9 @@ try:  # the ResourceSlice's part: test_cluster's API-server stand-in (it exits 7
 except SystemExit:
     NO_API = "the API-server stand-in's needs (openssl, python3-prometheus-client) are missing"
 
-T = 60.0  # generous bound (s) for one expected event
 NICRES, CORERES = "spinlane.io/dpdk-nic", "spinlane.io/isolated-core"
 CONFIG = {"addresses": {"static": [{"pci": NIC6, "ipv4": "10.0.6.10/24", "gateway": "10.0.6.1"}]},
           "cores": {"cpus": "2-3,10-11"}}
-
-
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=T)
-
-
-def lines_json(text):
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
 
 
 def from_explain(agent, root, cfg):

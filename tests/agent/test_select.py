@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from fixture_node import EKS_ADDRESSES as ADDR, EKS_CORES as ALL_CORES, EKS_NIC6 as NIC6, EKS_NIC7 as NIC7, \
     make_fixture  # noqa: E402
 from testcheck import check, failures  # noqa: E402
+from agentcli import T, lines_json, run  # noqa: E402
 
 try:  # only the daemon's part needs gRPC (the kubelet stand-in)
     import grpc  # noqa: F401
@@ -35,7 +36,6 @@ try:  # only the daemon's part needs gRPC (the kubelet stand-in)
 except ImportError as e:
     NO_GRPC = "python3 grpcio/grpc_tools missing (%s); run with /usr/bin/python3" % e
 
-T = 60.0  # generous bound (s) for one expected event
 # (config, NICs taken, cores taken)
 CASES = [
     ({}, [NIC6, NIC7], ALL_CORES),
@@ -48,22 +48,6 @@ CASES = [
 
 def rm_tree(path):
     shutil.rmtree(path, ignore_errors=True)
-
-
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=T)
-
-
-def lines_json(text):
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
 
 
 def verdict(objs, check_id):

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the agent's whole-node comparisons (test_select.py, test_consumers.py) share: one
+run of a command with a generous bound, and the JSON objects of its output's lines."""
+import json
+import subprocess
+
+T = 60.0  # generous bound (s) for one expected event
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=T)
+
+
+def lines_json(text):
+    """The JSON objects of the lines that hold one (log lines, --json output)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
