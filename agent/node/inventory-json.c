@@ -166,13 +166,19 @@ static json_t *resource_nic_object(const device_entry *e, const inv_nic *n, bool
         return o;
 }
 
-static json_t *resource_core_object(const device_entry *e, bool *oom)
+/* A core as both lists show it: its id, its CPUs, its NUMA node. */
+static json_t *core_base_object(const char *id, const cpuset *cpus, int numa_node, bool *oom)
 {
         json_t *o = new_object(oom); /* NULL: every set() below fails too */
-        set(o, "id", json_string(e->id), oom);
-        set(o, "cpus", cpus_array(&e->cpus, oom), oom);
-        set(o, "numa_node", json_integer(e->numa_node), oom);
+        set(o, "id", json_string(id), oom);
+        set(o, "cpus", cpus_array(cpus, oom), oom);
+        set(o, "numa_node", json_integer(numa_node), oom);
         return o;
+}
+
+static json_t *resource_core_object(const device_entry *e, bool *oom)
+{
+        return core_base_object(e->id, &e->cpus, e->numa_node, oom);
 }
 
 /* What the daemon advertises (device-map.h): every device the map lists, Healthy or not. */
@@ -234,10 +240,7 @@ static json_t *cpus_json(const inventory *inv, bool *oom)
 /* A core: its resource entry and whether it is isolated or split. */
 static json_t *core_object(const inv_core *c, bool *oom)
 {
-        json_t *o = new_object(oom); /* NULL: every set() below fails too */
-        set(o, "id", json_string(c->id), oom);
-        set(o, "cpus", cpus_array(&c->cpus, oom), oom);
-        set(o, "numa_node", json_integer(c->numa_node), oom);
+        json_t *o = core_base_object(c->id, &c->cpus, c->numa_node, oom);
         set(o, "isolated", json_boolean(c->isolated), oom);
         set(o, "split", json_boolean(c->split), oom);
         return o;
