@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from fixture_node import EKS_NIC6 as NIC6, EKS_NIC7 as NIC7, make_fixture  # noqa: E402
 from testcheck import check, failures  # noqa: E402
-from agentcli import T, lines_json, run  # noqa: E402
+from agentcli import T, copy_root, lines_json, run, stop_daemon  # noqa: E402
 
 try:  # only the daemon's part needs gRPC (the kubelet stand-in)
     import grpc  # noqa: F401
@@ -118,9 +117,7 @@ def env_of(resp):
 
 def from_daemon(agent, api, root, cfg, tmp, healthy):
     """{(resource, id): (health, numa, allocate env, device nodes)} and the daemon's log."""
-    copy = os.path.join(tmp, "run")
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(root, copy, symlinks=True)
+    copy = copy_root(root, tmp, "run")
     kubelet = Kubelet(api, copy)
     kubelet.start(wipe=True)
     logpath = os.path.join(tmp, "agent.log")
@@ -142,13 +139,7 @@ def from_daemon(agent, api, root, cfg, tmp, healthy):
                     got[(res, dev)] = (health, numa, e, nodes)
             pl.close()
     finally:
-        p.send_signal(signal.SIGTERM)
-        try:
-            rc = p.wait(T)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = p.wait()
-        log.close()
+        rc = stop_daemon(p, log)
         kubelet.stop()
         check(rc == 0, "daemon exit %s" % rc)
         shutil.rmtree(copy, ignore_errors=True)
@@ -159,9 +150,7 @@ def from_daemon(agent, api, root, cfg, tmp, healthy):
 def from_slices(agent, root, cfg, tmp):
     """{device name: attributes} of the node's ResourceSlice, as the daemon publishes it
     with --dra-resources nic,core."""
-    copy = os.path.join(tmp, "dra")
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(root, copy, symlinks=True)
+    copy = copy_root(root, tmp, "dra")
     api = tc.ApiServer()
     env = dict(os.environ, NODE_NAME="node-a", SPINLANE_KUBE_RESYNC_MS="1000", SPINLANE_RESCAN_MS="600000",
                SPINLANE_IMDS_URL="http://127.0.0.1:9/")
@@ -174,13 +163,7 @@ def from_slices(agent, root, cfg, tmp):
     try:
         sl = tc.wait_for(lambda: api.json("slices").get("node-a-spinlane.io"), T)
     finally:
-        p.send_signal(signal.SIGTERM)
-        try:
-            rc = p.wait(T)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = p.wait()
-        log.close()
+        rc = stop_daemon(p, log)
         api.stop()
         check(rc == 0, "daemon (DRA) exit %s" % rc)
         shutil.rmtree(copy, ignore_errors=True)

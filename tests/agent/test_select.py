@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from fixture_node import EKS_ADDRESSES as ADDR, EKS_CORES as ALL_CORES, EKS_NIC6 as NIC6, EKS_NIC7 as NIC7, \
     make_fixture  # noqa: E402
 from testcheck import check, failures  # noqa: E402
-from agentcli import T, lines_json, run  # noqa: E402
+from agentcli import T, copy_root, lines_json, run, stop_daemon  # noqa: E402
 
 try:  # only the daemon's part needs gRPC (the kubelet stand-in)
     import grpc  # noqa: F401
@@ -75,9 +74,7 @@ def from_preflight(agent, root, cfg):
 
 
 def from_prepare(agent, root, cfg, tmp):
-    copy = os.path.join(tmp, "prep")
-    rm_tree(copy)
-    shutil.copytree(root, copy, symlinks=True)
+    copy = copy_root(root, tmp, "prep")
     r = run([agent, "prepare", "--json", "--root", copy, "--config", cfg])
     check(r.returncode in (0, 1), "prepare exit %d: %s" % (r.returncode, r.stderr))
     v = verdict(lines_json(r.stdout), "prep-nic-binding")
@@ -88,9 +85,7 @@ def from_prepare(agent, root, cfg, tmp):
 
 
 def from_daemon(agent, api, root, cfg, tmp):
-    copy = os.path.join(tmp, "run")
-    rm_tree(copy)
-    shutil.copytree(root, copy, symlinks=True)
+    copy = copy_root(root, tmp, "run")
     kubelet = Kubelet(api, copy)
     kubelet.start(wipe=True)
     log = open(os.path.join(tmp, "agent.log"), "w")
@@ -109,13 +104,7 @@ def from_daemon(agent, api, root, cfg, tmp):
             if check(first is not None, "daemon: a ListAndWatch list on %s" % sock):
                 got[i].extend(sorted(k for k, (h, _) in first[1].items() if h == "Healthy"))
     finally:
-        p.send_signal(signal.SIGTERM)
-        try:
-            rc = p.wait(T)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = p.wait()
-        log.close()
+        rc = stop_daemon(p, log)
         kubelet.stop()
         check(rc == 0, "daemon exit %s" % rc)
         if failures:
