@@ -31,6 +31,7 @@ static struct opts {
         size_t len;
         long warmup, messages;
         long connect_s;
+        const char *series;   /* ping: every measured round trip (ns) in order, to this file */
 } O = { .cpu = -1, .len = 32, .warmup = 10000, .messages = 100000, .connect_s = 120, .embedded = true };
 
 static aeron_driver_t *driver;
@@ -134,6 +135,7 @@ static int run_ping(aeron_publication_t *pub, aeron_subscription_t *sub)
         int64_t *rtt = calloc((size_t)O.messages, sizeof(*rtt));
         if (!rtt)
                 return die("out of memory");
+        memset(rtt, 0xff, (size_t)O.messages * sizeof(*rtt)); /* faulted in now, not between two stamps */
         memset(buf, 0xa5, sizeof(buf));
         int64_t started = now_ns();
         for (long i = 0; i <= total; i++) {
@@ -151,6 +153,21 @@ static int run_ping(aeron_publication_t *pub, aeron_subscription_t *sub)
                         rtt[i - O.warmup] = t1 - t0;
         }
         double secs = (double)(now_ns() - started) / 1e9;
+        if (O.series) {
+                FILE *f = fopen(O.series, "w");
+                if (!f) {
+                        free(rtt);
+                        perror("aeron-invoker: --series");
+                        return 1;
+                }
+                for (long i = 0; i < O.messages; i++)
+                        fprintf(f, "%" PRId64 "\n", rtt[i]);
+                if (fclose(f) != 0) {
+                        free(rtt);
+                        perror("aeron-invoker: --series");
+                        return 1;
+                }
+        }
         qsort(rtt, (size_t)O.messages, sizeof(*rtt), cmp64);
         printf("RESULT len=%zu warmup=%ld n=%ld p50=%.3f p90=%.3f p99=%.3f p99.9=%.3f max=%.3f secs=%.2f\n", O.len,
                O.warmup, O.messages, pct(rtt, O.messages, 50), pct(rtt, O.messages, 90), pct(rtt, O.messages, 99),
@@ -195,6 +212,7 @@ static void usage(void)
 {
         fprintf(stderr, "usage: aeron-invoker --version | ping|pong --dir DIR --pub CHANNEL --sub CHANNEL [--cpu N] [--len B]\n"
                         "       [--warmup N] [--messages N] [--no-driver] [--connect-s S]\n"
+                        "       [--series FILE] (ping: each measured round trip in ns, in order)\n"
                         "  the driver's transport and everything else come from the AERON_* / SPINLANE_* environment\n");
         exit(2);
 }
@@ -236,6 +254,8 @@ int main(int argc, char **argv)
                         O.messages = num(v, a);
                 else if (!strcmp(a, "--connect-s"))
                         O.connect_s = num(v, a);
+                else if (!strcmp(a, "--series"))
+                        O.series = v;
                 else
                         usage();
         }

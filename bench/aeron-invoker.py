@@ -31,12 +31,19 @@ from aeronrig import Fail, Rig, sh, wait_for  # noqa: E402
 
 ARMS = ["ipc", "memif", "af_packet", "udp_veth", "udp_lo", "raw"]
 IP_A, IP_B = "10.61.0.1", "10.61.0.2"
+# Terms of 128 KiB: on this machine the first access to each 4 KiB page of a log buffer
+# costs 20-40 us even when pre-touched (a VM whose page-table work goes to the hypervisor),
+# so with 1 MiB terms the first 3 MiB of each stream (49 152 messages of 32 B, half the
+# measured run) carried a spike every 64 messages, IPC included; three 128 KiB terms are
+# passed within the 10 000 warm-up. Smaller terms (64 KiB) double the spikes that come
+# every quarter term (the image's status message and clean-up): docs/benchmarks.md.
 BASE_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "AERON_DIR_DELETE_ON_START": "1",
-            "AERON_TERM_BUFFER_LENGTH": "1m", "AERON_IPC_TERM_BUFFER_LENGTH": "1m",
+            "AERON_TERM_BUFFER_LENGTH": "128k", "AERON_IPC_TERM_BUFFER_LENGTH": "128k",
             "AERON_PRINT_CONFIGURATION": "0", "AERON_CLIENT_LIVENESS_TIMEOUT": "10s",
             "AERON_PUBLICATION_LINGER_TIMEOUT": "1s",
-            # Aeron's low-latency settings that apply to an embedded driver
-            "AERON_TERM_BUFFER_SPARSE_FILE": "0", "AERON_PRE_TOUCH_MAPPED_MEMORY": "1",
+            # Aeron's low-latency settings that apply to an embedded driver (the C client's
+            # pre-touch is AERON_CLIENT_PRE_TOUCH_MAPPED_MEMORY; the Java name does nothing here)
+            "AERON_TERM_BUFFER_SPARSE_FILE": "0", "AERON_CLIENT_PRE_TOUCH_MAPPED_MEMORY": "1",
             "AERON_SOCKET_SO_RCVBUF": "2m", "AERON_SOCKET_SO_SNDBUF": "2m"}
 
 
@@ -60,6 +67,8 @@ class Bench:
     def side(self, ns, role, cpu, dirname, pub, sub, size, env, extra=()):
         argv = [self.bin, role, "--dir", dirname, "--pub", pub, "--sub", sub, "--cpu", str(cpu), "--len", str(size),
                 "--warmup", str(self.a.warmup), "--messages", str(self.a.messages)] + list(extra)
+        if role == "ping" and self.a.series:
+            argv += ["--series", os.path.join(self.a.series, "%s-%d-%d.txt" % (self.arm, size, self.n))]
         e = dict(BASE_ENV)
         e.update(env)
         return self.rig.start(ns, argv, e, "%s-%d" % (role, self.n))
@@ -75,6 +84,7 @@ class Bench:
 
     def run_arm(self, arm, size):
         self.n += 1
+        self.arm = arm
         tag = "%s%d" % (arm[:2], self.n)
         cpu_ping, cpu_pong = self.a.cpus
         nss = []
@@ -166,6 +176,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cpus", default="0,1", help="the ping's CPU, the pong's CPU")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--series", help="a folder: each ping writes its measured round trips (ns) in order to "
+                    "ARM-SIZE-N.txt there (where in a run the tails fall)")
     ap.add_argument("--lock", help="a file to flock around each run (namespaces, veths and memif sockets are made"
                     " per run: a machine shared with tests that make them may ask for this)")
     args = ap.parse_args()
