@@ -31,7 +31,8 @@ static struct opts {
         size_t len;
         long warmup, messages;
         long connect_s;
-        const char *series;   /* ping: every measured round trip (ns) in order, to this file */
+        const char *series;   /* ping: every measured round trip in order, to this file: its
+                                 start (CLOCK_MONOTONIC, ns) and its length (ns) */
 } O = { .cpu = -1, .len = 32, .warmup = 10000, .messages = 100000, .connect_s = 120, .embedded = true };
 
 static aeron_driver_t *driver;
@@ -136,6 +137,15 @@ static int run_ping(aeron_publication_t *pub, aeron_subscription_t *sub)
         if (!rtt)
                 return die("out of memory");
         memset(rtt, 0xff, (size_t)O.messages * sizeof(*rtt)); /* faulted in now, not between two stamps */
+        int64_t *sent = NULL; /* --series: each measured round trip's start (CLOCK_MONOTONIC) */
+        if (O.series) {
+                sent = calloc((size_t)O.messages, sizeof(*sent));
+                if (!sent) {
+                        free(rtt);
+                        return die("out of memory");
+                }
+                memset(sent, 0xff, (size_t)O.messages * sizeof(*sent));
+        }
         memset(buf, 0xa5, sizeof(buf));
         int64_t started = now_ns();
         for (long i = 0; i <= total; i++) {
@@ -149,20 +159,22 @@ static int run_ping(aeron_publication_t *pub, aeron_subscription_t *sub)
                                 turn();
                 }
                 int64_t t1 = now_ns();
-                if (i >= O.warmup && i < total)
+                if (i >= O.warmup && i < total) {
                         rtt[i - O.warmup] = t1 - t0;
+                        if (sent)
+                                sent[i - O.warmup] = t0;
+                }
         }
         double secs = (double)(now_ns() - started) / 1e9;
         if (O.series) {
                 FILE *f = fopen(O.series, "w");
-                if (!f) {
-                        free(rtt);
-                        perror("aeron-invoker: --series");
-                        return 1;
-                }
-                for (long i = 0; i < O.messages; i++)
-                        fprintf(f, "%" PRId64 "\n", rtt[i]);
-                if (fclose(f) != 0) {
+                int bad = !f;
+                for (long i = 0; f && i < O.messages; i++)
+                        fprintf(f, "%" PRId64 " %" PRId64 "\n", sent[i], rtt[i]);
+                if (f && fclose(f) != 0)
+                        bad = 1;
+                free(sent);
+                if (bad) {
                         free(rtt);
                         perror("aeron-invoker: --series");
                         return 1;
@@ -212,7 +224,7 @@ static void usage(void)
 {
         fprintf(stderr, "usage: aeron-invoker --version | ping|pong --dir DIR --pub CHANNEL --sub CHANNEL [--cpu N] [--len B]\n"
                         "       [--warmup N] [--messages N] [--no-driver] [--connect-s S]\n"
-                        "       [--series FILE] (ping: each measured round trip in ns, in order)\n"
+                        "       [--series FILE] (ping: each measured round trip in order: start and length, ns)\n"
                         "  the driver's transport and everything else come from the AERON_* / SPINLANE_* environment\n");
         exit(2);
 }

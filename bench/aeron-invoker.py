@@ -176,8 +176,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cpus", default="0,1", help="the ping's CPU, the pong's CPU")
     ap.add_argument("--timeout", type=int, default=600)
-    ap.add_argument("--series", help="a folder: each ping writes its measured round trips (ns) in order to "
-                    "ARM-SIZE-N.txt there (where in a run the tails fall)")
+    ap.add_argument("--series", help="a folder: each ping writes its measured round trips in order to "
+                    "ARM-SIZE-N.txt there, a line each: start (CLOCK_MONOTONIC) and length, ns "
+                    "(where and when in a run the tails fall)")
     ap.add_argument("--lock", help="a file to flock around each run (namespaces, veths and memif sockets are made"
                     " per run: a machine shared with tests that make them may ask for this)")
     args = ap.parse_args()
