@@ -620,7 +620,6 @@ static void parse_bypass(const char *const *envp, launch_env *env)
         parse_verbatim(envp, env, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", b->bindings, sizeof(b->bindings), NULL);
         parse_verbatim(envp, env, LAUNCH_ENV_AERON_LIBRARY, b->library, sizeof(b->library), NULL);
         b->sparse_set = envp_get(envp, "AERON_TERM_BUFFER_SPARSE_FILE") != NULL;
-        b->pretouch_set = envp_get(envp, "AERON_PRE_TOUCH_MAPPED_MEMORY") != NULL;
         b->per_send_set = envp_get(envp, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND") != NULL;
 }
 

@@ -69,7 +69,7 @@ typedef struct lenv_bypass {
         char libraries[1024]; /* AERON_DRIVER_DYNAMIC_LIBRARIES */
         char bindings[128];   /* AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA */
         char library[1024];   /* SPINLANE_AERON_LIBRARY: where libspinlane_aeron.so is */
-        bool sparse_set, pretouch_set, per_send_set; /* the pod's own term-buffer / send settings */
+        bool sparse_set, per_send_set; /* the pod's own term-buffer / send settings */
 } lenv_bypass;
 
 /* The datapath check's settings (SPINLANE_DATAPATH*). */

@@ -319,11 +319,10 @@ static int plan_bypass(const launch_env *env, lplan *p)
                 if (!b->gateway_set[k] && nic && nic->gateway[0] && (r = add_var(p, gw_var[k], nic->gateway, true)) < 0)
                         return r;
         }
-        /* the rest of Aeron's low-latency profile: no page faults on the term buffers,
-         * two datagrams per send call */
+        /* the rest of Aeron's low-latency profile: no page faults on the term buffers (the
+         * C driver writes every page of a log it maps non-sparse; Java's
+         * AERON_PRE_TOUCH_MAPPED_MEMORY is not read by aeronmd), two datagrams per send */
         if (!b->sparse_set && (r = add_var(p, "AERON_TERM_BUFFER_SPARSE_FILE", "false", true)) < 0)
-                return r;
-        if (!b->pretouch_set && (r = add_var(p, "AERON_PRE_TOUCH_MAPPED_MEMORY", "true", true)) < 0)
                 return r;
         if (!b->per_send_set && (r = add_var(p, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND", "2", true)) < 0)
                 return r;

@@ -326,7 +326,6 @@ def case_launch(env):
         "SPINLANE_EAL_EXTRA_ARGS": "--no-huge --no-pci --vdev=net_af_packet0,iface=%s,qpairs=3 --log-level=error" % va,
         "SPINLANE_DPDK_MEMORY_MB": "128", "SPINLANE_POD_UID": rig.id,
         "AERON_DIR": "/dev/shm/%s-A" % rig.id, "AERON_DIR_DELETE_ON_START": "1", "AERON_TERM_BUFFER_LENGTH": "1m",
-        "AERON_PRE_TOUCH_MAPPED_MEMORY": "false",  # 1 MB terms: nothing to pre-touch worth the wait
         "PATH": "%s:/usr/sbin:/usr/bin:/sbin:/bin" % env.bin,
         # the datapath check probes B, a running bypass driver whose probe responder
         # (SPINLANE_PROBE_PORT, default 39990) answers
