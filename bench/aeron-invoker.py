@@ -42,7 +42,8 @@ BASE_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "AERON_DIR_DELETE_ON_START"
             "AERON_PRINT_CONFIGURATION": "0", "AERON_CLIENT_LIVENESS_TIMEOUT": "10s",
             "AERON_PUBLICATION_LINGER_TIMEOUT": "1s",
             # Aeron's low-latency settings that apply to an embedded driver (the C client's
-            # pre-touch is AERON_CLIENT_PRE_TOUCH_MAPPED_MEMORY; the Java name does nothing here)
+            # pre-touch is AERON_CLIENT_PRE_TOUCH_MAPPED_MEMORY; AERON_PRE_TOUCH_MAPPED_MEMORY,
+            # set here before, is read by nothing)
             "AERON_TERM_BUFFER_SPARSE_FILE": "0", "AERON_CLIENT_PRE_TOUCH_MAPPED_MEMORY": "1",
             "AERON_SOCKET_SO_RCVBUF": "2m", "AERON_SOCKET_SO_SNDBUF": "2m"}
 

@@ -320,8 +320,8 @@ static int plan_bypass(const launch_env *env, lplan *p)
                         return r;
         }
         /* the rest of Aeron's low-latency profile: no page faults on the term buffers (the
-         * C driver writes every page of a log it maps non-sparse; Java's
-         * AERON_PRE_TOUCH_MAPPED_MEMORY is not read by aeronmd), two datagrams per send */
+         * C driver writes every page of a log it maps non-sparse: its pre-touch; there is
+         * no driver setting for it), two datagrams per send */
         if (!b->sparse_set && (r = add_var(p, "AERON_TERM_BUFFER_SPARSE_FILE", "false", true)) < 0)
                 return r;
         if (!b->per_send_set && (r = add_var(p, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND", "2", true)) < 0)

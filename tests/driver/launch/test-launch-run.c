@@ -75,7 +75,7 @@ static void test_exec(const char *root)
         CHECK_STR(env_line(out, "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA", buf, sizeof(buf)),
                   "spinlane_udp_channel_transport_bindings");
         CHECK_STR(env_line(out, "AERON_TERM_BUFFER_SPARSE_FILE", buf, sizeof(buf)), "false");
-        CHECK(env_line(out, "AERON_PRE_TOUCH_MAPPED_MEMORY", buf, sizeof(buf)) == NULL); /* Java's: aeronmd ignores it */
+        CHECK(env_line(out, "AERON_PRE_TOUCH_MAPPED_MEMORY", buf, sizeof(buf)) == NULL); /* no such setting in Aeron */
         CHECK_STR(env_line(out, "AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND", buf, sizeof(buf)), "2");
         CHECK(strstr(out, "PASS aeron-bindings: ") != NULL);
         CHECK(strstr(out, "summary: 9 pass, 0 warn, 0 fail, 1 skip\n") != NULL);
