@@ -237,6 +237,25 @@ static inline __attribute__((always_inline)) void tx_build(struct tx_mode mode, 
         }
 }
 
+/* k built mbufs (msgs' datagrams, bytes their payloads) to the NIC in one tx_burst; what it
+ * does not take is freed, not queued, and counted as would-block. Returns how many went. */
+static inline __attribute__((always_inline)) uint16_t tx_hand(struct tr_queue *q, struct rte_mbuf **out,
+                                                              const struct tr_msg *msgs, unsigned k,
+                                                              uint64_t bytes)
+{
+        const struct tr_port *p = q->port;
+        uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)k);
+        if (unlikely(sent < k)) {
+                for (unsigned i = sent; i < k; i++)
+                        bytes -= msgs[i].len;
+                rte_pktmbuf_free_bulk(out + sent, k - sent);
+                TR_CNT_INC(q, tx_wouldblock_ring);
+        }
+        TR_CNT_ADD(q, tx_datagrams, sent);
+        TR_CNT_ADD(q, tx_bytes, bytes);
+        return sent;
+}
+
 int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg *msgs, size_t n)
 {
         struct tr_port *p = q->port;
@@ -265,16 +284,7 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                                 bytes += msgs[i].len;
                         }
                         q->ip_id = id;
-                        uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)n);
-                        if (unlikely(sent < n)) {
-                                for (i = sent; i < n; i++)
-                                        bytes -= msgs[i].len;
-                                rte_pktmbuf_free_bulk(out + sent, (unsigned)(n - sent));
-                                TR_CNT_INC(q, tx_wouldblock_ring);
-                        }
-                        TR_CNT_ADD(q, tx_datagrams, sent);
-                        TR_CNT_ADD(q, tx_bytes, bytes);
-                        return sent;
+                        return tx_hand(q, out, msgs, (unsigned)n, bytes);
                 }
         }
         while (done < n && !err) {
@@ -296,17 +306,10 @@ int tr_sendmmsg(struct tr_queue *q, struct tr_endpoint *ep, const struct tr_msg 
                         bytes += m->len;
                 }
                 q->ip_id = id;
-                /* 3. hand them to the NIC; what it does not take is freed, not queued */
-                uint16_t sent = rte_eth_tx_burst(p->port_id, q->qid, out, (uint16_t)k);
-                if (unlikely(sent < k)) {
-                        for (unsigned i = sent; i < k; i++)
-                                bytes -= msgs[done + i].len;
-                        rte_pktmbuf_free_bulk(out + sent, k - sent);
-                        TR_CNT_INC(q, tx_wouldblock_ring);
+                /* 3. hand them to the NIC */
+                uint16_t sent = tx_hand(q, out, msgs + done, k, bytes);
+                if (unlikely(sent < k))
                         err = 1;
-                }
-                TR_CNT_ADD(q, tx_datagrams, sent);
-                TR_CNT_ADD(q, tx_bytes, bytes);
                 done += sent;
         }
         if (done == 0 && err < 0)
