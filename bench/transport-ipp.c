@@ -290,6 +290,21 @@ static int memif_open(struct memif_side *s, bool server)
         return tr_endpoint_open(s->p, &b, NULL, &s->ep);
 }
 
+/* What one side sends: a burst of the stack's datagrams (msgs, to the other side, from
+ * payload) and the raw arm's frame to the other side with both checksums (tmpl). */
+static void memif_frames(struct memif_side *s, bool server, struct tr_msg *msgs, const uint8_t *payload,
+                         uint8_t *tmpl)
+{
+        for (int i = 0; i < BURST; i++)
+                msgs[i] = (struct tr_msg){ .dst = &s->dst, .data = payload, .len = memif_size };
+        struct tr_udp_hdr_args ha = { .dst_mac = memif_mac[server ? 1 : 0], .src_mac = memif_mac[server ? 0 : 1],
+                                      .ttl = 64, .src_port = server ? 7101 : 7100, .dst_port = server ? 7100 : 7101,
+                                      .ip_csum = true, .udp_csum = true };
+        inet_pton(AF_INET, server ? "10.9.0.1" : "10.9.0.2", &ha.ip_src);
+        inet_pton(AF_INET, server ? "10.9.0.2" : "10.9.0.1", &ha.ip_dst);
+        tr_frame_build_udp(tmpl, memif_size, &ha);
+}
+
 /* Both ends: one datagram each way, which resolves both MACs (each side answers the
  * other's ARP while it polls). */
 static int memif_hello(struct memif_side *s)
@@ -332,14 +347,8 @@ static int memif_peer(const char *sock)
                 return 1;
         static uint8_t payload[2048];
         struct tr_msg msgs[BURST];
-        for (int i = 0; i < BURST; i++)
-                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = memif_size };
         uint8_t tmpl[2048] = { 0 };
-        struct tr_udp_hdr_args ha = { .dst_mac = memif_mac[0], .src_mac = memif_mac[1], .ttl = 64,
-                                      .src_port = 7100, .dst_port = 7101, .ip_csum = true, .udp_csum = true };
-        inet_pton(AF_INET, "10.9.0.2", &ha.ip_src);
-        inet_pton(AF_INET, "10.9.0.1", &ha.ip_dst);
-        tr_frame_build_udp(tmpl, memif_size, &ha);
+        memif_frames(&s, false, msgs, payload, tmpl);
         struct rte_mempool *pool = rte_pktmbuf_pool_create("ipp-peer", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
         while (pool && read(0, &c, 1) == 1 && c != 'q') {
                 long done = 0;
@@ -408,15 +417,9 @@ static int memif_main(const char *self)
                 goto out;
         struct tr_msg msgs[BURST];
         static uint8_t payload[2048];
-        for (int i = 0; i < BURST; i++)
-                msgs[i] = (struct tr_msg){ .dst = &s.dst, .data = payload, .len = memif_size };
-        struct rte_mempool *raw_pool = rte_pktmbuf_pool_create("i-raw", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
         uint8_t tmpl[2048] = { 0 };
-        struct tr_udp_hdr_args ha = { .dst_mac = memif_mac[1], .src_mac = memif_mac[0], .ttl = 64,
-                                      .src_port = 7101, .dst_port = 7100, .ip_csum = true, .udp_csum = true };
-        inet_pton(AF_INET, "10.9.0.1", &ha.ip_src);
-        inet_pton(AF_INET, "10.9.0.2", &ha.ip_dst);
-        tr_frame_build_udp(tmpl, memif_size, &ha);
+        memif_frames(&s, true, msgs, payload, tmpl);
+        struct rte_mempool *raw_pool = rte_pktmbuf_pool_create("i-raw", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
         long rx = 0, rx_empty = 0, raw_rx = 0, raw_empty = 0, tx = 0, tx_short = 0, raw_tx = 0, raw_short = 0;
         drain_all(s.port_id);
         delivered = 0;
