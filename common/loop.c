@@ -203,6 +203,14 @@ int loop_timer_set(loop *l, int timer_fd, uint64_t first_ms, uint64_t interval_m
         return 0;
 }
 
+int loop_timer_at(loop *l, int timer_fd, uint64_t at_ms)
+{
+        uint64_t now = loop_now_ms();
+        if (at_ms == UINT64_MAX)
+                return loop_timer_set(l, timer_fd, 0, 0);
+        return loop_timer_set(l, timer_fd, at_ms > now ? at_ms - now : 1, 0);
+}
+
 int loop_add_timer(loop *l, uint64_t first_ms, uint64_t interval_ms, loop_timer_fn fn,
                    void *userdata, int *ret_fd)
 {

@@ -50,6 +50,9 @@ int loop_add_timer(loop *l, uint64_t first_ms, uint64_t interval_ms, loop_timer_
                    void *userdata, int *ret_fd);
 /* Re-arm (0, 0 disarms). */
 int loop_timer_set(loop *l, int timer_fd, uint64_t first_ms, uint64_t interval_ms);
+/* Arm once for at_ms on loop_now_ms()'s clock (a time already past: at once);
+ * UINT64_MAX disarms. */
+int loop_timer_at(loop *l, int timer_fd, uint64_t at_ms);
 int loop_remove_timer(loop *l, int timer_fd);
 
 /* Dispatch until loop_exit() or a callback error. Returns the exit code given to

@@ -27,14 +27,14 @@ static void reg_free(dp_reg *g)
 
 void dp_register_arm_retry(dp_engine *e)
 {
-        uint64_t next = 0, now = loop_now_ms();
+        uint64_t next = 0;
         for (size_t i = 0; i < e->n_plugins; i++) {
                 uint64_t t = e->plugins[i]->retry_at;
                 if (t && (!next || t < next))
                         next = t;
         }
         if (e->retry_fd >= 0)
-                (void)loop_timer_set(e->l, e->retry_fd, next ? (next > now ? next - now : 1) : 0, 0);
+                (void)loop_timer_at(e->l, e->retry_fd, next ? next : UINT64_MAX);
 }
 
 /* Once a Register went out to a kubelet that later went away (kubelet.sock removed), a

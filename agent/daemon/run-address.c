@@ -94,15 +94,14 @@ static void log_result(md_entry *x)
  * it fires, the caller re-scans, and the scan starts what is due. */
 static void arm_retry(run_address *a)
 {
-        uint64_t first = UINT64_MAX, now = loop_now_ms();
+        uint64_t first = UINT64_MAX;
         for (size_t i = 0; i < a->n; i++) {
                 const md_entry *x = a->e[i];
                 if (!x->inflight && x->have && x->error && x->due_ms < first)
                         first = x->due_ms;
         }
         if (a->retry_fd >= 0)
-                (void)loop_timer_set(a->loop, a->retry_fd,
-                                     first == UINT64_MAX ? 0 : first > now ? first - now : 1, 0);
+                (void)loop_timer_at(a->loop, a->retry_fd, first);
 }
 
 static int on_retry(loop *l, void *userdata)

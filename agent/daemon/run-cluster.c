@@ -400,11 +400,7 @@ static void start_event(run_cluster *c, const kev_action *a)
 
 static void arm(run_cluster *c, uint64_t at)
 {
-        uint64_t now = loop_now_ms();
-        if (at == UINT64_MAX)
-                (void)loop_timer_set(c->l, c->timer_fd, 0, 0);
-        else
-                (void)loop_timer_set(c->l, c->timer_fd, at > now ? at - now : 1, 0);
+        (void)loop_timer_at(c->l, c->timer_fd, at);
 }
 
 static void pump(run_cluster *c)

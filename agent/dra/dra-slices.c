@@ -132,11 +132,7 @@ static unsigned known_top(const dra_slices *s)
 
 static void arm(dra_slices *s, uint64_t at)
 {
-        uint64_t now = loop_now_ms();
-        if (at == UINT64_MAX)
-                (void)loop_timer_set(s->l, s->timer_fd, 0, 0);
-        else
-                (void)loop_timer_set(s->l, s->timer_fd, at > now ? at - now : 1, 0);
+        (void)loop_timer_at(s->l, s->timer_fd, at);
 }
 
 static void finish_stop(dra_slices *s)

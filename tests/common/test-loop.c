@@ -34,6 +34,16 @@ static int on_timer(loop *l, void *ud)
         return 0;
 }
 
+static int at_hits;
+
+static int on_at(loop *l, void *ud)
+{
+        (void)l;
+        (void)ud;
+        at_hits++;
+        return 0;
+}
+
 static int on_signal(loop *l, int signo, void *ud)
 {
         (void)ud;
@@ -210,6 +220,26 @@ int main(void)
         CHECK_INT(loop_run(l), 5);
         CHECK_INT(timer_hits, 3);
         CHECK(loop_now_ms() - t0 >= 25);
+
+        /* loop_timer_at: once at an absolute time; one already past fires at once;
+         * UINT64_MAX disarms (a loop of its own: l has been told to exit) */
+        loop *l2;
+        int afd;
+        CHECK_INT(loop_new(&l2), 0);
+        CHECK_INT(loop_add_timer(l2, 0, 0, on_at, NULL, &afd), 0);
+        t0 = loop_now_ms();
+        CHECK_INT(loop_timer_at(l2, afd, t0 + 20), 0);
+        while (at_hits == 0)
+                CHECK(loop_run_once(l2, 1000) >= 0);
+        CHECK(loop_now_ms() - t0 >= 20);
+        CHECK_INT(loop_timer_at(l2, afd, t0), 0);
+        CHECK_INT(loop_run_once(l2, 1000), 0);
+        CHECK_INT(at_hits, 2);
+        CHECK_INT(loop_timer_at(l2, afd, UINT64_MAX), 0);
+        CHECK_INT(loop_run_once(l2, 50), 0);
+        CHECK_INT(at_hits, 2);
+        CHECK_INT(loop_timer_at(l2, -1, 0), -ENOENT);
+        loop_free(l2);
         loop_free(l);
 
         CHECK_INT(loop_new(&l), 0);
