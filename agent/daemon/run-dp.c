@@ -176,7 +176,8 @@ static void dp_rescan(run_daemon *d, const run_node *node)
          * unbound one keeps) */
         for (int k = 0; k < DEVICE_KINDS; k++)
                 if (device_map_list(node->map, (device_kind)k, &lists[k]) < 0) {
-                        device_list_free(&lists[0]);
+                        for (int j = 0; j < k; j++)
+                                device_list_free(&lists[j]);
                         log_error("device plugins: out of memory; the devices stay as they were");
                         return;
                 }
