@@ -214,6 +214,8 @@ static void on_dp_event(const dp_event *ev, void *ud)
         run_daemon *d = ud;
         switch (ev->type) {
         case DP_EVENT_SERVING:
+        case DP_EVENT_REGISTERED:
+        case DP_EVENT_RESTART:
                 log_info("%s: %s", ev->resource, ev->message);
                 break;
         case DP_EVENT_SERVE_FAILED:
@@ -222,15 +224,9 @@ static void on_dp_event(const dp_event *ev, void *ud)
         case DP_EVENT_WAITING:
                 log_info("device plugins: %s", ev->message);
                 break;
-        case DP_EVENT_REGISTERED:
-                log_info("%s: %s", ev->resource, ev->message);
-                break;
         case DP_EVENT_REGISTER_FAILED:
                 log_warn("%s: Register with the kubelet failed (status %d): \"%s\"; retrying in %u ms", ev->resource,
                          ev->code, ev->message, ev->retry_ms);
-                break;
-        case DP_EVENT_RESTART:
-                log_info("%s: %s", ev->resource, ev->message);
                 break;
         case DP_EVENT_KUBELET_RESTART:
                 log_info("device plugins: %s", ev->message);
